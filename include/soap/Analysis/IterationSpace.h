@@ -1,0 +1,63 @@
+//===- IterationSpace.h - Loops of an op in the SOAP space ------*- C++ -*-===//
+//
+// The one place that decides, from upstream interfaces (linalg indexing maps
+// and iterator types, TilingInterface), what an operation's iteration space is
+// and which role (Sample / Attribute / Parameter / Reduction) each loop plays.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAP_ANALYSIS_ITERATIONSPACE_H
+#define SOAP_ANALYSIS_ITERATIONSPACE_H
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+#include "soap/Simulator/LoopKind.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace soap {
+
+using ::soap::LoopKind;
+using ::soap::loopKindLetter;
+using ::soap::loopKindName;
+
+/// Decides whether an input operand of an op is a parameter (weight).
+using IsParameterFn = llvm::function_ref<bool(OpOperand &)>;
+
+/// The iteration space of one operation.
+struct IterationSpace {
+  /// Extent of each loop; ShapedType::kDynamic where it is not static.
+  SmallVector<int64_t> extents;
+  /// Role of each loop.
+  SmallVector<LoopKind> kinds;
+  /// For each operand (inputs then inits, as linalg orders them), the map from
+  /// loops to tensor dimensions. Empty for ops known only via TilingInterface.
+  SmallVector<AffineMap> indexingMaps;
+  /// For each input operand, whether it is a parameter (weight).
+  SmallVector<bool> isParameterOperand;
+
+  int64_t getNumLoops() const { return extents.size(); }
+  bool hasStaticExtents() const;
+  /// "SAPR"-style string: one letter per loop.
+  std::string getKindLetters() const;
+};
+
+/// True when `op` has an iteration space SOAP can partition: a linalg op or an
+/// op implementing TilingInterface.
+bool hasIterationSpace(Operation *op);
+
+/// Computes the iteration space of `op`. Fails (without emitting anything)
+/// when `op` has none. `isParameter` decides which inputs are weights; without
+/// it, constants and inputs that do not carry the sample loop are weights.
+FailureOr<IterationSpace>
+getIterationSpace(Operation *op,
+                  std::optional<IsParameterFn> isParameter = std::nullopt);
+
+} // namespace soap
+} // namespace mlir
+
+#endif // SOAP_ANALYSIS_ITERATIONSPACE_H

@@ -1,0 +1,45 @@
+//===- SOAPDialect.td - SOAP dialect definition ------------*- tablegen -*-===//
+//
+// The SOAP dialect describes how a DNN training step is parallelized: the
+// machine it runs on and, per operation, how the operation's iteration space
+// is partitioned (Sample / Attribute / Parameter / Reduction loops) and on which
+// devices (Operation placement) each tile runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAP_DIALECT_SOAP_IR_SOAPDIALECT_TD
+#define SOAP_DIALECT_SOAP_IR_SOAPDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def SOAP_Dialect : Dialect {
+  let name = "soap";
+  let cppNamespace = "::mlir::soap";
+  let summary = "Parallelization strategies in the SOAP space (FlexFlow)";
+  let description = [{
+    Attributes that describe a machine (`#soap.machine`) and the parallel
+    configuration of one operation (`#soap.config`): a partition degree for
+    each loop of the operation's iteration space and the device of each tile.
+
+    Discardable attributes understood by the dialect:
+    - `soap.machine` on a module: the machine the program is parallelized for;
+    - `soap.config` on an operation with an iteration space (linalg /
+      TilingInterface): how that operation is partitioned and placed. It is
+      checked against the operation (one degree per loop, each dividing its
+      loop's extent) and against the enclosing machine (devices that exist).
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Name of the discardable attribute that holds an op's parallel config.
+    static constexpr ::llvm::StringLiteral kConfigAttrName = "soap.config";
+    /// Name of the discardable attribute that holds the target machine.
+    static constexpr ::llvm::StringLiteral kMachineAttrName = "soap.machine";
+
+  private:
+    void registerAttributes();
+  public:
+  }];
+}
+
+#endif // SOAP_DIALECT_SOAP_IR_SOAPDIALECT_TD

@@ -1,0 +1,20 @@
+//===- Passes.h - SOAP passes -----------------------------------*- C++ -*-===//
+
+#ifndef SOAP_TRANSFORMS_PASSES_H
+#define SOAP_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace soap {
+
+#define GEN_PASS_DECL
+#include "soap/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "soap/Transforms/Passes.h.inc"
+
+} // namespace soap
+} // namespace mlir
+
+#endif // SOAP_TRANSFORMS_PASSES_H

@@ -1,0 +1,169 @@
+//===- IterationSpace.cpp - Loops of an op in the SOAP space --------------===//
+
+#include "soap/Analysis/IterationSpace.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::soap;
+
+bool IterationSpace::hasStaticExtents() const {
+  return llvm::none_of(extents, ShapedType::isDynamic);
+}
+
+std::string IterationSpace::getKindLetters() const {
+  std::string letters;
+  for (LoopKind kind : kinds)
+    letters.push_back(loopKindLetter(kind));
+  return letters;
+}
+
+bool mlir::soap::hasIterationSpace(Operation *op) {
+  return isa<linalg::LinalgOp, TilingInterface>(op);
+}
+
+/// Returns the loop that `map` uses for tensor dimension `dim`, if the result
+/// is a plain loop index.
+static std::optional<unsigned> loopOfDim(AffineMap map, unsigned dim) {
+  if (dim >= map.getNumResults())
+    return std::nullopt;
+  if (auto d = dyn_cast<AffineDimExpr>(map.getResult(dim)))
+    return d.getPosition();
+  return std::nullopt;
+}
+
+/// Default weight heuristic: a constant is a weight.
+static bool isConstantOperand(OpOperand &operand) {
+  return matchPattern(operand.get(), m_Constant());
+}
+
+static FailureOr<IterationSpace>
+getLinalgIterationSpace(linalg::LinalgOp op,
+                        std::optional<IsParameterFn> isParameter) {
+  IterationSpace space;
+  space.extents = op.getStaticLoopRanges();
+  space.indexingMaps = op.getIndexingMapsArray();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned numLoops = iterators.size();
+  if (space.extents.size() != numLoops)
+    return failure();
+
+  auto isParallel = [&](unsigned loop) {
+    return iterators[loop] == utils::IteratorType::parallel;
+  };
+  auto mapUses = [](AffineMap map, unsigned loop) {
+    return map.isFunctionOfDim(loop);
+  };
+
+  // Parameters decided by the caller (or constants) first; they never carry
+  // the sample loop.
+  SmallVector<OpOperand *> inputs;
+  for (OpOperand *operand : op.getDpsInputOperands())
+    inputs.push_back(operand);
+  space.isParameterOperand.assign(inputs.size(), false);
+  for (auto [i, operand] : llvm::enumerate(inputs)) {
+    if (!isa<ShapedType>(operand->get().getType()))
+      continue;
+    space.isParameterOperand[i] =
+        isParameter ? (*isParameter)(*operand) : isConstantOperand(*operand);
+  }
+
+  // Sample loop: the parallel loop indexing dimension 0 of the first data
+  // input; failing that, of the first output.
+  std::optional<unsigned> sample;
+  for (auto [i, operand] : llvm::enumerate(inputs)) {
+    auto type = dyn_cast<ShapedType>(operand->get().getType());
+    if (!type || type.getRank() == 0 || space.isParameterOperand[i])
+      continue;
+    std::optional<unsigned> loop =
+        loopOfDim(op.getMatchingIndexingMap(operand), 0);
+    if (loop && isParallel(*loop)) {
+      sample = loop;
+      break;
+    }
+  }
+  if (!sample && op.getNumDpsInits() > 0) {
+    std::optional<unsigned> loop =
+        loopOfDim(op.getMatchingIndexingMap(op.getDpsInitOperand(0)), 0);
+    if (loop && isParallel(*loop))
+      sample = loop;
+  }
+
+  // Without a caller's decision, an input other than the first data input
+  // that does not carry the sample loop (the filter of a convolution, the
+  // weight side of a matmul, a bias) is a weight.
+  if (!isParameter && sample) {
+    bool seenData = false;
+    for (auto [i, operand] : llvm::enumerate(inputs)) {
+      auto type = dyn_cast<ShapedType>(operand->get().getType());
+      if (!type || type.getRank() == 0 || space.isParameterOperand[i])
+        continue;
+      if (!seenData) {
+        seenData = true;
+        continue;
+      }
+      if (!mapUses(op.getMatchingIndexingMap(operand), *sample))
+        space.isParameterOperand[i] = true;
+    }
+  }
+
+  space.kinds.resize(numLoops, LoopKind::Attribute);
+  for (unsigned loop = 0; loop < numLoops; ++loop) {
+    if (!isParallel(loop)) {
+      space.kinds[loop] = LoopKind::Reduction;
+      continue;
+    }
+    if (sample && loop == *sample) {
+      space.kinds[loop] = LoopKind::Sample;
+      continue;
+    }
+    bool inParameter = false;
+    for (auto [i, operand] : llvm::enumerate(inputs))
+      if (space.isParameterOperand[i] &&
+          mapUses(op.getMatchingIndexingMap(operand), loop))
+        inParameter = true;
+    bool inOutput = llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+      return mapUses(op.getMatchingIndexingMap(&init), loop);
+    });
+    if (inParameter && inOutput)
+      space.kinds[loop] = LoopKind::Parameter;
+  }
+  return space;
+}
+
+/// Ops that implement TilingInterface but are not linalg ops (tensor.pad,
+/// linalg.pack, ...): the iteration space is that of the first result, whose
+/// shape gives the extents (no IR is built to find them).
+static FailureOr<IterationSpace>
+getTilingIterationSpace(TilingInterface op) {
+  SmallVector<utils::IteratorType> iterators = op.getLoopIteratorTypes();
+  if (op->getNumResults() == 0)
+    return failure();
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || type.getRank() != static_cast<int64_t>(iterators.size()))
+    return failure();
+  IterationSpace space;
+  space.extents.assign(type.getShape().begin(), type.getShape().end());
+  for (auto [loop, iterator] : llvm::enumerate(iterators)) {
+    if (iterator != utils::IteratorType::parallel)
+      space.kinds.push_back(LoopKind::Reduction);
+    else
+      space.kinds.push_back(loop == 0 ? LoopKind::Sample : LoopKind::Attribute);
+  }
+  return space;
+}
+
+FailureOr<IterationSpace>
+mlir::soap::getIterationSpace(Operation *op,
+                              std::optional<IsParameterFn> isParameter) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return getLinalgIterationSpace(linalgOp, isParameter);
+  if (auto tilingOp = dyn_cast<TilingInterface>(op))
+    return getTilingIterationSpace(tilingOp);
+  return failure();
+}

@@ -1,0 +1,89 @@
+//===- SOAPDialect.cpp - SOAP dialect and its attribute verifiers ---------===//
+
+#include "soap/Dialect/SOAP/IR/SOAPDialect.h"
+
+#include "soap/Analysis/IterationSpace.h"
+#include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+using namespace mlir;
+using namespace mlir::soap;
+
+#include "soap/Dialect/SOAP/IR/SOAPDialect.cpp.inc"
+
+void SOAPDialect::initialize() { registerAttributes(); }
+
+/// The machine in effect for `op`: the `soap.machine` of the nearest ancestor
+/// (or of `op` itself) that has one.
+static MachineAttr findMachine(Operation *op) {
+  for (Operation *cur = op; cur; cur = cur->getParentOp())
+    if (auto machine = cur->getAttrOfType<MachineAttr>(
+            SOAPDialect::kMachineAttrName))
+      return machine;
+  return {};
+}
+
+/// Checks a `soap.config` against the op it annotates and the machine.
+static LogicalResult verifyConfig(Operation *op, ParallelConfigAttr config) {
+  FailureOr<IterationSpace> space = getIterationSpace(op);
+  if (failed(space))
+    return op->emitOpError()
+           << "carries '" << SOAPDialect::kConfigAttrName
+           << "' but has no iteration space (needs a linalg op or "
+              "TilingInterface)";
+  ArrayRef<int64_t> degrees = config.getDegrees();
+  if (static_cast<int64_t>(degrees.size()) != space->getNumLoops())
+    return op->emitOpError() << "has " << space->getNumLoops()
+                             << " loops but its config gives "
+                             << degrees.size() << " partition degrees";
+  for (auto [loop, degree] : llvm::enumerate(degrees)) {
+    int64_t extent = space->extents[loop];
+    if (ShapedType::isDynamic(extent)) {
+      if (degree != 1)
+        return op->emitOpError() << "loop #" << loop
+                                 << " has a dynamic extent and cannot be "
+                                    "partitioned (degree "
+                                 << degree << ")";
+      continue;
+    }
+    if (extent % degree != 0)
+      return op->emitOpError()
+             << "partition degree " << degree << " of loop #" << loop << " ("
+             << loopKindName(space->kinds[loop])
+             << ") does not divide its extent " << extent;
+  }
+  if (MachineAttr machine = findMachine(op)) {
+    int64_t numDevices = machine.getNumDevices();
+    if (config.getNumTiles() > numDevices)
+      return op->emitOpError()
+             << "config has " << config.getNumTiles()
+             << " tiles but the machine has only " << numDevices << " devices";
+    for (auto [tile, device] : llvm::enumerate(config.getTileDevices()))
+      if (device >= numDevices)
+        return op->emitOpError()
+               << "tile #" << tile << " is placed on device " << device
+               << ", beyond the machine's " << numDevices << " devices";
+  }
+  return success();
+}
+
+LogicalResult SOAPDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() == kConfigAttrName) {
+    auto config = dyn_cast<ParallelConfigAttr>(attr.getValue());
+    if (!config)
+      return op->emitOpError() << "'" << kConfigAttrName
+                               << "' must be a #soap.config attribute";
+    return verifyConfig(op, config);
+  }
+  if (attr.getName() == kMachineAttrName) {
+    if (!isa<MachineAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kMachineAttrName
+                               << "' must be a #soap.machine attribute";
+    return success();
+  }
+  return op->emitOpError() << "has unknown SOAP attribute '" << attr.getName()
+                           << "'";
+}

@@ -1,0 +1,30 @@
+# -*- Python -*-
+# lit configuration for the SOAP regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "SOAP"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.soap_obj_root, "test")
+config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py"]
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# ../shared (real external models) sits beside the checkout.
+config.substitutions.append(("%shared", config.soap_shared_dir))
+if os.path.isdir(os.path.join(config.soap_shared_dir, "models")):
+    config.available_features.add("shared-models")
+
+config.soap_tools_dir = os.path.join(config.soap_obj_root, "bin")
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tool_dirs = [config.soap_tools_dir, config.llvm_tools_dir]
+tools = ["soap-opt", "soapc", "soap-models", "mlir-opt"]
+llvm_config.add_tool_substitutions(
+    [t for t in tools if any(os.path.exists(os.path.join(d, t)) for d in tool_dirs)],
+    tool_dirs)
