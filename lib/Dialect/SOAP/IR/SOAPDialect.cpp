@@ -84,6 +84,37 @@ LogicalResult SOAPDialect::verifyOperationAttribute(Operation *op,
                                << "' must be a #soap.machine attribute";
     return success();
   }
+  if (attr.getName() == kNameAttrName) {
+    if (!isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kNameAttrName
+                               << "' must be a string attribute";
+    return success();
+  }
   return op->emitOpError() << "has unknown SOAP attribute '" << attr.getName()
+                           << "'";
+}
+
+LogicalResult SOAPDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  if (attr.getName() == kParameterAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "argument #" << argIndex << ": '"
+                               << kParameterAttrName
+                               << "' must be a unit attribute";
+    Region &region = op->getRegion(regionIndex);
+    if (!region.empty()) {
+      Type type = region.getArgument(argIndex).getType();
+      if (!isa<RankedTensorType>(type))
+        return op->emitOpError()
+               << "argument #" << argIndex << " is marked '"
+               << kParameterAttrName << "' but is not a ranked tensor ("
+               << type << ")";
+    }
+    return success();
+  }
+  return op->emitOpError() << "argument #" << argIndex
+                           << " has unknown SOAP attribute '" << attr.getName()
                            << "'";
 }

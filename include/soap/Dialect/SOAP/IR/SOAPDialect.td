@@ -23,6 +23,10 @@ def SOAP_Dialect : Dialect {
 
     Discardable attributes understood by the dialect:
     - `soap.machine` on a module: the machine the program is parallelized for;
+    - `soap.parameter` (unit) on a function argument: the argument is a
+      trained parameter (weight), whatever position it is used in;
+    - `soap.name` (string) on an operation: its stable name in strategies and
+      reports;
     - `soap.config` on an operation with an iteration space (linalg /
       TilingInterface): how that operation is partitioned and placed. It is
       checked against the operation (one degree per loop, each dividing its
@@ -30,11 +34,16 @@ def SOAP_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Name of the discardable attribute that holds an op's parallel config.
     static constexpr ::llvm::StringLiteral kConfigAttrName = "soap.config";
     /// Name of the discardable attribute that holds the target machine.
     static constexpr ::llvm::StringLiteral kMachineAttrName = "soap.machine";
+    /// Name of the unit argument attribute that marks a weight.
+    static constexpr ::llvm::StringLiteral kParameterAttrName = "soap.parameter";
+    /// Name of the string attribute that holds an op's stable name.
+    static constexpr ::llvm::StringLiteral kNameAttrName = "soap.name";
 
   private:
     void registerAttributes();
