@@ -107,7 +107,13 @@ getLinalgIterationSpace(linalg::LinalgOp op,
         seenData = true;
         continue;
       }
-      if (!mapUses(op.getMatchingIndexingMap(operand), *sample))
+      // A constant result (torch-mlir's broadcast of a size-1 batch) marks
+      // an activation broadcast along the batch, not a weight.
+      AffineMap map = op.getMatchingIndexingMap(operand);
+      bool broadcastsBatch = llvm::any_of(map.getResults(), [](AffineExpr e) {
+        return isa<AffineConstantExpr>(e);
+      });
+      if (!mapUses(map, *sample) && !broadcastsBatch)
         space.isParameterOperand[i] = true;
     }
   }

@@ -90,18 +90,23 @@ Attribute MachineAttr::parse(AsmParser &parser, Type) {
       return parser.emitError(keyLoc) << "machine key '" << key
                                       << "' given twice";
     seen[index] = true;
-    int64_t integer = 0;
+    bool negative = succeeded(parser.parseOptionalMinus());
+    double sign = negative ? -1.0 : 1.0;
+    uint64_t integer = 0;
     OptionalParseResult isInteger = parser.parseOptionalInteger(integer);
     if (isInteger.has_value()) {
       if (failed(*isInteger))
         return failure();
-      values[index] = static_cast<double>(integer);
+      values[index] = sign * static_cast<double>(integer);
       return success();
     }
     if (index < 2)
       return parser.emitError(keyLoc)
              << "machine key '" << key << "' expects an integer";
-    return parser.parseFloat(values[index]);
+    if (parser.parseFloat(values[index]))
+      return failure();
+    values[index] *= sign;
+    return success();
   };
   if (parser.parseCommaSeparatedList(parseEntry) || parser.parseGreater())
     return {};

@@ -90,7 +90,7 @@ LogicalResult SOAPDialect::verifyOperationAttribute(Operation *op,
                                << "' must be a string attribute";
     return success();
   }
-  return op->emitOpError() << "has unknown SOAP attribute '" << attr.getName()
+  return op->emitOpError() << "has unknown SOAP attribute '" << attr.getName().getValue()
                            << "'";
 }
 
@@ -115,6 +115,7 @@ LogicalResult SOAPDialect::verifyRegionArgAttribute(Operation *op,
     return success();
   }
   return op->emitOpError() << "argument #" << argIndex
-                           << " has unknown SOAP attribute '" << attr.getName()
+                           << " has unknown SOAP attribute '"
+                           << attr.getName().getValue()
                            << "'";
 }

@@ -1,0 +1,38 @@
+// RUN: soap-opt %s | FileCheck %s
+// Round trip: printing and parsing again gives the same IR.
+// RUN: soap-opt %s | soap-opt | FileCheck %s
+
+// CHECK: module attributes {soap.machine = #soap.machine<nodes = 4, devices_per_node = 4, peak_tflops = 9.3, memory_gbps = 732, memory_gib = 16, intra_gbps = 20, intra_latency_us = 1, inter_gbps = 12.5, inter_latency_us = 5>}
+module attributes {soap.machine = #soap.machine<devices_per_node = 4, nodes = 4, peak_tflops = 9.3, memory_gbps = 732, memory_gib = 16.0, intra_gbps = 20.0, intra_latency_us = 1.0, inter_gbps = 12.5, inter_latency_us = 5.0>} {
+
+// CHECK-LABEL: func.func @configs
+// CHECK-SAME: %{{.*}}: tensor<128x256xf32> {soap.parameter}
+func.func @configs(%a: tensor<64x128xf32>, %b: tensor<128x256xf32> {soap.parameter}, %c: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  // Defaults (start 0, stride 1) are not printed.
+  // CHECK: linalg.matmul {soap.config = #soap.config<degrees = [4, 1, 1]>}
+  %0 = linalg.matmul {soap.config = #soap.config<degrees = [4, 1, 1], start = 0, stride = 1>} ins(%a, %b : tensor<64x128xf32>, tensor<128x256xf32>) outs(%c : tensor<64x256xf32>) -> tensor<64x256xf32>
+  // CHECK: linalg.matmul {soap.config = #soap.config<degrees = [2, 2, 1], start = 8, stride = 2>, soap.name = "fc2"}
+  %1 = linalg.matmul {soap.config = #soap.config<degrees = [2, 2, 1], start = 8, stride = 2>, soap.name = "fc2"} ins(%a, %b : tensor<64x128xf32>, tensor<128x256xf32>) outs(%0 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  // CHECK: linalg.matmul {soap.config = #soap.config<degrees = [1, 1, 2], devices = [3, 1]>}
+  %2 = linalg.matmul {soap.config = #soap.config<degrees = [1, 1, 2], devices = [3, 1]>} ins(%a, %b : tensor<64x128xf32>, tensor<128x256xf32>) outs(%1 : tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %2 : tensor<64x256xf32>
+}
+
+// A config with a dynamic loop is fine as long as that loop is not split.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: linalg.generic {{.*}}soap.config = #soap.config<degrees = [1, 4]>
+func.func @dynamic(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x64xf32>) outs(%x : tensor<?x64xf32>) attrs = {soap.config = #soap.config<degrees = [1, 4]>} {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<?x64xf32>
+  return %0 : tensor<?x64xf32>
+}
+}
+
+// Machines in other forms: large and tiny quantities, float exponents.
+// CHECK-LABEL: module @other_machine
+// CHECK-SAME: #soap.machine<nodes = 1, devices_per_node = 8, peak_tflops = 66.9, memory_gbps = 3350, memory_gib = 80, intra_gbps = 450, intra_latency_us = 0.5, inter_gbps = 50, inter_latency_us = 0.001>
+module @other_machine attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 8, peak_tflops = 66.9, memory_gbps = 3.35e3, memory_gib = 80, intra_gbps = 450, intra_latency_us = 0.5, inter_gbps = 50, inter_latency_us = 0.001>} {
+}

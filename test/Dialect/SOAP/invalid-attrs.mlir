@@ -1,0 +1,99 @@
+// RUN: soap-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @below {{partition degree of loop #1 must be positive, got 0}}
+func.func @zero_degree() attributes {x = #soap.config<degrees = [2, 0]>} { return }
+
+// -----
+
+// expected-error @below {{partition degree of loop #0 must be positive, got -2}}
+func.func @negative_degree() attributes {x = #soap.config<degrees = [-2]>} { return }
+
+// -----
+
+// expected-error @below {{config needs at least one partition degree}}
+func.func @no_degrees() attributes {x = #soap.config<degrees = []>} { return }
+
+// -----
+
+// expected-error @below {{expected 4 devices (one per tile: the product of the degrees), got 3}}
+func.func @wrong_device_count() attributes {x = #soap.config<degrees = [2, 2], devices = [0, 1, 2]>} { return }
+
+// -----
+
+// expected-error @below {{device 1 appears more than once in the device list}}
+func.func @duplicate_device() attributes {x = #soap.config<degrees = [2], devices = [1, 1]>} { return }
+
+// -----
+
+// expected-error @below {{device ids must not be negative, got -1}}
+func.func @negative_device() attributes {x = #soap.config<degrees = [2], devices = [0, -1]>} { return }
+
+// -----
+
+// expected-error @below {{first device of the view must not be negative, got -3}}
+func.func @negative_start() attributes {x = #soap.config<degrees = [2], start = -3>} { return }
+
+// -----
+
+// expected-error @below {{device stride of the view must be positive, got 0}}
+func.func @zero_stride() attributes {x = #soap.config<degrees = [2], stride = 0>} { return }
+
+// -----
+
+// expected-error @below {{a config gives either a view (start, stride) or an explicit device list, not both}}
+func.func @view_and_list() attributes {x = #soap.config<degrees = [2], start = 1, devices = [0, 1]>} { return }
+
+// -----
+
+// expected-error @below {{unknown config key 'place' (expected 'start', 'stride' or 'devices')}}
+func.func @unknown_config_key() attributes {x = #soap.config<degrees = [2], place = 1>} { return }
+
+// -----
+
+// expected-error @below {{'stride' given twice}}
+func.func @twice() attributes {x = #soap.config<degrees = [2], stride = 1, stride = 2>} { return }
+
+// -----
+
+// expected-error @below {{machine must have at least one node, got 0}}
+func.func @no_nodes() attributes {x = #soap.machine<nodes = 0, devices_per_node = 4, peak_tflops = 1, memory_gbps = 1, memory_gib = 1, intra_gbps = 1, intra_latency_us = 0, inter_gbps = 1, inter_latency_us = 0>} { return }
+
+// -----
+
+// expected-error @below {{machine must have at least one device per node, got -1}}
+func.func @no_devices() attributes {x = #soap.machine<nodes = 1, devices_per_node = -1, peak_tflops = 1, memory_gbps = 1, memory_gib = 1, intra_gbps = 1, intra_latency_us = 0, inter_gbps = 1, inter_latency_us = 0>} { return }
+
+// -----
+
+// expected-error @below {{machine 'inter_gbps' must be positive, got -5}}
+func.func @negative_bandwidth() attributes {x = #soap.machine<nodes = 1, devices_per_node = 1, peak_tflops = 1, memory_gbps = 1, memory_gib = 1, intra_gbps = 1, intra_latency_us = 0, inter_gbps = -5, inter_latency_us = 0>} { return }
+
+// -----
+
+// expected-error @below {{machine 'intra_latency_us' must not be negative, got -1.5}}
+func.func @negative_latency() attributes {x = #soap.machine<nodes = 1, devices_per_node = 1, peak_tflops = 1, memory_gbps = 1, memory_gib = 1, intra_gbps = 1, intra_latency_us = -1.5, inter_gbps = 1, inter_latency_us = 0>} { return }
+
+// -----
+
+// expected-error @below {{machine 'peak_tflops' must be positive, got 0}}
+func.func @zero_peak() attributes {x = #soap.machine<nodes = 1, devices_per_node = 1, peak_tflops = 0.0, memory_gbps = 1, memory_gib = 1, intra_gbps = 1, intra_latency_us = 0, inter_gbps = 1, inter_latency_us = 0>} { return }
+
+// -----
+
+// expected-error @below {{machine is missing key 'inter_latency_us'}}
+func.func @missing_key() attributes {x = #soap.machine<nodes = 1, devices_per_node = 1, peak_tflops = 1, memory_gbps = 1, memory_gib = 1, intra_gbps = 1, intra_latency_us = 0, inter_gbps = 1>} { return }
+
+// -----
+
+// expected-error @below {{unknown machine key 'gpus'}}
+func.func @unknown_machine_key() attributes {x = #soap.machine<gpus = 8>} { return }
+
+// -----
+
+// expected-error @below {{machine key 'nodes' given twice}}
+func.func @machine_key_twice() attributes {x = #soap.machine<nodes = 1, nodes = 2>} { return }
+
+// -----
+
+// expected-error @below {{machine key 'nodes' expects an integer}}
+func.func @fractional_nodes() attributes {x = #soap.machine<nodes = 1.5>} { return }
