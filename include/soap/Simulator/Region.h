@@ -1,0 +1,129 @@
+//===- Region.h - Tiles of an iteration space, regions of tensors -*- C++ -*-===//
+//
+// THE one place that answers "which region of tensor T does tile t of node O
+// read or write" (DESIGN.md). The simulator uses it for transfer sizes, the
+// partitioning pass for slices and messages, the tests for expectations.
+//
+// Tiling. A node's config gives a degree per loop; degree d of a loop of
+// extent E splits it into d equal chunks (d divides E): chunk i covers
+// [i*E/d, (i+1)*E/d). Tiles are numbered row-major over the loops (the last
+// loop varies fastest), so tile t has coordinates c with
+// t = ((c0*d1 + c1)*d2 + c2)... .
+//
+// Regions. For a tile covering loop ranges [lo_l, hi_l), a tensor dimension
+// indexed by `constant + sum(coef * loop)` is touched on
+//   lo = constant + sum(coef * (coef >= 0 ? lo_l : hi_l - 1))
+//   hi = constant + sum(coef * (coef >= 0 ? hi_l - 1 : lo_l)) + 1
+// clamped to [0, shape) (padding reads nothing); a `whole` dimension is the
+// full extent. The region is the box of these ranges. For strided or dilated
+// accesses the box is the bounding box of the touched elements (exact for
+// the stride/kernel patterns of convolutions, whose windows overlap or abut).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAP_SIMULATOR_REGION_H
+#define SOAP_SIMULATOR_REGION_H
+
+#include "soap/Simulator/OpGraph.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace soap {
+
+/// Most loops of a node and most dimensions of a tensor the simulator and
+/// the partitioner handle (checked by validateForTiling()).
+constexpr int32_t kMaxRank = 12;
+
+/// Half-open integer interval [lo, hi).
+struct Range {
+  int64_t lo = 0;
+  int64_t hi = 0;
+  int64_t size() const { return hi > lo ? hi - lo : 0; }
+  bool operator==(const Range &o) const { return lo == o.lo && hi == o.hi; }
+};
+
+/// A box: one Range per dimension (loops of a node or dims of a tensor).
+struct Box {
+  int32_t rank = 0;
+  std::array<Range, kMaxRank> dims;
+
+  int64_t volume() const {
+    int64_t v = 1;
+    for (int32_t d = 0; d < rank; ++d)
+      v *= dims[d].size();
+    return v;
+  }
+  bool empty() const { return volume() == 0; }
+  bool operator==(const Box &o) const {
+    if (rank != o.rank)
+      return false;
+    for (int32_t d = 0; d < rank; ++d)
+      if (!(dims[d] == o.dims[d]))
+        return false;
+    return true;
+  }
+  bool operator!=(const Box &o) const { return !(*this == o); }
+};
+
+/// Intersection of two boxes of the same rank (empty ranges where disjoint).
+inline Box intersect(const Box &a, const Box &b) {
+  Box r;
+  r.rank = a.rank;
+  for (int32_t d = 0; d < a.rank; ++d) {
+    r.dims[d].lo = std::max(a.dims[d].lo, b.dims[d].lo);
+    r.dims[d].hi = std::max(r.dims[d].lo, std::min(a.dims[d].hi, b.dims[d].hi));
+  }
+  return r;
+}
+
+/// Volume of the intersection, without building it.
+inline int64_t intersectionVolume(const Box &a, const Box &b) {
+  int64_t v = 1;
+  for (int32_t d = 0; d < a.rank; ++d) {
+    int64_t lo = std::max(a.dims[d].lo, b.dims[d].lo);
+    int64_t hi = std::min(a.dims[d].hi, b.dims[d].hi);
+    if (hi <= lo)
+      return 0;
+    v *= hi - lo;
+  }
+  return v;
+}
+
+/// The whole tensor as a box.
+Box wholeTensor(const Tensor &tensor);
+
+/// Number of tiles of a config (product of degrees).
+int32_t numTiles(const std::vector<int32_t> &degrees);
+
+/// Coordinates of tile `tile` (row-major, last loop fastest).
+void tileCoordinates(const std::vector<int32_t> &degrees, int32_t tile,
+                     std::array<int32_t, kMaxRank> &coords);
+
+/// Loop ranges of tile `tile` of `node` under per-loop `degrees`
+/// (degrees.size() == node.numLoops(), each dividing its extent).
+Box tileLoopBox(const Node &node, const std::vector<int32_t> &degrees,
+                int32_t tile);
+
+/// Region of `tensor` that `operand` touches when the loops range over
+/// `loops` (a tile's loop box).
+Box accessRegion(const Operand &operand, const Tensor &tensor,
+                 const Box &loops);
+
+/// Convenience: region of input/output operand `index` of `node` for tile
+/// `tile`.
+Box tileInputRegion(const OpGraph &graph, int32_t node,
+                    const std::vector<int32_t> &degrees, int32_t tile,
+                    int32_t index);
+Box tileOutputRegion(const OpGraph &graph, int32_t node,
+                     const std::vector<int32_t> &degrees, int32_t tile,
+                     int32_t index);
+
+/// Empty when every node and tensor has at most kMaxRank loops/dims.
+std::string validateForTiling(const OpGraph &graph);
+
+} // namespace soap
+
+#endif // SOAP_SIMULATOR_REGION_H

@@ -1,0 +1,90 @@
+//===- Strategy.h - Parallelization configs and strategies ------*- C++ -*-===//
+//
+// A ParallelConfig gives one node a partition degree per loop and a device
+// per resulting tile (tiles numbered as in Region.h); a Strategy gives every
+// node of an OpGraph a config. Plain data: the simulator, the search and the
+// partitioning pass all consume it.
+//
+// Strategy JSON: {"model": "...", "nodes": [{"name": "...",
+//                  "degrees": [..], "devices": [..]}, ...]}
+// with one entry per node, matched by node name.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAP_SIMULATOR_STRATEGY_H
+#define SOAP_SIMULATOR_STRATEGY_H
+
+#include "soap/Simulator/OpGraph.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace soap {
+
+struct ParallelConfig {
+  /// One degree per loop of the node; each divides the loop's extent.
+  std::vector<int32_t> degrees;
+  /// One device per tile (product of degrees), all distinct.
+  std::vector<int32_t> devices;
+
+  int32_t numTiles() const {
+    int32_t n = 1;
+    for (int32_t d : degrees)
+      n *= d;
+    return n;
+  }
+  bool operator==(const ParallelConfig &o) const {
+    return degrees == o.degrees && devices == o.devices;
+  }
+  bool operator!=(const ParallelConfig &o) const { return !(*this == o); }
+};
+
+struct Strategy {
+  /// One config per node, in node order.
+  std::vector<ParallelConfig> configs;
+
+  bool operator==(const Strategy &o) const { return configs == o.configs; }
+};
+
+/// The config that runs the whole node on `device`.
+ParallelConfig singleDeviceConfig(const Node &node, int32_t device = 0);
+
+/// Every node on device 0.
+Strategy singleDeviceStrategy(const OpGraph &graph);
+
+/// Data parallelism: each node's first Sample loop split by the largest
+/// divisor of its extent that is <= numDevices, tiles on devices 0, 1, ...;
+/// a node without a Sample loop runs whole on device 0.
+Strategy dataParallelStrategy(const OpGraph &graph, int32_t numDevices);
+
+/// Empty when `config` is valid for `node` on `numDevices` devices, else
+/// the first problem (degree count, degree not dividing the extent, tile /
+/// device count mismatch, device out of range, repeated device).
+std::string validateConfig(const Node &node, const ParallelConfig &config,
+                           int32_t numDevices);
+/// Validates every config; the message names the node.
+std::string validateStrategy(const OpGraph &graph, const Strategy &strategy,
+                             int32_t numDevices);
+
+/// A uniformly chosen valid config: loops visited in random order, each
+/// given a random divisor of its extent that keeps the tile count <=
+/// numDevices, tiles placed on random distinct devices. Deterministic for a
+/// given generator state (no std distributions).
+ParallelConfig randomConfig(const Node &node, int32_t numDevices,
+                            std::mt19937_64 &rng);
+
+/// JSON, stable and exact; reading matches configs to nodes by name and
+/// validates against `graph` (and against numDevices when > 0).
+std::string writeStrategyJSON(const OpGraph &graph, const Strategy &strategy);
+llvm::Expected<Strategy> readStrategyJSON(llvm::StringRef text,
+                                          const OpGraph &graph,
+                                          int32_t numDevices = 0);
+
+} // namespace soap
+
+#endif // SOAP_SIMULATOR_STRATEGY_H
