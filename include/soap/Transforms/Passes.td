@@ -21,4 +21,24 @@ def PrintIterationSpaces : Pass<"soap-print-iteration-spaces"> {
   }];
 }
 
+def DumpGraph : Pass<"soap-dump-graph", "ModuleOp"> {
+  let summary = "Print the op graph SOAP's simulator and search work on";
+  let description = [{
+    Extracts the compact op graph of the entry function (one node per layer:
+    a linalg op with the elementwise chain after it, the fill that
+    initializes it and the pads that feed it; tensors between nodes;
+    parameters marked) and prints it to stdout: as text by default,
+    `--soap-dump-graph=json` as JSON, `--soap-dump-graph=dot` as Graphviz.
+    Fails with a located diagnostic where the function cannot be represented.
+  }];
+  let options = [
+    Option<"json", "json", "bool", /*default=*/"false", "Print as JSON">,
+    Option<"dot", "dot", "bool", /*default=*/"false", "Print as Graphviz">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Entry function (default: the public function no other calls)">,
+    Option<"group", "group", "bool", /*default=*/"true",
+           "Group elementwise chains, fills and pads into their layer">,
+  ];
+}
+
 #endif // SOAP_TRANSFORMS_PASSES_TD

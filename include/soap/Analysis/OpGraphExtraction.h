@@ -1,0 +1,63 @@
+//===- OpGraphExtraction.h - IR -> MLIR-free op graph -----------*- C++ -*-===//
+//
+// Reduces a function on tensors to the compact soap::OpGraph that the
+// simulator and search work on: one node per layer (a linalg op together
+// with the elementwise chain that follows it, the fill that initializes it and
+// the pads that feed it), tensors between them, parameters marked.
+// Everything is derived from interfaces (linalg indexing maps and iterator
+// types, TilingInterface); only tensor-level data movement ops (reshapes,
+// slices, concatenation) are described op by op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAP_ANALYSIS_OPGRAPHEXTRACTION_H
+#define SOAP_ANALYSIS_OPGRAPHEXTRACTION_H
+
+#include "soap/Simulator/OpGraph.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace mlir {
+namespace soap {
+
+struct OpGraphExtractionOptions {
+  /// Group elementwise chains, fills and pads with the op they belong to.
+  bool groupOps = true;
+  /// Emit a remark for every op kept unpartitioned (replicated).
+  bool remarkReplicated = true;
+};
+
+/// The graph together with the IR it came from.
+struct ExtractedOpGraph {
+  ::soap::OpGraph graph;
+  /// For node i: its anchor op first, then every op grouped into it.
+  SmallVector<SmallVector<Operation *>> nodeOps;
+  /// For tensor i: the SSA value it stands for.
+  SmallVector<Value> tensorValues;
+};
+
+/// The stable name of `op`: its `soap.name` attribute, else the name of a
+/// NameLoc, else empty.
+std::string getStableName(Operation *op);
+
+/// The function SOAP works on: `name` if given, else the one public function
+/// with a body that no other function calls. Emits an error when there is no
+/// such function or more than one candidate.
+FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef name = "");
+
+/// Builds the op graph of `func`. Emits a located error (and fails) for what
+/// cannot be represented: dynamic shapes, calls, ops SOAP does not
+/// understand that produce tensors used by partitionable ops.
+FailureOr<ExtractedOpGraph>
+extractOpGraph(func::FuncOp func, const OpGraphExtractionOptions &options = {});
+
+} // namespace soap
+} // namespace mlir
+
+#endif // SOAP_ANALYSIS_OPGRAPHEXTRACTION_H

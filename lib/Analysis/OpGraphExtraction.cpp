@@ -1,0 +1,888 @@
+//===- OpGraphExtraction.cpp - IR -> MLIR-free op graph -------------------===//
+
+#include "soap/Analysis/OpGraphExtraction.h"
+
+#include "soap/Analysis/IterationSpace.h"
+#include "soap/Dialect/SOAP/IR/SOAPDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+using namespace mlir::soap;
+using ::soap::DimAccess;
+using ::soap::LoopTerm;
+using ::soap::Node;
+using ::soap::Operand;
+using ::soap::Tensor;
+
+std::string mlir::soap::getStableName(Operation *op) {
+  if (auto name = op->getAttrOfType<StringAttr>(SOAPDialect::kNameAttrName))
+    return name.str();
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    return loc.getName().str();
+  return std::string();
+}
+
+//===----------------------------------------------------------------------===//
+// Affine accesses
+//===----------------------------------------------------------------------===//
+
+static void addTerm(DimAccess &access, int32_t loop, int64_t coefficient) {
+  for (LoopTerm &term : access.terms)
+    if (term.loop == loop) {
+      term.coefficient += coefficient;
+      return;
+    }
+  access.terms.push_back({loop, coefficient});
+}
+
+static bool accumulate(AffineExpr expr, int64_t scale, DimAccess &access) {
+  if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+    addTerm(access, dim.getPosition(), scale);
+    return true;
+  }
+  if (auto cst = dyn_cast<AffineConstantExpr>(expr)) {
+    access.constant += scale * cst.getValue();
+    return true;
+  }
+  auto bin = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!bin)
+    return false;
+  if (expr.getKind() == AffineExprKind::Add)
+    return accumulate(bin.getLHS(), scale, access) &&
+           accumulate(bin.getRHS(), scale, access);
+  if (expr.getKind() == AffineExprKind::Mul) {
+    if (auto cst = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+      return accumulate(bin.getLHS(), scale * cst.getValue(), access);
+    if (auto cst = dyn_cast<AffineConstantExpr>(bin.getLHS()))
+      return accumulate(bin.getRHS(), scale * cst.getValue(), access);
+  }
+  return false;
+}
+
+/// index = constant + sum(coef * loop) when `expr` is affine in the loops;
+/// otherwise the whole dimension.
+static DimAccess toDimAccess(AffineExpr expr) {
+  DimAccess access;
+  if (!accumulate(expr, 1, access)) {
+    access = DimAccess();
+    access.whole = true;
+  }
+  llvm::erase_if(access.terms,
+                 [](const LoopTerm &t) { return t.coefficient == 0; });
+  return access;
+}
+
+static SmallVector<DimAccess> toAccesses(AffineMap map) {
+  SmallVector<DimAccess> dims;
+  for (AffineExpr expr : map.getResults())
+    dims.push_back(toDimAccess(expr));
+  return dims;
+}
+
+static DimAccess loopAccess(int32_t loop, int64_t constant = 0,
+                            int64_t coefficient = 1) {
+  DimAccess access;
+  access.terms.push_back({loop, coefficient});
+  access.constant = constant;
+  return access;
+}
+
+static DimAccess constantAccess(int64_t constant) {
+  DimAccess access;
+  access.constant = constant;
+  return access;
+}
+
+static DimAccess wholeAccess() {
+  DimAccess access;
+  access.whole = true;
+  return access;
+}
+
+static bool sameAccess(ArrayRef<DimAccess> a, ArrayRef<DimAccess> b) {
+  if (a.size() != b.size())
+    return false;
+  for (auto [x, y] : llvm::zip(a, b)) {
+    if (x.whole != y.whole || x.constant != y.constant ||
+        x.terms.size() != y.terms.size())
+      return false;
+    for (auto [s, t] : llvm::zip(x.terms, y.terms))
+      if (s.loop != t.loop || s.coefficient != t.coefficient)
+        return false;
+  }
+  return true;
+}
+
+/// Rewrites the loops of `access` through `loopMap` (old loop -> new loop).
+static DimAccess remapLoops(const DimAccess &access,
+                            ArrayRef<int32_t> loopMap) {
+  if (access.whole)
+    return access;
+  DimAccess result;
+  result.constant = access.constant;
+  for (const LoopTerm &term : access.terms)
+    addTerm(result, loopMap[term.loop], term.coefficient);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Extraction
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A pad folded into its consumer: reading the pad's result at index i reads
+/// the source at i - low.
+struct FoldedPad {
+  Value source;
+  SmallVector<int64_t> low;
+  Operation *op;
+};
+
+class Extractor {
+public:
+  Extractor(func::FuncOp func, const OpGraphExtractionOptions &options)
+      : func(func), options(options) {}
+
+  FailureOr<ExtractedOpGraph> run();
+
+private:
+  // Parameters.
+  void findParameters();
+  void markWeightSources(Value value, unsigned depth = 0);
+  bool isParameter(Value value) const { return parameters.contains(value); }
+
+  // Tensors and nodes.
+  FailureOr<int32_t> getTensor(Value value, Operation *user);
+  int32_t newNode(Operation *anchor, StringRef kind);
+  LogicalResult setOutput(int32_t node, Value value,
+                          SmallVector<DimAccess> dims, bool append = false);
+  LogicalResult addInput(int32_t node, Value value,
+                         SmallVector<DimAccess> dims, Operation *user);
+  void finalize();
+
+  // Per op.
+  LogicalResult visit(Operation *op);
+  LogicalResult visitLinalg(linalg::LinalgOp op);
+  FailureOr<bool> tryFuseElementwise(linalg::LinalgOp op);
+  LogicalResult visitPad(tensor::PadOp op);
+  LogicalResult visitInsertSlice(tensor::InsertSliceOp op);
+  LogicalResult visitConcat(tensor::ConcatOp op);
+  LogicalResult visitExtractSlice(tensor::ExtractSliceOp op);
+  LogicalResult visitReshape(Operation *op, ArrayRef<ReassociationIndices> groups,
+                             RankedTensorType collapsed,
+                             RankedTensorType expanded, bool isExpand);
+  LogicalResult visitReplicated(Operation *op);
+
+  bool isFoldableFill(Operation *op) const;
+  static double bodyFlops(linalg::LinalgOp op);
+  static bool hasStaticShape(Value value);
+
+  func::FuncOp func;
+  OpGraphExtractionOptions options;
+  ExtractedOpGraph result;
+  llvm::DenseMap<Value, int32_t> tensorOf;
+  llvm::DenseSet<Value> parameters;
+  /// Values that are the current output of a node, which a following
+  /// elementwise op or insert_slice may extend.
+  llvm::DenseMap<Value, int32_t> openOutput;
+  llvm::DenseMap<Value, FoldedPad> foldedPads;
+  llvm::StringMap<unsigned> kindCounters;
+  llvm::StringMap<unsigned> usedNames;
+  unsigned numConstants = 0;
+};
+
+} // namespace
+
+bool Extractor::hasStaticShape(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape();
+}
+
+double Extractor::bodyFlops(linalg::LinalgOp op) {
+  double iterations = 1;
+  for (int64_t extent : op.getStaticLoopRanges())
+    iterations *= static_cast<double>(std::max<int64_t>(extent, 1));
+  int64_t bodyOps = 0;
+  if (Block *body = op.getBlock())
+    for (Operation &inner : body->without_terminator())
+      if (!isa<linalg::IndexOp, arith::ConstantOp>(inner))
+        ++bodyOps;
+  return iterations * static_cast<double>(bodyOps);
+}
+
+/// A fill whose result only initializes linalg ops (the accumulator of a
+/// matmul or convolution): it is part of its consumer.
+bool Extractor::isFoldableFill(Operation *op) const {
+  if (!isa<linalg::FillOp>(op) || !options.groupOps)
+    return false;
+  for (OpOperand &use : op->getResult(0).getUses()) {
+    auto user = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!user || !user.isDpsInit(&use))
+      return false;
+  }
+  return !op->getResult(0).use_empty();
+}
+
+void Extractor::markWeightSources(Value value, unsigned depth) {
+  if (depth > 8)
+    return;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner()->getParentOp() == func.getOperation())
+      parameters.insert(arg);
+    return;
+  }
+  Operation *def = value.getDefiningOp();
+  if (!def || isa<tensor::EmptyOp, linalg::FillOp>(def))
+    return;
+  // Follow layout ops on weights (transpose, broadcast, reshape, scaling).
+  SmallVector<Value> sources;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def)) {
+    for (OpOperand *in : linalgOp.getDpsInputOperands())
+      if (isa<ShapedType>(in->get().getType()))
+        sources.push_back(in->get());
+  } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+    sources.push_back(def->getOperand(0));
+  }
+  for (Value source : sources) {
+    if (auto arg = dyn_cast<BlockArgument>(source))
+      (void)arg;
+    else if (!source.getDefiningOp() ||
+             !isa<arith::ConstantOp, linalg::LinalgOp, tensor::ExpandShapeOp,
+                  tensor::CollapseShapeOp>(source.getDefiningOp()))
+      continue;
+    markWeightSources(source, depth + 1);
+  }
+}
+
+void Extractor::findParameters() {
+  Block &body = func.getBody().front();
+  bool anyMarked = false;
+  for (BlockArgument arg : body.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), SOAPDialect::kParameterAttrName)) {
+      parameters.insert(arg);
+      anyMarked = true;
+    }
+  // Unmarked models: arguments reached from a weight position (a filter, the
+  // side of a matmul without the batch loop) are weights.
+  if (!anyMarked) {
+    func.walk([&](linalg::LinalgOp op) {
+      FailureOr<IterationSpace> space = getIterationSpace(op);
+      if (failed(space))
+        return;
+      for (auto [i, in] : llvm::enumerate(op.getDpsInputOperands()))
+        if (space->isParameterOperand[i])
+          markWeightSources(in->get());
+    });
+  }
+  // Constants and values computed from parameters only are parameters.
+  for (Operation &op : body.without_terminator()) {
+    if (auto cst = dyn_cast<arith::ConstantOp>(op)) {
+      if (isa<RankedTensorType>(cst.getType()))
+        parameters.insert(cst.getResult());
+      continue;
+    }
+    SmallVector<Value> inputs;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+      if (isa<linalg::FillOp>(op))
+        continue;
+      for (OpOperand *in : linalgOp.getDpsInputOperands())
+        if (isa<ShapedType>(in->get().getType()))
+          inputs.push_back(in->get());
+    } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                   tensor::ExtractSliceOp, tensor::PadOp>(op)) {
+      inputs.push_back(op.getOperand(0));
+    } else {
+      continue;
+    }
+    if (!inputs.empty() && llvm::all_of(inputs, [&](Value v) {
+          return isParameter(v);
+        }))
+      for (Value res : op.getResults())
+        parameters.insert(res);
+  }
+}
+
+FailureOr<int32_t> Extractor::getTensor(Value value, Operation *user) {
+  auto it = tensorOf.find(value);
+  if (it != tensorOf.end())
+    return it->second;
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return user->emitError()
+           << "operand of type " << value.getType()
+           << " is not a ranked tensor; SOAP cannot partition it";
+  if (!type.hasStaticShape())
+    return user->emitError() << "'" << user->getName()
+                             << "' uses a tensor of dynamic shape " << type
+                             << "; SOAP partitions static shapes only";
+  Tensor tensor;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    tensor.name = "arg" + std::to_string(arg.getArgNumber());
+  } else if (Operation *def = value.getDefiningOp();
+             def && isa<arith::ConstantOp>(def)) {
+    tensor.name = "cst" + std::to_string(numConstants++);
+  } else {
+    // A derived parameter (e.g. a transposed weight) or a value no node
+    // produces (an uninitialized tensor.empty).
+    std::string base = isParameter(value) ? "param" : "value";
+    tensor.name = base + std::to_string(kindCounters["#" + base]++);
+  }
+  tensor.shape.assign(type.getShape().begin(), type.getShape().end());
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  tensor.elementBytes = std::max<int32_t>(1, (bits + 7) / 8);
+  tensor.isParameter = isParameter(value);
+  int32_t id = result.graph.tensors.size();
+  result.graph.tensors.push_back(std::move(tensor));
+  result.tensorValues.push_back(value);
+  tensorOf[value] = id;
+  return id;
+}
+
+int32_t Extractor::newNode(Operation *anchor, StringRef kind) {
+  Node node;
+  node.kind = kind.str();
+  std::string name = getStableName(anchor);
+  if (name.empty()) {
+    std::string base = anchor->getName().stripDialect().str();
+    name = base + "_" + std::to_string(kindCounters[base]++);
+  }
+  // Names must be unique in the graph.
+  unsigned &seen = usedNames[name];
+  if (seen++)
+    name += "#" + std::to_string(seen - 1);
+  node.name = name;
+  node.groupedOps.push_back(anchor->getName().getStringRef().str());
+  int32_t id = result.graph.nodes.size();
+  result.graph.nodes.push_back(std::move(node));
+  result.nodeOps.push_back({anchor});
+  return id;
+}
+
+LogicalResult Extractor::addInput(int32_t node, Value value,
+                                  SmallVector<DimAccess> dims,
+                                  Operation *user) {
+  // Reading a folded pad reads its source, shifted by the low padding.
+  auto pad = foldedPads.find(value);
+  if (pad != foldedPads.end()) {
+    for (auto [dim, low] : llvm::zip(dims, pad->second.low))
+      if (!dim.whole)
+        dim.constant -= low;
+    result.nodeOps[node].push_back(pad->second.op);
+    result.graph.nodes[node].groupedOps.push_back(
+        pad->second.op->getName().getStringRef().str());
+    value = pad->second.source;
+  }
+  FailureOr<int32_t> tensor = getTensor(value, user);
+  if (failed(tensor))
+    return failure();
+  // The same region of the same tensor read twice is one input.
+  for (const Operand &existing : result.graph.nodes[node].inputs)
+    if (existing.tensor == *tensor && sameAccess(existing.dims, dims))
+      return success();
+  Operand operand;
+  operand.tensor = *tensor;
+  operand.dims.assign(dims.begin(), dims.end());
+  result.graph.nodes[node].inputs.push_back(std::move(operand));
+  return success();
+}
+
+LogicalResult Extractor::setOutput(int32_t node, Value value,
+                                   SmallVector<DimAccess> dims, bool append) {
+  Node &n = result.graph.nodes[node];
+  FailureOr<int32_t> tensor = getTensor(value, value.getDefiningOp());
+  if (failed(tensor))
+    return failure();
+  Tensor &t = result.graph.tensors[*tensor];
+  t.producer = node;
+  t.isParameter = false;
+  t.name = append ? n.name + "#" + std::to_string(n.outputs.size()) : n.name;
+  Operand operand;
+  operand.tensor = *tensor;
+  operand.dims.assign(dims.begin(), dims.end());
+  if (!append)
+    n.outputs.clear();
+  n.outputs.push_back(std::move(operand));
+  openOutput[value] = node;
+  return success();
+}
+
+/// Elementwise op whose data input is the open output of a node used by
+/// nothing else: the op joins that node.
+FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
+  if (!options.groupOps || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      isa<linalg::FillOp>(op.getOperation()))
+    return false;
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  if (!outMap.isPermutation())
+    return false;
+  // The data input: an input that is the open output of a node and used by
+  // nothing else. With several (a residual add), the latest node, so that
+  // every other input is produced before it.
+  OpOperand *main = nullptr;
+  int32_t node = -1;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (in->get().getType() != op->getResult(0).getType() ||
+        isParameter(in->get()))
+      continue;
+    auto open = openOutput.find(in->get());
+    if (open == openOutput.end() || open->second <= node)
+      continue;
+    if (llvm::any_of(in->get().getUsers(),
+                     [&](Operation *user) { return user != op.getOperation(); }))
+      continue;
+    main = in;
+    node = open->second;
+  }
+  if (!main)
+    return false;
+  Node &n = result.graph.nodes[node];
+  const Operand &anchorOut = n.outputs.front();
+  auto shape = cast<RankedTensorType>(main->get().getType()).getShape();
+  AffineMap mainMap = op.getMatchingIndexingMap(main);
+
+  // Loop l of this op -> output dim p -> loop of the node.
+  SmallVector<int32_t> loopMap(op.getNumLoops(), -1);
+  for (unsigned p = 0; p < outMap.getNumResults(); ++p) {
+    unsigned loop = cast<AffineDimExpr>(outMap.getResult(p)).getPosition();
+    AffineExpr mainExpr = mainMap.getResult(p);
+    bool sameDim = isa<AffineDimExpr>(mainExpr) &&
+                   cast<AffineDimExpr>(mainExpr).getPosition() == loop;
+    bool unitBroadcast = isa<AffineConstantExpr>(mainExpr) &&
+                         cast<AffineConstantExpr>(mainExpr).getValue() == 0 &&
+                         shape[p] == 1;
+    if (!sameDim && !unitBroadcast)
+      return false;
+    const DimAccess &dim = anchorOut.dims[p];
+    if (dim.whole || dim.constant != 0 || dim.terms.size() != 1 ||
+        dim.terms[0].coefficient != 1)
+      return false;
+    loopMap[loop] = dim.terms[0].loop;
+  }
+
+  // Join: every other read operand becomes an input of the node.
+  n.flops += bodyFlops(op);
+  n.groupedOps.push_back(op->getName().getStringRef().str());
+  result.nodeOps[node].push_back(op.getOperation());
+  openOutput.erase(main->get());
+  auto remapAll = [&](AffineMap map) {
+    SmallVector<DimAccess> dims;
+    for (const DimAccess &d : toAccesses(map))
+      dims.push_back(remapLoops(d, loopMap));
+    return dims;
+  };
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (in == main || !isa<RankedTensorType>(in->get().getType()))
+      continue;
+    if (failed(addInput(node, in->get(),
+                        remapAll(op.getMatchingIndexingMap(in)), op)))
+      return failure();
+  }
+  if (init->get() != main->get() && op.payloadUsesValueFromOperand(init) &&
+      !isa_and_nonnull<tensor::EmptyOp, linalg::FillOp>(
+          init->get().getDefiningOp()) &&
+      failed(addInput(node, init->get(), remapAll(outMap), op)))
+    return failure();
+  if (failed(setOutput(node, op->getResult(0), remapAll(outMap))))
+    return failure();
+  return true;
+}
+
+LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
+  if (isFoldableFill(op.getOperation()))
+    return success(); // joins its consumer (recorded there)
+  for (Value res : op->getResults())
+    if (!hasStaticShape(res))
+      return op->emitError() << "'" << op->getName()
+                             << "' has a result of dynamic shape "
+                             << res.getType()
+                             << "; SOAP partitions static shapes only";
+  FailureOr<bool> fused = tryFuseElementwise(op);
+  if (failed(fused))
+    return failure();
+  if (*fused)
+    return success();
+
+  FailureOr<IterationSpace> space =
+      getIterationSpace(op, IsParameterFn([&](OpOperand &operand) {
+                          Value v = operand.get();
+                          auto pad = foldedPads.find(v);
+                          if (pad != foldedPads.end())
+                            v = pad->second.source;
+                          return isParameter(v);
+                        }));
+  if (failed(space))
+    return op->emitError() << "cannot compute the iteration space of '"
+                           << op->getName() << "'";
+  int32_t node = newNode(op, op->getName().getStringRef());
+  Node &n = result.graph.nodes[node];
+  n.extents.assign(space->extents.begin(), space->extents.end());
+  n.loopKinds.assign(space->kinds.begin(), space->kinds.end());
+  n.flops = bodyFlops(op);
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (!isa<RankedTensorType>(in->get().getType()))
+      continue;
+    // The window operand of a pooling op is a shape, not data.
+    if (isa_and_nonnull<tensor::EmptyOp>(in->get().getDefiningOp()))
+      continue;
+    if (failed(addInput(node, in->get(),
+                        toAccesses(op.getMatchingIndexingMap(in)), op)))
+      return failure();
+  }
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    Operation *def = init.get().getDefiningOp();
+    if (isa_and_nonnull<linalg::FillOp>(def) && isFoldableFill(def)) {
+      result.nodeOps[node].push_back(def);
+      result.graph.nodes[node].groupedOps.push_back(
+          def->getName().getStringRef().str());
+      continue;
+    }
+    if (isa_and_nonnull<tensor::EmptyOp>(def) ||
+        !op.payloadUsesValueFromOperand(&init))
+      continue;
+    if (failed(addInput(node, init.get(),
+                        toAccesses(op.getMatchingIndexingMap(&init)), op)))
+      return failure();
+  }
+  for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
+    if (failed(setOutput(node, op->getResult(i),
+                         toAccesses(op.getMatchingIndexingMap(&init)),
+                         /*append=*/i > 0)))
+      return failure();
+  return success();
+}
+
+LogicalResult Extractor::visitPad(tensor::PadOp op) {
+  auto low = op.getStaticLow();
+  bool staticPads = llvm::none_of(low, ShapedType::isDynamic) &&
+                    llvm::none_of(op.getStaticHigh(), ShapedType::isDynamic);
+  if (!staticPads || !hasStaticShape(op.getResult()))
+    return op.emitError() << "'tensor.pad' with dynamic padding or shape "
+                             "cannot be partitioned";
+  Value result = op.getResult();
+  auto consumer = result.hasOneUse()
+                      ? dyn_cast<linalg::LinalgOp>(*result.getUsers().begin())
+                      : linalg::LinalgOp();
+  if (options.groupOps && consumer && op.getConstantPaddingValue() &&
+      consumer.isDpsInput(&*result.getUses().begin())) {
+    foldedPads[result] = {op.getSource(), SmallVector<int64_t>(low), op};
+    return success();
+  }
+  // A pad of its own: loops over the padded result.
+  auto type = op.getResultType();
+  int32_t node = newNode(op, op->getName().getStringRef());
+  Node &n = this->result.graph.nodes[node];
+  SmallVector<DimAccess> in, out;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    n.extents.push_back(type.getDimSize(d));
+    n.loopKinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
+    in.push_back(loopAccess(d, -low[d]));
+    out.push_back(loopAccess(d));
+  }
+  if (failed(addInput(node, op.getSource(), in, op)))
+    return failure();
+  return setOutput(node, result, out);
+}
+
+/// Concatenation as torch-mlir writes it: insert_slices into an empty tensor.
+/// The chain becomes one node over the result; each source is read at
+/// `loop - offset` (reads outside a source's extent are empty).
+LogicalResult Extractor::visitInsertSlice(tensor::InsertSliceOp op) {
+  if (!op.hasUnitStride() || op.getSourceType().getRank() != op.getType().getRank() ||
+      llvm::any_of(op.getStaticOffsets(), ShapedType::isDynamic) ||
+      !hasStaticShape(op.getResult()))
+    return op.emitError()
+           << "'tensor.insert_slice' with dynamic offsets, strides or a "
+              "rank-reducing source cannot be partitioned";
+  SmallVector<DimAccess> in;
+  for (auto [d, offset] : llvm::enumerate(op.getStaticOffsets()))
+    in.push_back(loopAccess(d, -offset));
+  Value dest = op.getDest();
+  int32_t node;
+  auto open = openOutput.find(dest);
+  if (options.groupOps && open != openOutput.end() && dest.hasOneUse() &&
+      isa_and_nonnull<tensor::InsertSliceOp>(dest.getDefiningOp())) {
+    node = open->second;
+    openOutput.erase(dest);
+    result.nodeOps[node].push_back(op);
+    result.graph.nodes[node].groupedOps.push_back(
+        op->getName().getStringRef().str());
+  } else {
+    node = newNode(op, op->getName().getStringRef());
+    Node &n = result.graph.nodes[node];
+    for (int64_t d = 0; d < op.getType().getRank(); ++d) {
+      n.extents.push_back(op.getType().getDimSize(d));
+      n.loopKinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
+    }
+    if (!isa_and_nonnull<tensor::EmptyOp, linalg::FillOp>(dest.getDefiningOp())) {
+      SmallVector<DimAccess> identity;
+      for (int64_t d = 0; d < op.getType().getRank(); ++d)
+        identity.push_back(loopAccess(d));
+      if (failed(addInput(node, dest, identity, op)))
+        return failure();
+    }
+  }
+  if (failed(addInput(node, op.getSource(), in, op)))
+    return failure();
+  SmallVector<DimAccess> out;
+  for (int64_t d = 0; d < op.getType().getRank(); ++d)
+    out.push_back(loopAccess(d));
+  return setOutput(node, op.getResult(), out);
+}
+
+LogicalResult Extractor::visitConcat(tensor::ConcatOp op) {
+  if (!hasStaticShape(op.getResult()))
+    return op.emitError() << "'tensor.concat' of dynamic shape cannot be "
+                             "partitioned";
+  auto type = cast<RankedTensorType>(op.getType());
+  int32_t node = newNode(op, op->getName().getStringRef());
+  Node &n = result.graph.nodes[node];
+  SmallVector<DimAccess> out;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    n.extents.push_back(type.getDimSize(d));
+    n.loopKinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
+    out.push_back(loopAccess(d));
+  }
+  int64_t offset = 0;
+  uint64_t axis = op.getDim();
+  for (Value input : op.getInputs()) {
+    SmallVector<DimAccess> in;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      in.push_back(loopAccess(d, static_cast<uint64_t>(d) == axis ? -offset : 0));
+    if (failed(addInput(node, input, in, op)))
+      return failure();
+    offset += cast<RankedTensorType>(input.getType()).getDimSize(axis);
+  }
+  return setOutput(node, op.getResult(), out);
+}
+
+LogicalResult Extractor::visitExtractSlice(tensor::ExtractSliceOp op) {
+  if (llvm::any_of(op.getStaticOffsets(), ShapedType::isDynamic) ||
+      llvm::any_of(op.getStaticStrides(), ShapedType::isDynamic) ||
+      !hasStaticShape(op.getResult()))
+    return op.emitError() << "'tensor.extract_slice' with dynamic offsets, "
+                             "strides or sizes cannot be partitioned";
+  RankedTensorType type = op.getType();
+  int32_t node = newNode(op, op->getName().getStringRef());
+  Node &n = result.graph.nodes[node];
+  SmallVector<DimAccess> out;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    n.extents.push_back(type.getDimSize(d));
+    n.loopKinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
+    out.push_back(loopAccess(d));
+  }
+  llvm::SmallBitVector dropped = op.getDroppedDims();
+  SmallVector<DimAccess> in;
+  int32_t loop = 0;
+  for (int64_t d = 0; d < op.getSourceType().getRank(); ++d) {
+    int64_t offset = op.getStaticOffsets()[d];
+    if (dropped.test(d))
+      in.push_back(constantAccess(offset));
+    else
+      in.push_back(loopAccess(loop++, offset, op.getStaticStrides()[d]));
+  }
+  if (failed(addInput(node, op.getSource(), in, op)))
+    return failure();
+  return setOutput(node, op.getResult(), out);
+}
+
+/// expand_shape / collapse_shape: loops over the expanded shape; the
+/// collapsed side is indexed by the row-major combination of its group.
+LogicalResult Extractor::visitReshape(Operation *op,
+                                      ArrayRef<ReassociationIndices> groups,
+                                      RankedTensorType collapsed,
+                                      RankedTensorType expanded,
+                                      bool isExpand) {
+  if (!collapsed.hasStaticShape() || !expanded.hasStaticShape())
+    return op->emitError() << "'" << op->getName()
+                           << "' of dynamic shape cannot be partitioned";
+  int32_t node = newNode(op, op->getName().getStringRef());
+  Node &n = result.graph.nodes[node];
+  SmallVector<DimAccess> expandedAccess, collapsedAccess;
+  for (int64_t d = 0; d < expanded.getRank(); ++d) {
+    n.extents.push_back(expanded.getDimSize(d));
+    n.loopKinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
+    expandedAccess.push_back(loopAccess(d));
+  }
+  for (const ReassociationIndices &group : groups) {
+    DimAccess access;
+    int64_t stride = 1;
+    for (auto it = group.rbegin(); it != group.rend(); ++it) {
+      if (expanded.getDimSize(*it) != 1)
+        addTerm(access, *it, stride);
+      stride *= expanded.getDimSize(*it);
+    }
+    collapsedAccess.push_back(access);
+  }
+  if (isExpand) {
+    if (failed(addInput(node, op->getOperand(0), collapsedAccess, op)))
+      return failure();
+    return setOutput(node, op->getResult(0), expandedAccess);
+  }
+  if (failed(addInput(node, op->getOperand(0), expandedAccess, op)))
+    return failure();
+  return setOutput(node, op->getResult(0), collapsedAccess);
+}
+
+/// An op SOAP does not understand but that works on tensors: it runs
+/// unpartitioned (one tile, every operand whole).
+LogicalResult Extractor::visitReplicated(Operation *op) {
+  if (options.remarkReplicated)
+    op->emitRemark() << "'" << op->getName()
+                     << "' has no iteration space SOAP understands; it is "
+                        "kept unpartitioned (replicated)";
+  int32_t node = newNode(op, op->getName().getStringRef());
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    if (!type)
+      continue;
+    SmallVector<DimAccess> whole(type.getRank(), wholeAccess());
+    if (failed(addInput(node, operand, whole, op)))
+      return failure();
+  }
+  if (op->getNumResults() != 1)
+    return op->emitError() << "'" << op->getName() << "' has "
+                           << op->getNumResults()
+                           << " results; SOAP handles ops with one result";
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  return setOutput(node, op->getResult(0),
+                   SmallVector<DimAccess>(type.getRank(), wholeAccess()));
+}
+
+LogicalResult Extractor::visit(Operation *op) {
+  // Computations on parameters only (a transposed weight) are parameters.
+  if (op->getNumResults() > 0 &&
+      llvm::all_of(op->getResults(), [&](Value v) { return isParameter(v); }))
+    return success();
+  if (isa<arith::ConstantOp, tensor::EmptyOp, func::ReturnOp, cf::AssertOp>(op))
+    return success();
+  if (auto call = dyn_cast<func::CallOp>(op))
+    return op->emitError() << "call to '" << call.getCallee()
+                           << "' must be inlined before SOAP can partition "
+                              "the function (run soap-import)";
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return visitLinalg(linalgOp);
+  if (auto pad = dyn_cast<tensor::PadOp>(op))
+    return visitPad(pad);
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+    return visitInsertSlice(insert);
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op))
+    return visitConcat(concat);
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op))
+    return visitExtractSlice(extract);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    return visitReshape(op, expand.getReassociationIndices(),
+                        expand.getSrcType(), expand.getResultType(), true);
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
+    return visitReshape(op, collapse.getReassociationIndices(),
+                        collapse.getResultType(), collapse.getSrcType(), false);
+  bool touchesTensors =
+      llvm::any_of(op->getOperandTypes(), llvm::IsaPred<TensorType>) ||
+      llvm::any_of(op->getResultTypes(), llvm::IsaPred<TensorType>);
+  if (!touchesTensors)
+    return success(); // scalar bookkeeping (index math, predicates)
+  if (op->getNumRegions() != 0)
+    return op->emitError() << "'" << op->getName()
+                           << "' has regions and no iteration space; SOAP "
+                              "cannot partition it";
+  if (llvm::any_of(op->getResultTypes(), [](Type t) {
+        auto tensor = dyn_cast<RankedTensorType>(t);
+        return !tensor || !tensor.hasStaticShape();
+      }) || op->getNumResults() == 0)
+    return op->emitError() << "'" << op->getName()
+                           << "' produces a dynamically shaped or unranked "
+                              "tensor; SOAP cannot partition it";
+  return visitReplicated(op);
+}
+
+void Extractor::finalize() {
+  for (Node &node : result.graph.nodes) {
+    double bytes = 0;
+    llvm::SmallDenseSet<int32_t> seen;
+    for (const Operand &op : node.inputs)
+      if (seen.insert(op.tensor).second)
+        bytes += result.graph.tensors[op.tensor].bytes();
+    for (const Operand &op : node.outputs)
+      bytes += result.graph.tensors[op.tensor].bytes();
+    node.bytes = bytes;
+  }
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (Value v : ret.getOperands()) {
+    auto it = tensorOf.find(v);
+    if (it != tensorOf.end())
+      result.graph.tensors[it->second].isOutput = true;
+  }
+  result.graph.name = func.getSymName().str();
+}
+
+FailureOr<ExtractedOpGraph> Extractor::run() {
+  if (func.isExternal())
+    return func.emitError() << "function '" << func.getSymName()
+                            << "' has no body to partition";
+  if (!func.getBody().hasOneBlock())
+    return func.emitError()
+           << "function '" << func.getSymName()
+           << "' has control flow (several blocks); SOAP partitions "
+              "straight-line tensor programs";
+  findParameters();
+  for (Operation &op : func.getBody().front())
+    if (failed(visit(&op)))
+      return failure();
+  finalize();
+  std::string problem = result.graph.validate();
+  if (!problem.empty())
+    return func.emitError() << "internal error: the op graph is "
+                               "inconsistent: "
+                            << problem;
+  return std::move(result);
+}
+
+FailureOr<func::FuncOp> mlir::soap::findEntryFunction(ModuleOp module,
+                                                      StringRef name) {
+  if (!name.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(name);
+    if (!func)
+      return module.emitError() << "no function named '" << name
+                                << "' in the module";
+    return func;
+  }
+  llvm::DenseSet<StringRef> called;
+  module.walk([&](func::CallOp call) { called.insert(call.getCallee()); });
+  SmallVector<func::FuncOp> candidates;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal() &&
+        !called.contains(func.getSymName()))
+      candidates.push_back(func);
+  if (candidates.empty())
+    return module.emitError()
+           << "no entry function: expected a public function with a body "
+              "that no other function calls";
+  if (candidates.size() > 1) {
+    InFlightDiagnostic diag = module.emitError()
+                              << "several candidate entry functions (";
+    llvm::interleaveComma(candidates, diag, [&](func::FuncOp f) {
+      diag << "'" << f.getSymName() << "'";
+    });
+    diag << "); choose one with --entry=NAME";
+    return diag;
+  }
+  return candidates.front();
+}
+
+FailureOr<ExtractedOpGraph>
+mlir::soap::extractOpGraph(func::FuncOp func,
+                           const OpGraphExtractionOptions &options) {
+  return Extractor(func, options).run();
+}
