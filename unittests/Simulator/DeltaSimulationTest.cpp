@@ -1,0 +1,109 @@
+// Delta simulation (Algorithm 2) must reproduce full simulation exactly: a
+// randomized walk of config changes over several synthetic models and
+// machines, comparing against a fresh simulator after every change.
+#include "soap/Simulator/GraphBuilder.h"
+#include "soap/Simulator/Simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace soap;
+
+namespace {
+
+std::vector<std::pair<double, double>> schedule(const Simulator &sim) {
+  std::vector<std::pair<double, double>> times;
+  for (const ScheduledTask &t : sim.scheduledTasks())
+    times.push_back({t.start, t.end});
+  std::sort(times.begin(), times.end());
+  return times;
+}
+
+Machine twoNodes() {
+  Machine m;
+  m.name = "2x4";
+  m.numNodes = 2;
+  m.devicesPerNode = 4;
+  m.device = {"G", 10e12, 40e12, 900e9, int64_t(16) << 30, 5e-6};
+  m.intraTopology = IntraTopology::P2P;
+  m.intraBandwidth = 25e9;
+  m.intraLatency = 2e-6;
+  m.interBandwidth = 12.5e9;
+  m.interLatency = 8e-6;
+  return m;
+}
+
+void randomWalk(const OpGraph &graph, const Machine &machine, int steps,
+                uint64_t seed) {
+  ASSERT_EQ(graph.validate(), "");
+  CostModel costs(machine);
+  Simulator delta(graph, machine, costs);
+  Simulator full(graph, machine, costs);
+  int32_t D = machine.numDevices();
+  Strategy s = dataParallelStrategy(graph, D);
+  double first = delta.simulateFull(s);
+  ASSERT_GT(first, 0);
+  ASSERT_EQ(delta.verifySchedule(), "");
+  std::mt19937_64 rng(seed);
+  for (int step = 0; step < steps; ++step) {
+    int32_t n = static_cast<int32_t>(rng() % graph.nodes.size());
+    ParallelConfig c;
+    switch (rng() % 4) {
+    case 0: // back to one device
+      c = singleDeviceConfig(graph.nodes[n], static_cast<int32_t>(rng() % D));
+      break;
+    case 1: // data parallel config of that node
+      c = dataParallelStrategy(graph, D).configs[n];
+      break;
+    default:
+      c = randomConfig(graph.nodes[n], D, rng);
+    }
+    s.configs[n] = c;
+    double d = delta.simulateDelta(n, c);
+    double f = full.simulateFull(s);
+    ASSERT_EQ(full.verifySchedule(), "") << "step " << step;
+    ASSERT_EQ(delta.verifySchedule(), "") << "step " << step;
+    ASSERT_EQ(d, f) << "step " << step << " node " << graph.nodes[n].name;
+    ASSERT_EQ(delta.peakMemoryBytes(), full.peakMemoryBytes());
+    ASSERT_EQ(delta.communicationBytes(), full.communicationBytes());
+    if (step % 50 == 0)
+      ASSERT_EQ(schedule(delta), schedule(full)) << "step " << step;
+  }
+  // The full schedule, not only its length, matches at the end.
+  EXPECT_EQ(schedule(delta), schedule(full));
+  // And re-running full simulation on the delta simulator changes nothing.
+  double again = delta.iterationTime();
+  EXPECT_EQ(delta.simulateFull(s), again);
+}
+
+} // namespace
+
+TEST(DeltaSimulation, MLPOnTwoNodes) {
+  randomWalk(makeMLPGraph(64, {256, 512, 512, 256, 10}), twoNodes(), 3000, 1);
+}
+
+TEST(DeltaSimulation, InceptionLikeOnP100Cluster) {
+  auto m = getMachinePreset("p100-4x4");
+  ASSERT_TRUE(static_cast<bool>(m));
+  randomWalk(makeInceptionLikeGraph(16, 32, 8, 3), *m, 800, 2);
+}
+
+TEST(DeltaSimulation, RNNLikeOnSharedBus) {
+  auto m = getMachinePreset("k80-16x4");
+  ASSERT_TRUE(static_cast<bool>(m));
+  randomWalk(makeRNNLikeGraph(32, 128, 4), *m, 400, 3);
+}
+
+TEST(DeltaSimulation, InceptionLikeOnNVSwitchCluster) {
+  auto m = getMachinePreset("h100-4x8");
+  ASSERT_TRUE(static_cast<bool>(m));
+  randomWalk(makeInceptionLikeGraph(32, 16, 4, 2), *m, 500, 4);
+}
+
+TEST(DeltaSimulation, ZeroDurationTiesOnTinyMachine) {
+  // Identical tiles and ties in ready times everywhere.
+  Machine m = twoNodes();
+  m.device.launchOverhead = 0;
+  randomWalk(makeMLPGraph(8, {8, 8, 8}), m, 2000, 5);
+}

@@ -1,0 +1,75 @@
+#include "soap/Simulator/GraphBuilder.h"
+#include "soap/Simulator/Region.h"
+
+#include <gtest/gtest.h>
+
+using namespace soap;
+
+TEST(Region, TileLoopBoxRowMajor) {
+  OpGraph g = makeMLPGraph(8, {4, 6});
+  const Node &mm = g.nodes[0]; // loops (b=8, n=6, k=4)
+  std::vector<int32_t> degrees = {2, 3, 1};
+  EXPECT_EQ(numTiles(degrees), 6);
+  // Tile 4 = coords (1, 1, 0): b in [4,8), n in [2,4), k in [0,4).
+  Box b = tileLoopBox(mm, degrees, 4);
+  ASSERT_EQ(b.rank, 3);
+  EXPECT_EQ(b.dims[0], (Range{4, 8}));
+  EXPECT_EQ(b.dims[1], (Range{2, 4}));
+  EXPECT_EQ(b.dims[2], (Range{0, 4}));
+  // Matmul regions: x[b, k], w[k, n], y[b, n].
+  Box x = tileInputRegion(g, 0, degrees, 4, 0);
+  EXPECT_EQ(x.dims[0], (Range{4, 8}));
+  EXPECT_EQ(x.dims[1], (Range{0, 4}));
+  Box w = tileInputRegion(g, 0, degrees, 4, 1);
+  EXPECT_EQ(w.dims[0], (Range{0, 4}));
+  EXPECT_EQ(w.dims[1], (Range{2, 4}));
+  EXPECT_EQ(tileOutputRegion(g, 0, degrees, 4, 0).volume(), 4 * 2);
+}
+
+TEST(Region, ConvStrideAndKernelWithPaddingClamp) {
+  // x: [1, 1, 9, 9], w: [1, 1, 3, 3], stride 2, pad 1 -> out 5x5.
+  GraphBuilder b("conv");
+  int32_t x = b.input("x", {1, 1, 9, 9});
+  int32_t w = b.parameter("w", {1, 1, 3, 3});
+  int32_t y = b.conv2d("conv", x, w, 2, 1);
+  OpGraph g = b.take();
+  EXPECT_EQ(g.tensors[y].shape, (std::vector<int64_t>{1, 1, 5, 5}));
+  // Split oh (loop 2) in 5: tile t covers oh = t.
+  std::vector<int32_t> degrees = {1, 1, 5, 1, 1, 1, 1};
+  // oh = 0: rows 2*0 + r - 1 for r in [0,3) = [-1, 1] -> clamped [0, 2).
+  Box t0 = tileInputRegion(g, 0, degrees, 0, 0);
+  EXPECT_EQ(t0.dims[2], (Range{0, 2}));
+  EXPECT_EQ(t0.dims[3], (Range{0, 9}));
+  // oh = 2: rows [3, 5] -> [3, 6).
+  Box t2 = tileInputRegion(g, 0, degrees, 2, 0);
+  EXPECT_EQ(t2.dims[2], (Range{3, 6}));
+  // oh = 4: rows [7, 9] -> clamped [7, 9).
+  Box t4 = tileInputRegion(g, 0, degrees, 4, 0);
+  EXPECT_EQ(t4.dims[2], (Range{7, 9}));
+  // Halo: tiles 2 and 3 (rows [5, 8)) share row 5.
+  Box t3 = tileInputRegion(g, 0, degrees, 3, 0);
+  EXPECT_EQ(intersectionVolume(t2, t3), 1 * 1 * 1 * 9);
+  EXPECT_EQ(intersect(t2, t3).dims[2], (Range{5, 6}));
+  EXPECT_EQ(intersectionVolume(t0, t4), 0);
+  // The weight is read whole by every spatial tile.
+  EXPECT_EQ(tileInputRegion(g, 0, degrees, 3, 1).volume(), 9);
+}
+
+TEST(Region, NegativeCoefficientAndWhole) {
+  Tensor t;
+  t.shape = {10, 4};
+  Operand op;
+  op.tensor = 0;
+  DimAccess rev; // index = 9 - i
+  rev.terms = {{0, -1}};
+  rev.constant = 9;
+  DimAccess whole;
+  whole.whole = true;
+  op.dims = {rev, whole};
+  Box loops;
+  loops.rank = 1;
+  loops.dims[0] = {2, 5}; // i in [2, 5) -> index in [5, 7]
+  Box r = accessRegion(op, t, loops);
+  EXPECT_EQ(r.dims[0], (Range{5, 8}));
+  EXPECT_EQ(r.dims[1], (Range{0, 4}));
+}

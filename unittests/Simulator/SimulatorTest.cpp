@@ -1,0 +1,195 @@
+// Hand-computed expectations for the simulator. The test machine has round
+// numbers: links of 1 GB/s with 1 us latency (NVLink-like point-to-point),
+// no launch overhead; compute times come from a profile table so that the
+// timeline is easy to follow, except where the analytic model is tested.
+#include "soap/Simulator/CostModel.h"
+#include "soap/Simulator/GraphBuilder.h"
+#include "soap/Simulator/Simulator.h"
+
+#include <gtest/gtest.h>
+
+using namespace soap;
+
+static Machine testMachine(int32_t devices, int64_t memory = int64_t(1) << 40) {
+  Machine m;
+  m.name = "test";
+  m.numNodes = 1;
+  m.devicesPerNode = devices;
+  m.device = {"TestGPU", 1e12, 1e12, 1e12, memory, 0.0};
+  m.intraTopology = IntraTopology::P2P;
+  m.intraBandwidth = 1e9;
+  m.intraLatency = 1e-6;
+  return m;
+}
+
+static void addProfile(ProfileTable &table, const Node &node,
+                       std::vector<int64_t> tileExtents, double fwdUs,
+                       double bwdUs) {
+  table.add({node.kind, std::move(tileExtents), 4, "TestGPU", fwdUs * 1e-6,
+             bwdUs * 1e-6});
+}
+
+// Update task time of `bytes` of fp32 parameters on testMachine: elementwise
+// class (25% of 1e12 FLOP/s, 80% of 1e12 B/s); 2 flops per element, reads
+// w and g, writes w.
+static double updateSeconds(double bytes) {
+  double elements = bytes / 4;
+  return std::max(2 * elements / (1e12 * 0.25), 3 * bytes / (1e12 * 0.8));
+}
+
+TEST(Simulator, OneOpOnOneDeviceAnalytic) {
+  // x[64,128] * w[128,256]: 2*64*256*128 FLOPs.
+  OpGraph g = makeMLPGraph(64, {128, 256});
+  g.nodes.pop_back(); // drop the relu: a single matmul
+  g.tensors[g.nodes[0].outputs[0].tensor].isOutput = true;
+  g.tensors.pop_back();
+  ASSERT_EQ(g.validate(), "");
+  Machine m = testMachine(1);
+  CostModel costs(m);
+  Simulator sim(g, m, costs);
+  double t = sim.simulateFull(singleDeviceStrategy(g));
+  double flops = 2.0 * 64 * 256 * 128;
+  double bytes = 4.0 * (64 * 128 + 128 * 256 + 64 * 256);
+  double fwd = std::max(flops / (1e12 * 0.7), bytes / (1e12 * 0.8));
+  // Backward: x is data, so only the weight gradient: one product.
+  double bwd = fwd;
+  double upd = updateSeconds(128 * 256 * 4);
+  EXPECT_NEAR(t, fwd + bwd + upd, 1e-15);
+  SimulationReport r = sim.report();
+  EXPECT_EQ(r.communicationBytes, 0);
+  // Memory: x (32 KiB) + w and its gradient (2 * 128 KiB) + y (64 KiB).
+  EXPECT_EQ(r.memoryBytesPerDevice[0], 32768 + 2 * 131072 + 65536);
+  EXPECT_NEAR(r.deviceBusySeconds[0], fwd + bwd + upd, 1e-15);
+  EXPECT_FALSE(r.overCapacity);
+}
+
+TEST(Simulator, TwoOpChainAcrossTwoDevices) {
+  OpGraph g = makeMLPGraph(64, {128, 256}); // fc0 -> relu0
+  Machine m = testMachine(2);
+  ProfileTable prof;
+  addProfile(prof, g.nodes[0], {64, 256, 128}, 10, 20);
+  addProfile(prof, g.nodes[1], {64, 256}, 1, 2);
+  CostModel costs(m, &prof);
+  Simulator sim(g, m, costs);
+  Strategy s = singleDeviceStrategy(g);
+  s.configs[1].devices = {1};
+  double t = sim.simulateFull(s);
+  // fc0 fwd [0,10] on gpu0; y (64*256*4 = 65536 B) to gpu1: 1 + 65.536 us;
+  // relu fwd 1, bwd 2; gradient back: 66.536; fc0 bwd 20; then the update.
+  double transfer = 1e-6 + 65536 / 1e9;
+  double expected = 10e-6 + transfer + 1e-6 + 2e-6 + transfer + 20e-6 +
+                    updateSeconds(128 * 256 * 4);
+  EXPECT_NEAR(t, expected, 1e-15);
+  EXPECT_EQ(sim.report().communicationBytes, 2 * 65536);
+  // The received activation is kept on gpu1 for the backward pass.
+  EXPECT_EQ(sim.report().memoryBytesPerDevice[1], 65536 + 65536);
+  // Same device: no transfer at all.
+  double local = sim.simulateFull(singleDeviceStrategy(g));
+  EXPECT_NEAR(local, 33e-6 + updateSeconds(128 * 256 * 4), 1e-15);
+}
+
+static OpGraph singleMatmul(int64_t batch, int64_t k, int64_t n) {
+  GraphBuilder b("mm");
+  int32_t x = b.input("x", {batch, k});
+  int32_t w = b.parameter("w", {k, n});
+  b.markOutput(b.matmul("fc", x, w));
+  return b.take();
+}
+
+TEST(Simulator, DataParallelAllReduce) {
+  OpGraph g = singleMatmul(64, 128, 256);
+  const double wBytes = 128 * 256 * 4; // 131072
+  for (int32_t k : {2, 4}) {
+    Machine m = testMachine(k);
+    ProfileTable prof;
+    addProfile(prof, g.nodes[0], {64 / k, 256, 128}, 10, 20);
+    CostModel costs(m, &prof);
+    Simulator sim(g, m, costs);
+    double t = sim.simulateFull(dataParallelStrategy(g, k));
+    // Ring all-reduce: 2(k-1)/k * bytes / 1 GB/s + 2(k-1) * 1 us; the ring
+    // links of a point-to-point machine are distinct, so they overlap.
+    double allReduce = 2.0 * (k - 1) / k * wBytes / 1e9 + 2.0 * (k - 1) * 1e-6;
+    if (k == 2)
+      EXPECT_NEAR(allReduce, 133.072e-6, 1e-15);
+    else
+      EXPECT_NEAR(allReduce, 202.608e-6, 1e-15);
+    EXPECT_NEAR(t, 10e-6 + 20e-6 + allReduce + updateSeconds(wBytes), 1e-15)
+        << k;
+    EXPECT_EQ(sim.report().communicationBytes,
+              2 * int64_t(k - 1) * int64_t(wBytes));
+  }
+}
+
+TEST(Simulator, SplitReductionCombinesPartialSums) {
+  OpGraph g = singleMatmul(64, 128, 256);
+  Machine m = testMachine(2);
+  ProfileTable prof;
+  addProfile(prof, g.nodes[0], {64, 256, 64}, 10, 20);
+  CostModel costs(m, &prof);
+  Simulator sim(g, m, costs);
+  Strategy s;
+  s.configs.push_back({{1, 1, 2}, {0, 1}}); // split k (Reduction) in two
+  double t = sim.simulateFull(s);
+  // Both halves compute [0,10]; gpu1's partial y (65536 B) reaches gpu0 at
+  // 10 + 1 + 65.536 us, then gpu0 sums two partials of 65536 B: elementwise
+  // class, 16384 flops and 3 * 65536 bytes.
+  double combine =
+      std::max(16384 / (1e12 * 0.25), 3.0 * 65536 / (1e12 * 0.8));
+  double expected = 10e-6 + 1e-6 + 65.536e-6 + combine;
+  EXPECT_NEAR(t, expected, 1e-15);
+  // The weight halves differ: no all-reduce, only the partial sum moves.
+  EXPECT_EQ(sim.report().communicationBytes, 65536);
+}
+
+TEST(Simulator, MemoryOverflowFlagged) {
+  OpGraph g = singleMatmul(64, 1024, 1024); // w: 4 MiB
+  Machine small = testMachine(4, 6 << 20);  // 6 MiB per device
+  CostModel costs(small);
+  Simulator sim(g, small, costs);
+  sim.simulateFull(dataParallelStrategy(g, 4));
+  // Every replica holds w and its gradient (8 MiB) plus x and y shards.
+  EXPECT_EQ(sim.peakMemoryBytes(), 2 * (4 << 20) + 16 * 1024 * 4 * 2);
+  EXPECT_TRUE(sim.overCapacity());
+  EXPECT_TRUE(sim.report().overCapacity);
+  // Splitting the weight's output columns four ways fits.
+  Strategy s;
+  s.configs.push_back({{1, 4, 1}, {0, 1, 2, 3}});
+  sim.simulateFull(s);
+  EXPECT_EQ(sim.peakMemoryBytes(),
+            2 * (1 << 20) + 64 * 1024 * 4 + 64 * 256 * 4);
+  EXPECT_FALSE(sim.overCapacity());
+}
+
+TEST(Simulator, ProfileTableErrors) {
+  auto missing = loadProfileTable("/nonexistent/profile.json");
+  ASSERT_FALSE(static_cast<bool>(missing));
+  EXPECT_NE(llvm::toString(missing.takeError()).find("/nonexistent/profile.json"),
+            std::string::npos);
+  auto bad = readProfileTableJSON(R"({"entries":[{"kind":"k","extents":[1],
+      "element_bytes":4,"device":"d","forward_us":1}]})");
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_NE(llvm::toString(bad.takeError())
+                .find("entries[0]: missing field 'backward_us'"),
+            std::string::npos);
+  ProfileTable t;
+  t.add({"linalg.matmul", {2, 3}, 4, "G", 1e-6, 2e-6});
+  auto back = readProfileTableJSON(writeProfileTableJSON(t));
+  ASSERT_TRUE(static_cast<bool>(back));
+  int64_t ext[2] = {2, 3};
+  const ProfileEntry *e = back->find("linalg.matmul", ext, 2, 4, "G");
+  ASSERT_NE(e, nullptr);
+  EXPECT_DOUBLE_EQ(e->backwardSeconds, 2e-6);
+  EXPECT_EQ(back->find("linalg.matmul", ext, 2, 2, "G"), nullptr);
+}
+
+TEST(Simulator, BackwardCostFollowsGradientInputs) {
+  // Second layer: both x (activation) and w need gradients: 2 products.
+  OpGraph g = makeMLPGraph(64, {128, 128, 128});
+  Machine m = testMachine(1);
+  CostModel costs(m);
+  int64_t ext[3] = {64, 128, 128};
+  TaskCosts first = costs.tileCosts(g, g.nodes[0], ext, 1e9, 0);
+  TaskCosts second = costs.tileCosts(g, g.nodes[2], ext, 1e9, 0);
+  EXPECT_DOUBLE_EQ(first.backward, first.forward);
+  EXPECT_DOUBLE_EQ(second.backward, 2 * second.forward);
+}
