@@ -5,6 +5,7 @@
 #include "soap/Simulator/CostModel.h"
 #include "soap/Simulator/GraphBuilder.h"
 #include "soap/Simulator/Simulator.h"
+#include "soap/Simulator/Trace.h"
 
 #include <gtest/gtest.h>
 
@@ -192,4 +193,37 @@ TEST(Simulator, BackwardCostFollowsGradientInputs) {
   TaskCosts second = costs.tileCosts(g, g.nodes[2], ext, 1e9, 0);
   EXPECT_DOUBLE_EQ(first.backward, first.forward);
   EXPECT_DOUBLE_EQ(second.backward, 2 * second.forward);
+}
+
+TEST(Simulator, TraceAndReportJSON) {
+  OpGraph g = makeMLPGraph(64, {128, 256});
+  Machine m = testMachine(2);
+  CostModel costs(m);
+  Simulator sim(g, m, costs);
+  Strategy s = singleDeviceStrategy(g);
+  s.configs[1].devices = {1};
+  sim.simulateFull(s);
+  auto trace = llvm::json::parse(writeChromeTrace(sim));
+  ASSERT_TRUE(static_cast<bool>(trace)) << llvm::toString(trace.takeError());
+  const llvm::json::Array *events =
+      trace->getAsObject()->getArray("traceEvents");
+  ASSERT_NE(events, nullptr);
+  int complete = 0;
+  bool linkTrack = false;
+  for (const llvm::json::Value &e : *events) {
+    const llvm::json::Object *o = e.getAsObject();
+    if (o->getString("ph") == llvm::StringRef("X"))
+      ++complete;
+    if (o->getString("name") == llvm::StringRef("thread_name") &&
+        o->getObject("args")->getString("name") == llvm::StringRef("nvlink 0->1"))
+      linkTrack = true;
+  }
+  // 2 forward, 2 backward, 2 transfers, 1 update.
+  EXPECT_EQ(complete, 7);
+  EXPECT_TRUE(linkTrack);
+  llvm::json::Object report = reportToJSON(sim);
+  EXPECT_EQ(*report.getInteger("communication_bytes"), 2 * 65536);
+  EXPECT_DOUBLE_EQ(*report.getNumber("predicted_iteration_ms"),
+                   sim.iterationTime() * 1e3);
+  EXPECT_EQ(report.getArray("configs")->size(), 2u);
 }
