@@ -105,6 +105,8 @@ struct Simulator::Impl {
   std::vector<HeapItem> heap;
   std::vector<int64_t> memory; // per device
   bool deltaMode = false;
+  /// Tasks processed by delta simulations (statistics).
+  int64_t processed = 0;
 
   // Scratch.
   std::vector<int32_t> scratchA, scratchB, ownerComb;
@@ -254,6 +256,7 @@ struct Simulator::Impl {
       if (blocked || r != item.ready)
         continue;
       ready[t] = r;
+      ++processed;
       double s = r;
       int32_t rs = res[t];
       if (rs >= 0) {
@@ -755,6 +758,8 @@ int64_t Simulator::peakMemoryBytes() const {
 bool Simulator::overCapacity() const {
   return peakMemoryBytes() > machine.device.memoryBytes;
 }
+
+int64_t Simulator::deltaTasksProcessed() const { return impl->processed; }
 
 SimulationReport Simulator::report() const {
   const Impl &im = *impl;

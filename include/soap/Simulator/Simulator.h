@@ -123,6 +123,9 @@ public:
   int64_t peakMemoryBytes() const;
   bool overCapacity() const;
   int64_t communicationBytes() const { return commBytes; }
+  /// Tasks (re)processed by all delta simulations so far (a task may be
+  /// processed more than once per delta simulation).
+  int64_t deltaTasksProcessed() const;
 
   SimulationReport report() const;
   /// All live tasks, in no particular order.
