@@ -89,8 +89,14 @@ Value collectSteps(ModelBuilder &mb, ArrayRef<Value> steps,
                    const std::string &name) {
   SmallVector<int64_t> shape = ModelBuilder::shapeOf(steps.front());
   int64_t batch = shape[0], hidden = shape[1];
-  Value all = mb.empty({batch, kSteps, hidden}, name + ".empty");
+  // [B, H] -> [B, 1, H] first, so the insertions are not rank-reducing;
+  // all reshapes precede the insertion chain (like the parts of a concat).
+  SmallVector<Value> expanded;
   for (auto [t, s] : llvm::enumerate(steps))
+    expanded.push_back(mb.expand(s, {batch, 1, hidden}, {{0}, {1, 2}},
+                                 name + ".t" + std::to_string(t) + ".expand"));
+  Value all = mb.empty({batch, kSteps, hidden}, name + ".empty");
+  for (auto [t, s] : llvm::enumerate(expanded))
     all = mb.insert(s, all, {0, static_cast<int64_t>(t), 0},
                     {batch, 1, hidden}, name + ".t" + std::to_string(t));
   return all;
