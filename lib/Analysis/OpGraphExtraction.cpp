@@ -156,6 +156,16 @@ public:
 
   FailureOr<ExtractedOpGraph> run();
 
+  llvm::SmallBitVector parameterArguments() {
+    findParameters();
+    Block &body = func.getBody().front();
+    llvm::SmallBitVector result(body.getNumArguments());
+    for (BlockArgument arg : body.getArguments())
+      if (isParameter(arg))
+        result.set(arg.getArgNumber());
+    return result;
+  }
+
 private:
   // Parameters.
   void findParameters();
@@ -185,6 +195,7 @@ private:
   LogicalResult visitReplicated(Operation *op);
 
   bool isFoldableFill(Operation *op) const;
+  static bool isPureDataMovement(linalg::LinalgOp op);
   static double bodyFlops(linalg::LinalgOp op);
   static bool hasStaticShape(Value value);
 
@@ -219,6 +230,33 @@ double Extractor::bodyFlops(linalg::LinalgOp op) {
       if (!isa<linalg::IndexOp, arith::ConstantOp>(inner))
         ++bodyOps;
   return iterations * static_cast<double>(bodyOps);
+}
+
+/// A copy, transpose or broadcast: one input whose element is yielded as is,
+/// read through a projected permutation (unit dimensions may be constant 0),
+/// written through a permutation.
+bool Extractor::isPureDataMovement(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops())
+    return false;
+  if (isa<linalg::TransposeOp, linalg::BroadcastOp, linalg::CopyOp>(
+          op.getOperation()))
+    return true;
+  Block *body = op.getBlock();
+  if (!body || body->getOperations().size() != 1)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+  if (!yield || yield.getNumOperands() != 1 ||
+      yield.getOperand(0) != body->getArgument(0))
+    return false;
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  AffineMap inMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  return outMap.isPermutation() &&
+         llvm::all_of(inMap.getResults(), [](AffineExpr e) {
+           return isa<AffineDimExpr>(e) ||
+                  (isa<AffineConstantExpr>(e) &&
+                   cast<AffineConstantExpr>(e).getValue() == 0);
+         });
 }
 
 /// A fill whose result only initializes linalg ops (the accumulator of a
@@ -284,6 +322,17 @@ void Extractor::findParameters() {
         if (space->isParameterOperand[i])
           markWeightSources(in->get());
     });
+    // Vectors (biases, scales) beside higher-rank data arguments are
+    // weights too.
+    bool hasMatrixData = llvm::any_of(body.getArguments(), [&](Value arg) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      return type && type.getRank() >= 2 && !isParameter(arg);
+    });
+    if (hasMatrixData)
+      for (BlockArgument arg : body.getArguments())
+        if (auto type = dyn_cast<RankedTensorType>(arg.getType());
+            type && type.getRank() == 1)
+          parameters.insert(arg);
   }
   // Constants and values computed from parameters only are parameters.
   for (Operation &op : body.without_terminator()) {
@@ -372,6 +421,34 @@ int32_t Extractor::newNode(Operation *anchor, StringRef kind) {
 LogicalResult Extractor::addInput(int32_t node, Value value,
                                   SmallVector<DimAccess> dims,
                                   Operation *user) {
+  // Reading a broadcast / transpose / copy of a parameter reads the
+  // parameter itself, through the composed access.
+  while (isParameter(value)) {
+    auto view = dyn_cast_or_null<linalg::LinalgOp>(value.getDefiningOp());
+    if (!view || !isPureDataMovement(view))
+      break;
+    OpOperand *in = view.getDpsInputOperand(0);
+    AffineMap inMap = view.getMatchingIndexingMap(in);
+    AffineMap outMap = view.getMatchingIndexingMap(view.getDpsInitOperand(0));
+    SmallVector<DimAccess> sourceDims;
+    for (AffineExpr e : inMap.getResults()) {
+      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+        sourceDims.push_back(constantAccess(c.getValue()));
+        continue;
+      }
+      unsigned loop = cast<AffineDimExpr>(e).getPosition();
+      std::optional<unsigned> position = outMap.getResultPosition(e);
+      if (!position)
+        break;
+      (void)loop;
+      sourceDims.push_back(dims[*position]);
+    }
+    if (sourceDims.size() != inMap.getNumResults())
+      break;
+    result.nodeOps[node].push_back(view);
+    value = in->get();
+    dims = std::move(sourceDims);
+  }
   // Reading a folded pad reads its source, shifted by the low padding.
   auto pad = foldedPads.find(value);
   if (pad != foldedPads.end()) {
@@ -383,6 +460,11 @@ LogicalResult Extractor::addInput(int32_t node, Value value,
         pad->second.op->getName().getStringRef().str());
     value = pad->second.source;
   }
+  // A scalar constant broadcast into the body is no data flow.
+  if (auto type = dyn_cast<RankedTensorType>(value.getType());
+      type && type.getRank() == 0 &&
+      isa_and_nonnull<arith::ConstantOp>(value.getDefiningOp()))
+    return success();
   FailureOr<int32_t> tensor = getTensor(value, user);
   if (failed(tensor))
     return failure();
@@ -612,8 +694,16 @@ LogicalResult Extractor::visitInsertSlice(tensor::InsertSliceOp op) {
   Value dest = op.getDest();
   int32_t node;
   auto open = openOutput.find(dest);
+  // Extend the chain's node unless the source is produced after it (the
+  // graph keeps a topological order).
+  auto producedAfter = [&](Value v, int32_t n) {
+    auto it = tensorOf.find(v);
+    return it != tensorOf.end() &&
+           result.graph.tensors[it->second].producer > n;
+  };
   if (options.groupOps && open != openOutput.end() && dest.hasOneUse() &&
-      isa_and_nonnull<tensor::InsertSliceOp>(dest.getDefiningOp())) {
+      isa_and_nonnull<tensor::InsertSliceOp>(dest.getDefiningOp()) &&
+      !producedAfter(op.getSource(), open->second)) {
     node = open->second;
     openOutput.erase(dest);
     result.nodeOps[node].push_back(op);
@@ -717,13 +807,14 @@ LogicalResult Extractor::visitReshape(Operation *op,
     expandedAccess.push_back(loopAccess(d));
   }
   for (const ReassociationIndices &group : groups) {
+    // Row-major: the last dimension of the group varies fastest.
+    SmallVector<int64_t> strides(group.size(), 1);
+    for (int64_t i = static_cast<int64_t>(group.size()) - 2; i >= 0; --i)
+      strides[i] = strides[i + 1] * expanded.getDimSize(group[i + 1]);
     DimAccess access;
-    int64_t stride = 1;
-    for (auto it = group.rbegin(); it != group.rend(); ++it) {
-      if (expanded.getDimSize(*it) != 1)
-        addTerm(access, *it, stride);
-      stride *= expanded.getDimSize(*it);
-    }
+    for (auto [dim, stride] : llvm::zip(group, strides))
+      if (expanded.getDimSize(dim) != 1)
+        addTerm(access, dim, stride);
     collapsedAccess.push_back(access);
   }
   if (isExpand) {
@@ -808,6 +899,36 @@ LogicalResult Extractor::visit(Operation *op) {
 }
 
 void Extractor::finalize() {
+  // Drop tensors no node reads or writes (outputs replaced by grouping).
+  auto &tensors = result.graph.tensors;
+  std::vector<bool> used(tensors.size(), false);
+  for (Node &node : result.graph.nodes) {
+    for (Operand &op : node.inputs)
+      used[op.tensor] = true;
+    for (Operand &op : node.outputs)
+      used[op.tensor] = true;
+  }
+  std::vector<int32_t> newIndex(tensors.size(), -1);
+  std::vector<Tensor> kept;
+  SmallVector<Value> keptValues;
+  for (size_t t = 0; t < tensors.size(); ++t)
+    if (used[t]) {
+      newIndex[t] = kept.size();
+      kept.push_back(std::move(tensors[t]));
+      keptValues.push_back(result.tensorValues[t]);
+    }
+  tensors = std::move(kept);
+  result.tensorValues = std::move(keptValues);
+  tensorOf.clear();
+  for (auto [i, v] : llvm::enumerate(result.tensorValues))
+    tensorOf[v] = i;
+  for (Node &node : result.graph.nodes) {
+    for (Operand &op : node.inputs)
+      op.tensor = newIndex[op.tensor];
+    for (Operand &op : node.outputs)
+      op.tensor = newIndex[op.tensor];
+  }
+
   for (Node &node : result.graph.nodes) {
     double bytes = 0;
     llvm::SmallDenseSet<int32_t> seen;
@@ -879,6 +1000,11 @@ FailureOr<func::FuncOp> mlir::soap::findEntryFunction(ModuleOp module,
     return diag;
   }
   return candidates.front();
+}
+
+llvm::SmallBitVector mlir::soap::getParameterArguments(func::FuncOp func) {
+  Extractor extractor(func, OpGraphExtractionOptions());
+  return extractor.parameterArguments();
 }
 
 FailureOr<ExtractedOpGraph>

@@ -7,6 +7,7 @@
 
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 #include "soap/Transforms/Passes.h"
+#include "soap/Transforms/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -25,6 +26,7 @@ int main(int argc, char **argv) {
 
   mlir::registerAllPasses();
   mlir::soap::registerSOAPPasses();
+  mlir::soap::registerSOAPPipelines();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "SOAP optimizer driver\n", registry));

@@ -19,6 +19,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <string>
@@ -50,6 +51,12 @@ std::string getStableName(Operation *op);
 /// with a body that no other function calls. Emits an error when there is no
 /// such function or more than one candidate.
 FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef name = "");
+
+/// Which arguments of `func` are parameters (weights): those marked
+/// `soap.parameter`; in a function with no marked argument, those that reach a
+/// weight position (a convolution's filter, the side of a matmul that carries
+/// no batch loop), possibly through transposes, broadcasts and reshapes.
+llvm::SmallBitVector getParameterArguments(func::FuncOp func);
 
 /// Builds the op graph of `func`. Emits a located error (and fails) for what
 /// cannot be represented: dynamic shapes, calls, ops SOAP does not

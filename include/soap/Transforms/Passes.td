@@ -41,4 +41,47 @@ def DumpGraph : Pass<"soap-dump-graph", "ModuleOp"> {
   ];
 }
 
+def StripAsserts : Pass<"soap-strip-asserts"> {
+  let summary = "Erase cf.assert ops (exporters' shape checks)";
+  let description = [{
+    torch-mlir exports guard shapes with `cf.assert`; once the shapes are
+    static the asserts only pin values SOAP must partition. This pass erases
+    them (canonicalization already folds the trivially true ones).
+  }];
+}
+
+def RescaleBatch : Pass<"soap-rescale-batch", "ModuleOp"> {
+  let summary = "Rescale the batch dimension of the entry function";
+  let description = [{
+    Models are often exported with batch 1. This pass sets the batch to
+    `batch`: the leading dimension of the entry function's data arguments
+    (those not marked `soap.parameter`) is followed through the function
+    (linalg indexing maps, pads, slices, reshapes, concatenations) and every
+    tensor dimension it reaches is rescaled, including `tensor.empty` shapes,
+    reshape shapes and the function's results. Fails with a diagnostic where
+    the batch dimension cannot be identified or cannot be followed.
+  }];
+  let options = [
+    Option<"batch", "batch", "int64_t", /*default=*/"0",
+           "New batch size (0: leave unchanged)">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Entry function (default: the public function no other calls)">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def AssignNames : Pass<"soap-assign-names", "ModuleOp"> {
+  let summary = "Give every layer of the entry function a stable name";
+  let description = [{
+    Builds the op graph of the entry function, reporting what cannot be
+    partitioned (errors) or runs replicated (remarks), and records each node's
+    name as a `soap.name` attribute on its anchor op, so strategies written for
+    a model apply to it again.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Entry function (default: the public function no other calls)">,
+  ];
+}
+
 #endif // SOAP_TRANSFORMS_PASSES_TD

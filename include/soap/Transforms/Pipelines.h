@@ -1,0 +1,37 @@
+//===- Pipelines.h - SOAP pass pipelines ------------------------*- C++ -*-===//
+
+#ifndef SOAP_TRANSFORMS_PIPELINES_H
+#define SOAP_TRANSFORMS_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace mlir {
+namespace soap {
+
+struct ImportOptions : public PassPipelineOptions<ImportOptions> {
+  Option<std::string> entry{
+      *this, "entry",
+      llvm::cl::desc("Entry function (default: the public function that no "
+                     "other function calls)"),
+      llvm::cl::init("")};
+  Option<int64_t> batch{*this, "batch",
+                        llvm::cl::desc("Rescale the batch to this size "
+                                       "(0: keep the model's batch)"),
+                        llvm::cl::init(0)};
+};
+
+/// Import: TOSA to linalg, inline calls to private helpers, drop exporters'
+/// asserts, canonicalize and CSE, rescale the batch, name every layer and
+/// report what cannot be partitioned.
+void buildImportPipeline(OpPassManager &pm, const ImportOptions &options);
+
+/// Registers `soap-import` as a pass pipeline (for soap-opt).
+void registerSOAPPipelines();
+
+} // namespace soap
+} // namespace mlir
+
+#endif // SOAP_TRANSFORMS_PIPELINES_H

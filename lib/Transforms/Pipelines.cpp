@@ -1,0 +1,48 @@
+//===- Pipelines.cpp - SOAP pass pipelines --------------------------------===//
+
+#include "soap/Transforms/Pipelines.h"
+
+#include "soap/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::soap;
+
+void mlir::soap::buildImportPipeline(OpPassManager &pm,
+                                     const ImportOptions &options) {
+  // TOSA models become linalg on tensors (a no-op on other models).
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(tosa::createTosaToLinalgNamed());
+  funcPm.addPass(tosa::createTosaToLinalg());
+  funcPm.addPass(createTosaToArithPass());
+  funcPm.addPass(createTosaToTensorPass());
+  // JAX exports call private helpers such as @relu.
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createStripAsserts());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.batch != 0) {
+    RescaleBatchOptions rescale;
+    rescale.batch = options.batch;
+    rescale.entry = options.entry;
+    pm.addPass(createRescaleBatch(rescale));
+    pm.addPass(createCanonicalizerPass());
+  }
+  AssignNamesOptions names;
+  names.entry = options.entry;
+  pm.addPass(createAssignNames(names));
+}
+
+void mlir::soap::registerSOAPPipelines() {
+  PassPipelineRegistration<ImportOptions>(
+      "soap-import",
+      "Import a model: TOSA to linalg, inline helpers, drop asserts, "
+      "canonicalize, rescale the batch, name the layers",
+      buildImportPipeline);
+}

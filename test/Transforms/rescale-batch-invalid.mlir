@@ -1,0 +1,42 @@
+// RUN: soap-opt %s -split-input-file -verify-diagnostics --soap-rescale-batch=batch=8
+
+// expected-error @below {{cannot identify the batch dimension: 'no_data' has no tensor argument that is not a parameter}}
+func.func @no_data(%w: tensor<4x4xf32> {soap.parameter}) -> tensor<4x4xf32> {
+  return %w : tensor<4x4xf32>
+}
+
+// -----
+
+// expected-error @below {{cannot identify the batch dimension: the data arguments' leading dimensions differ (2 and 3); mark the weights with {soap.parameter}}}
+func.func @ambiguous(%x: tensor<2x4xf32>, %y: tensor<3x4x4xf32>) -> tensor<2x4xf32> {
+  return %x : tensor<2x4xf32>
+}
+
+// -----
+
+// expected-error @below {{cannot identify the batch dimension: argument #0 of type 'tensor<?x4xf32>' has no static leading dimension}}
+func.func @dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  return %x : tensor<?x4xf32>
+}
+
+// -----
+
+func.func @non_splat(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  // expected-error @below {{cannot rescale the batch: this constant depends on the batch size and is not a splat}}
+  %c = arith.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %e = tensor.empty() : tensor<2x2xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %c : tensor<2x2xf32>, tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2xf32>
+  return %r : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @partial_slice(%x: tensor<4x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @below {{cannot rescale the batch through a slice of part of the batch}}
+  %s = tensor.extract_slice %x[0, 0] [2, 4] [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}
