@@ -3,6 +3,7 @@
 #include "soap/Analysis/IterationSpace.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -24,7 +25,34 @@ std::string IterationSpace::getKindLetters() const {
 }
 
 bool mlir::soap::hasIterationSpace(Operation *op) {
-  return isa<linalg::LinalgOp, TilingInterface>(op);
+  return isa<linalg::LinalgOp, TilingInterface, tensor::InsertSliceOp,
+             tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp, tensor::ConcatOp>(op);
+}
+
+/// Data movement between tensors (slices, reshapes, concatenation): one
+/// parallel loop per dimension of the larger side (the destination of an
+/// insertion, the expanded side of a reshape, the result otherwise), as the op
+/// graph extraction partitions them.
+static FailureOr<IterationSpace> getDataMovementIterationSpace(Operation *op) {
+  RankedTensorType type;
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+    type = insert.getDestType();
+  else if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op))
+    type = extract.getType();
+  else if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    type = expand.getResultType();
+  else if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
+    type = collapse.getSrcType();
+  else if (auto concat = dyn_cast<tensor::ConcatOp>(op))
+    type = cast<RankedTensorType>(concat.getType());
+  else
+    return failure();
+  IterationSpace space;
+  space.extents.assign(type.getShape().begin(), type.getShape().end());
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    space.kinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
+  return space;
 }
 
 /// Returns the loop that `map` uses for tensor dimension `dim`, if the result
@@ -171,5 +199,5 @@ mlir::soap::getIterationSpace(Operation *op,
     return getLinalgIterationSpace(linalgOp, isParameter);
   if (auto tilingOp = dyn_cast<TilingInterface>(op))
     return getTilingIterationSpace(tilingOp);
-  return failure();
+  return getDataMovementIterationSpace(op);
 }

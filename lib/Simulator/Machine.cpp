@@ -4,7 +4,9 @@
 
 #include "JSONUtil.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cassert>
@@ -352,5 +354,47 @@ llvm::Expected<Machine> soap::readMachineJSON(StringRef text) {
   if (!invalid.empty())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "machine: " + invalid);
+  return m;
+}
+
+llvm::Expected<Machine> soap::loadMachine(StringRef spec) {
+  if (!spec.ends_with(".json") && !llvm::sys::fs::exists(spec))
+    return getMachinePreset(spec);
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(spec);
+  if (!buffer)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot read machine file '" + spec.str() +
+                                       "': " + buffer.getError().message());
+  llvm::Expected<Machine> machine = readMachineJSON((*buffer)->getBuffer());
+  if (!machine)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        spec.str() + ": " + llvm::toString(machine.takeError()));
+  return machine;
+}
+
+llvm::Expected<Machine> soap::restrictDevices(const Machine &machine,
+                                              int32_t devices) {
+  auto fail = [&](const std::string &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot use " + std::to_string(devices) +
+                                       " devices of machine '" + machine.name +
+                                       "': " + why);
+  };
+  if (devices <= 0)
+    return fail("the number of devices must be positive");
+  if (devices > machine.numDevices())
+    return fail("it has only " + std::to_string(machine.numDevices()));
+  Machine m = machine;
+  if (devices <= machine.devicesPerNode) {
+    m.numNodes = 1;
+    m.devicesPerNode = devices;
+  } else if (devices % machine.devicesPerNode == 0) {
+    m.numNodes = devices / machine.devicesPerNode;
+  } else {
+    return fail("more than one node must be used whole (" +
+                std::to_string(machine.devicesPerNode) + " devices per node)");
+  }
   return m;
 }

@@ -46,8 +46,9 @@ struct IterationSpace {
   std::string getKindLetters() const;
 };
 
-/// True when `op` has an iteration space SOAP can partition: a linalg op or an
-/// op implementing TilingInterface.
+/// True when `op` has an iteration space SOAP can partition: a linalg op, an
+/// op implementing TilingInterface, or tensor data movement (slices, reshapes,
+/// concatenation).
 bool hasIterationSpace(Operation *op);
 
 /// Computes the iteration space of `op`. Fails (without emitting anything)

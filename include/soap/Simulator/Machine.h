@@ -96,6 +96,16 @@ llvm::Expected<Machine> getMachinePreset(llvm::StringRef name);
 /// Units: bytes, bytes/s, FLOP/s, seconds. Unknown keys are errors; "inter"
 /// may be omitted for a single node.
 llvm::Expected<Machine> readMachineJSON(llvm::StringRef text);
+
+/// A preset by name, or (when `spec` names an existing file or ends in
+/// ".json") a machine read from that JSON file. Errors name the file.
+llvm::Expected<Machine> loadMachine(llvm::StringRef spec);
+
+/// The first `devices` devices of `machine`: whole nodes when `devices` is a
+/// multiple of the devices per node, else part of one node. Errors when
+/// `devices` is not positive, exceeds the machine, or spans a partial node.
+llvm::Expected<Machine> restrictDevices(const Machine &machine,
+                                        int32_t devices);
 std::string writeMachineJSON(const Machine &machine);
 
 } // namespace soap

@@ -84,4 +84,27 @@ def AssignNames : Pass<"soap-assign-names", "ModuleOp"> {
   ];
 }
 
+def Simulate : Pass<"soap-simulate", "ModuleOp"> {
+  let summary = "Predict the training-iteration time of a strategy";
+  let description = [{
+    Extracts the op graph of the entry function and simulates one training
+    iteration (forward, backward, gradient synchronization, transfers) of a
+    strategy on a machine, printing the predicted time, communication volume
+    and peak memory per device to stdout.
+
+    The strategy is the `soap.config` attributes on the layers
+    (`strategy=annotated`, the default) or a named default (`data-parallel`,
+    `single`). The machine is `machine=PRESET|FILE.json`, or the module's
+    `soap.machine` attribute when no option is given.
+  }];
+  let options = [
+    Option<"machine", "machine", "std::string", /*default=*/"\"\"",
+           "Machine preset or JSON file (default: the module's soap.machine)">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"annotated\"",
+           "annotated | data-parallel | single">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Entry function (default: the public function no other calls)">,
+  ];
+}
+
 #endif // SOAP_TRANSFORMS_PASSES_TD

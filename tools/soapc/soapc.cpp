@@ -1,0 +1,316 @@
+//===- soapc.cpp - The SOAP driver ----------------------------------------===//
+//
+// soapc MODEL.mlir --machine=PRESET|FILE.json [--devices=N]
+//       [--strategy=search|data-parallel|expert|random|single|FILE.json]
+//       [--search-budget=SECONDS] [--seed=N] [--batch=N] [--entry=NAME]
+//       [--strategy-out=FILE.json] [--report=FILE.json] [--trace=FILE.json]
+//       [--emit=mlir] [-o OUT]
+// soapc --list-machines
+//
+// Imports the model, extracts its op graph, finds (or takes) a strategy,
+// simulates it, prints a summary, and writes what was asked for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Summary.h"
+
+#include "soap/Analysis/OpGraphExtraction.h"
+#include "soap/Dialect/SOAP/IR/SOAPDialect.h"
+#include "soap/Simulator/CostModel.h"
+#include "soap/Simulator/Machine.h"
+#include "soap/Simulator/Search.h"
+#include "soap/Simulator/Simulator.h"
+#include "soap/Simulator/Strategy.h"
+#include "soap/Simulator/Trace.h"
+#include "soap/Transforms/Pipelines.h"
+#include "soap/Transforms/StrategyAttributes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <random>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory soapcCategory("soapc options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+                                      cl::cat(soapcCategory));
+static cl::opt<bool> listMachines("list-machines",
+                                  cl::desc("List the machine presets and exit"),
+                                  cl::cat(soapcCategory));
+static cl::opt<std::string>
+    machineSpec("machine", cl::desc("Machine preset or JSON file"),
+                cl::value_desc("PRESET|FILE.json"), cl::init("p100-4x4"),
+                cl::cat(soapcCategory));
+static cl::opt<int> devicesOpt(
+    "devices", cl::desc("Use only the first N devices of the machine"),
+    cl::value_desc("N"), cl::init(0), cl::cat(soapcCategory));
+static cl::opt<std::string> strategyOpt(
+    "strategy",
+    cl::desc("search | data-parallel | expert | random | single | FILE.json"),
+    cl::init("search"), cl::cat(soapcCategory));
+static cl::opt<std::string> strategyIn(
+    "strategy-in", cl::desc("Read the strategy from FILE.json (same as "
+                            "--strategy=FILE.json)"),
+    cl::value_desc("FILE.json"), cl::cat(soapcCategory));
+static cl::opt<double> searchBudget("search-budget",
+                                    cl::desc("Search budget in seconds"),
+                                    cl::value_desc("SECONDS"), cl::init(10.0),
+                                    cl::cat(soapcCategory));
+static cl::opt<int64_t> searchProposals(
+    "search-proposals",
+    cl::desc("Stop the search after this many proposals (0: no limit; with a "
+             "limit the result does not depend on the machine's speed)"),
+    cl::init(0), cl::cat(soapcCategory));
+static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(1),
+                              cl::cat(soapcCategory));
+static cl::opt<int64_t> batch("batch",
+                              cl::desc("Rescale the model's batch to N"),
+                              cl::value_desc("N"), cl::init(0),
+                              cl::cat(soapcCategory));
+static cl::opt<std::string> entry("entry", cl::desc("Entry function"),
+                                  cl::value_desc("NAME"), cl::init(""),
+                                  cl::cat(soapcCategory));
+static cl::opt<std::string> strategyOut(
+    "strategy-out", cl::desc("Write the strategy as JSON"),
+    cl::value_desc("FILE.json"), cl::cat(soapcCategory));
+static cl::opt<std::string> reportFile("report",
+                                       cl::desc("Write the report as JSON"),
+                                       cl::value_desc("FILE.json"),
+                                       cl::cat(soapcCategory));
+static cl::opt<std::string> traceFile(
+    "trace", cl::desc("Write the simulated timeline (Chrome trace format)"),
+    cl::value_desc("FILE.json"), cl::cat(soapcCategory));
+static cl::opt<std::string> profileFile(
+    "profile", cl::desc("Measured op costs (profile table JSON)"),
+    cl::value_desc("FILE.json"), cl::cat(soapcCategory));
+static cl::opt<std::string>
+    emit("emit", cl::desc("What to write to -o: none | mlir (the model "
+                          "annotated with the strategy)"),
+         cl::init("none"), cl::cat(soapcCategory));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("OUT"), cl::init("-"),
+                                       cl::cat(soapcCategory));
+static cl::opt<bool> quiet("quiet", cl::desc("No progress on stderr"),
+                           cl::cat(soapcCategory));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "soapc: error: " << message << "\n";
+  return 1;
+}
+
+static bool writeFile(StringRef path, StringRef contents) {
+  std::string error;
+  auto file = openOutputFile(path, &error);
+  if (!file) {
+    llvm::errs() << "soapc: error: " << error << "\n";
+    return false;
+  }
+  file->os() << contents;
+  file->keep();
+  return true;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(soapcCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "soapc: find a fast parallelization strategy for a DNN training step\n");
+
+  if (listMachines) {
+    for (const std::string &name : ::soap::listMachinePresets()) {
+      llvm::Expected<::soap::Machine> m = ::soap::getMachinePreset(name);
+      if (!m)
+        return fail(llvm::toString(m.takeError()));
+      llvm::outs() << ::soap::describeMachine(*m) << "\n";
+    }
+    return 0;
+  }
+  if (inputFile.empty())
+    return fail("no model given (usage: soapc MODEL.mlir --machine=PRESET)");
+  if (emit != "none" && emit != "mlir")
+    return fail("unknown --emit='" + emit + "' (expected none or mlir)");
+  if (!strategyIn.empty()) {
+    if (strategyOpt.getNumOccurrences())
+      return fail("give either --strategy or --strategy-in, not both");
+    strategyOpt = strategyIn;
+  }
+  StringRef strategyKind = strategyOpt;
+  bool strategyFromFile = strategyKind.ends_with(".json");
+  if (!strategyFromFile &&
+      !llvm::is_contained({"search", "data-parallel", "expert", "random",
+                           "single"},
+                          strategyKind))
+    return fail("unknown --strategy='" + strategyKind +
+                "' (expected search, data-parallel, expert, random, single or "
+                "FILE.json)");
+  if (searchBudget <= 0)
+    return fail("--search-budget must be positive");
+  if (batch < 0)
+    return fail("--batch must be positive");
+
+  // The machine.
+  llvm::Expected<::soap::Machine> machineOr = ::soap::loadMachine(machineSpec);
+  if (!machineOr)
+    return fail(llvm::toString(machineOr.takeError()));
+  ::soap::Machine machine = *machineOr;
+  if (devicesOpt != 0) {
+    llvm::Expected<::soap::Machine> restricted =
+        ::soap::restrictDevices(machine, devicesOpt);
+    if (!restricted)
+      return fail(llvm::toString(restricted.takeError()));
+    machine = *restricted;
+  }
+  int32_t numDevices = machine.numDevices();
+  std::unique_ptr<::soap::ProfileTable> profile;
+  if (!profileFile.empty()) {
+    llvm::Expected<::soap::ProfileTable> table =
+        ::soap::loadProfileTable(profileFile);
+    if (!table)
+      return fail(llvm::toString(table.takeError()));
+    profile = std::make_unique<::soap::ProfileTable>(std::move(*table));
+  }
+
+  // The model.
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registry.insert<mlir::soap::SOAPDialect>();
+  MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
+  std::string error;
+  auto buffer = openInputFile(inputFile, &error);
+  if (!buffer)
+    return fail(error);
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+  PassManager pm(&context);
+  mlir::soap::ImportOptions importOptions;
+  importOptions.entry = entry;
+  importOptions.batch = batch;
+  mlir::soap::buildImportPipeline(pm, importOptions);
+  if (failed(pm.run(*module)))
+    return 1;
+  FailureOr<func::FuncOp> func = mlir::soap::findEntryFunction(*module, entry);
+  if (failed(func))
+    return 1;
+  mlir::soap::OpGraphExtractionOptions extractOptions;
+  extractOptions.remarkReplicated = false;
+  FailureOr<mlir::soap::ExtractedOpGraph> extracted =
+      mlir::soap::extractOpGraph(*func, extractOptions);
+  if (failed(extracted))
+    return 1;
+  const ::soap::OpGraph &graph = extracted->graph;
+  std::string modelName = llvm::sys::path::stem(inputFile).str();
+
+  // The strategy.
+  ::soap::CostModel costs(machine, profile.get());
+  ::soap::Simulator sim(graph, machine, costs);
+  ::soap::Strategy dataParallel =
+      ::soap::dataParallelStrategy(graph, numDevices);
+  double dataParallelSeconds = sim.simulateFull(dataParallel);
+  ::soap::Strategy strategy;
+  double searchSeconds = 0;
+  int64_t simulations = 1;
+  if (strategyFromFile) {
+    auto text = llvm::MemoryBuffer::getFile(strategyKind);
+    if (!text)
+      return fail("cannot read strategy file '" + strategyKind +
+                  "': " + text.getError().message());
+    llvm::Expected<::soap::Strategy> read =
+        ::soap::readStrategyJSON((*text)->getBuffer(), graph, numDevices);
+    if (!read)
+      return fail(strategyKind + ": " + llvm::toString(read.takeError()));
+    strategy = std::move(*read);
+  } else if (strategyKind == "data-parallel") {
+    strategy = dataParallel;
+  } else if (strategyKind == "single") {
+    strategy = ::soap::singleDeviceStrategy(graph);
+  } else if (strategyKind == "expert") {
+    strategy = ::soap::expertStrategy(graph, numDevices);
+  } else if (strategyKind == "random") {
+    std::mt19937_64 rng(seed);
+    for (const ::soap::Node &node : graph.nodes)
+      strategy.configs.push_back(::soap::randomConfig(node, numDevices, rng));
+  } else {
+    ::soap::SearchOptions options;
+    options.budgetSeconds = searchBudget;
+    options.maxProposals = searchProposals;
+    options.seed = seed;
+    options.quiet = quiet;
+    if (!quiet)
+      options.progress = [](const ::soap::SearchProgress &p) {
+        soapc::printProgress(p);
+      };
+    ::soap::SearchResult result =
+        ::soap::searchStrategy(graph, machine, costs, options);
+    if (!quiet)
+      soapc::endProgress();
+    strategy = result.best;
+    searchSeconds = result.searchSeconds;
+    simulations = result.simulations;
+  }
+  std::string invalid = ::soap::validateStrategy(graph, strategy, numDevices);
+  if (!invalid.empty())
+    return fail("invalid strategy: " + invalid);
+  double predicted = sim.simulateFull(strategy);
+
+  soapc::SummaryInputs summary{modelName, graph,        machine,
+                               strategyKind.str(), strategy, predicted,
+                               dataParallelSeconds, searchSeconds, simulations,
+                               sim.report()};
+  soapc::printSummary(llvm::outs(), summary);
+
+  if (!strategyOut.empty() &&
+      !writeFile(strategyOut, ::soap::writeStrategyJSON(graph, strategy)))
+    return 1;
+  if (!traceFile.empty() && !writeFile(traceFile, ::soap::writeChromeTrace(sim)))
+    return 1;
+  if (!reportFile.empty()) {
+    llvm::json::Object report = soapc::buildReport(summary, sim);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+    if (!writeFile(reportFile, text))
+      return 1;
+  }
+  if (emit == "mlir") {
+    mlir::soap::annotateStrategy(*extracted, strategy);
+    (*module)->setAttr(mlir::soap::SOAPDialect::kMachineAttrName,
+                       mlir::soap::machineToAttr(&context, machine));
+    if (failed(verify(*module)))
+      return fail("the annotated module does not verify");
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+    if (!writeFile(outputFile, text))
+      return 1;
+  }
+  return sim.overCapacity() ? (llvm::errs() << "soapc: warning: the strategy "
+                                               "exceeds device memory\n",
+                               0)
+                            : 0;
+}
