@@ -225,10 +225,34 @@ double Extractor::bodyFlops(linalg::LinalgOp op) {
   for (int64_t extent : op.getStaticLoopRanges())
     iterations *= static_cast<double>(std::max<int64_t>(extent, 1));
   int64_t bodyOps = 0;
+  bool selectsByIndex = false;
   if (Block *body = op.getBlock())
-    for (Operation &inner : body->without_terminator())
+    for (Operation &inner : body->without_terminator()) {
       if (!isa<linalg::IndexOp, arith::ConstantOp>(inner))
         ++bodyOps;
+      // A reduction that keeps the element whose loop index equals a value
+      // (an embedding lookup written as a one-hot contraction) is a gather:
+      // one element per output point, not one per iteration.
+      if (auto cmp = dyn_cast<arith::CmpIOp>(inner))
+        for (Value operand : cmp->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          while (def && isa<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp,
+                            arith::TruncIOp>(def))
+            def = def->getOperand(0).getDefiningOp();
+          if (isa_and_nonnull<linalg::IndexOp>(def) &&
+              op.getNumReductionLoops() > 0)
+            selectsByIndex = true;
+        }
+    }
+  if (selectsByIndex) {
+    double outputPoints = 1;
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    for (auto [extent, iterator] : llvm::zip(ranges, iterators))
+      if (iterator == utils::IteratorType::parallel)
+        outputPoints *= static_cast<double>(std::max<int64_t>(extent, 1));
+    return outputPoints;
+  }
   return iterations * static_cast<double>(bodyOps);
 }
 
