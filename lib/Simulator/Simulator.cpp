@@ -1,9 +1,38 @@
 //===- Simulator.cpp - Execution simulator (FlexFlow §5) ------------------===//
 //
-// Task graph in flat per-slot arrays (slots reused through a free list, so a
-// simulation in the steady state allocates nothing new); tasks grouped into
-// units that are rebuilt together: unit n < N holds node n's own tasks,
-// unit N + e the tasks of edge e. See Simulator.h for the model.
+// See Simulator.h for the model. Implementation outline:
+//
+// Blocks. The task graph is cut into blocks whose order is fixed by the
+// graph alone (never by the strategy):
+//   forward:  for n = 0..N-1: for each input edge e of n: FT(e), FR(e); F(n)
+//   backward: for n = N-1..0: for each output edge e of n: GT(e), GR(e); B(n)
+//   updates:  for n = N-1..0: U(n)
+// FT/GT hold an edge's forward / gradient transfers, FR/GR one zero-time
+// "receive" join per consumer / producer tile (what F(n, b) / B(p, a) wait
+// for), F the forward tasks, partial sums and combines, B the backward
+// tasks and all-reduces, U the updates. The static priority of a task is
+// (block, index in block); every dependency goes to a strictly smaller
+// priority, and every block depends only on earlier blocks, through `begin
+// + local index` of blocks that are rebuilt whenever their numbering may
+// change (a receive block keeps its size, hence its place, while only its
+// other endpoint changes).
+//
+// Storage. Tasks live in flat struct-of-arrays pools; each block owns a
+// range [begin, begin + cap) of the task pool and of the predecessor pool
+// (CSR) and is rebuilt in place when it fits, else moved to the end of the
+// pool with a doubled capacity; simulateFull() lays all blocks out afresh in
+// priority order. Nothing is allocated once capacities have settled.
+//
+// Sweep. With static per-resource order a schedule is one pass in priority
+// order keeping the last end per resource (`cur`). A delta simulation
+// rebuilds the changed node's blocks and its edges' blocks and re-sweeps
+// from a checkpoint of `cur` (saved every kCheckpoint blocks) before the
+// first rebuilt block. A block is recomputed when rebuilt or when a block it
+// depends on changed an end time ("input dirty"); otherwise only its tasks
+// whose resource predecessor's end differs from the one they saw are
+// recomputed. The sweep stops once it is past the last rebuilt block, no
+// input-dirty block is pending and every resource's running end equals the
+// old schedule's at that point (tracked exactly per resource).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,617 +70,1191 @@ const char *soap::taskKindName(TaskKind kind) {
 
 namespace {
 
-/// Canonical rank: stage (forward 0 / backward 1), node field (the node in
-/// forward, N-1-node in backward), sub-kind, then an index. Every edge goes
-/// from a smaller to a larger rank; ranks do not depend on slot numbers.
-uint64_t makeRank(uint64_t stage, uint64_t nodeField, uint64_t sub,
-                  uint64_t rest) {
-  assert(nodeField < (1u << 15) && sub < 16 && rest < (uint64_t(1) << 44));
-  return (stage << 63) | (nodeField << 48) | (sub << 44) | rest;
-}
+constexpr int32_t kCheckpoint = 16;
+
+enum BlockKind : uint8_t {
+  FwdTransfers,
+  FwdReceive,
+  ForwardBlock,
+  GradTransfers,
+  GradReceive,
+  BackwardBlock,
+  UpdateBlock,
+};
 
 struct Edge {
   int32_t producer, consumer, input, output;
 };
 
-struct NodeData {
+/// Per node, everything that depends on its config (recomputed when the
+/// config changes), plus the local task indices its blocks publish.
+struct NodeGeom {
   int32_t tiles = 0;
-  std::vector<int32_t> fwd, bwd;
-  /// Task providing tile t's final output (F, or its group's combine), its
-  /// device, and whether t is the first tile of its group (the owner).
-  std::vector<int32_t> source, sourceDevice;
-  std::vector<uint8_t> isSource;
-  /// Regions per tile: [t * numInputs + i], [t * numOutputs + o].
-  std::vector<Box> inRegions, outRegions;
-};
+  int32_t reduction = 1; ///< product of the degrees of Reduction loops
+  std::vector<int32_t> devices;
+  /// Regions per operand (inputs, then outputs), tile, tensor dimension.
+  std::vector<Range> regions;
+  std::vector<int32_t> opOffset;
+  std::vector<double> fwd, bwd;
+  std::vector<int64_t> kept;     ///< memory per tile
+  std::vector<int64_t> outBytes; ///< output bytes per tile (partial sums)
+  std::vector<int32_t> owner;    ///< first tile of the tile's reduction group
+  std::vector<uint8_t> outDisjoint; ///< per output: tiles' regions disjoint
+  /// Local index in F(n) of the task providing tile t's final output.
+  std::vector<int32_t> srcLocal;
+  /// Updates (built with B(n), emitted in U(n)): pred local index in B(n).
+  std::vector<int32_t> updPred, updDev;
+  std::vector<double> updDur;
 
-struct Unit {
-  std::vector<int32_t> tasks;
-  std::vector<std::pair<int32_t, int64_t>> memory;
-  int64_t comm = 0;
-};
-
-struct HeapItem {
-  double ready;
-  uint64_t rank;
-  int32_t task;
-  /// Min-heap order for std::push_heap (which builds a max-heap).
-  bool operator<(const HeapItem &o) const {
-    if (ready != o.ready)
-      return ready > o.ready;
-    return rank > o.rank;
+  const Range *region(int32_t operand, int32_t tile, int32_t rank) const {
+    return regions.data() + opOffset[operand] + size_t(tile) * rank;
   }
+};
+
+/// Static facts about a node.
+struct NodeStatic {
+  std::vector<int32_t> inEdges, outEdges;
+  std::vector<int32_t> ranks; ///< per operand (inputs, then outputs)
+  double scale = 1.0;
+  int32_t outElementBytes = 4;
+  /// Per input: bitmask of loops that index it (parameters only).
+  std::vector<uint32_t> paramLoops;
+};
+
+struct Block {
+  int32_t begin = -1, size = 0, cap = 0;
+  int32_t pbegin = -1, psize = 0, pcap = 0;
+  int64_t comm = 0;
+  std::vector<std::pair<int32_t, int64_t>> memory;
+};
+
+/// A block under construction. Predecessors >= 0 are global task ids; a
+/// negative one, ~i, is task i of the block (or, for receive blocks, of the
+/// transfer block before it).
+struct Stage {
+  std::vector<double> dur, bytes;
+  std::vector<int32_t> res, predStart, preds;
+  std::vector<uint8_t> kind;
+  void clear() {
+    dur.clear();
+    bytes.clear();
+    res.clear();
+    predStart.clear();
+    preds.clear();
+    kind.clear();
+  }
+  int32_t size() const { return static_cast<int32_t>(dur.size()); }
+  int32_t add(TaskKind k, int32_t resource, double duration,
+              double moved = 0) {
+    dur.push_back(duration);
+    bytes.push_back(moved);
+    res.push_back(resource);
+    kind.push_back(static_cast<uint8_t>(k));
+    predStart.push_back(static_cast<int32_t>(preds.size()));
+    return static_cast<int32_t>(dur.size()) - 1;
+  }
+  void pred(int32_t p) { preds.push_back(p); }
+};
+
+struct PairList {
+  std::vector<int32_t> a, b;
+  std::vector<int64_t> vol;
+  void clear() {
+    a.clear();
+    b.clear();
+    vol.clear();
+  }
+  size_t size() const { return a.size(); }
 };
 
 } // namespace
 
 struct Simulator::Impl {
-  // Per slot.
-  std::vector<double> dur, ready, start, end, seqReady, bytes;
-  std::vector<uint64_t> rank;
-  std::vector<int32_t> res, node, predCount;
-  std::vector<uint8_t> kind, alive, pending, inSeq, fresh;
-  std::vector<std::vector<int32_t>> preds, succs;
-  std::vector<int32_t> freeSlots;
-
-  std::vector<Unit> units;
-  std::vector<NodeData> nodes;
-  std::vector<Edge> edges;
-  std::vector<std::vector<int32_t>> nodeEdges; // incident edges per node
-  std::vector<double> nodeFullBytes;
-
-  std::vector<std::vector<int32_t>> seqs; // per resource, sorted by key
-  std::vector<double> resEnd;             // full simulation scratch
-  std::vector<HeapItem> heap;
-  std::vector<int64_t> memory; // per device
-  bool deltaMode = false;
-  /// Tasks processed by delta simulations (statistics).
-  int64_t processed = 0;
-
-  // Scratch.
-  std::vector<int32_t> scratchA, scratchB, ownerComb;
-
-  int32_t newTask(int32_t unit, TaskKind k, int32_t owner, int32_t resource,
-                  double duration, uint64_t rk, double moved = 0) {
-    int32_t t;
-    if (!freeSlots.empty()) {
-      t = freeSlots.back();
-      freeSlots.pop_back();
-    } else {
-      t = static_cast<int32_t>(dur.size());
-      dur.push_back(0);
-      ready.push_back(0);
-      start.push_back(0);
-      end.push_back(0);
-      seqReady.push_back(0);
-      bytes.push_back(0);
-      rank.push_back(0);
-      res.push_back(-1);
-      node.push_back(-1);
-      predCount.push_back(0);
-      kind.push_back(0);
-      alive.push_back(0);
-      pending.push_back(0);
-      inSeq.push_back(0);
-      fresh.push_back(0);
-      preds.emplace_back();
-      succs.emplace_back();
-    }
-    dur[t] = duration;
-    ready[t] = start[t] = end[t] = seqReady[t] = 0;
-    bytes[t] = moved;
-    rank[t] = rk;
-    res[t] = resource;
-    node[t] = owner;
-    kind[t] = static_cast<uint8_t>(k);
-    alive[t] = 1;
-    pending[t] = 0;
-    inSeq[t] = 0;
-    fresh[t] = 1;
-    preds[t].clear();
-    succs[t].clear();
-    units[unit].tasks.push_back(t);
-    return t;
-  }
-
-  void addEdge(int32_t u, int32_t v) {
-    assert(rank[u] < rank[v] && "task ranks must be topological");
-    succs[u].push_back(v);
-    preds[v].push_back(u);
-    if (deltaMode && !fresh[v])
-      mark(v);
-  }
-
-  double readyFromPreds(int32_t t) const {
-    double r = 0;
-    for (int32_t p : preds[t])
-      r = std::max(r, end[p]);
-    return r;
-  }
-
-  void mark(int32_t t) {
-    if (!alive[t])
-      return;
-    pending[t] = 1;
-    heap.push_back({readyFromPreds(t), rank[t], t});
-    std::push_heap(heap.begin(), heap.end());
-  }
-
-  /// Position of t in its resource sequence (binary search on its key).
-  size_t seqPos(int32_t t) const {
-    const std::vector<int32_t> &seq = seqs[res[t]];
-    double r = seqReady[t];
-    uint64_t rk = rank[t];
-    auto it = std::lower_bound(seq.begin(), seq.end(), t, [&](int32_t a, int32_t) {
-      return seqReady[a] < r || (seqReady[a] == r && rank[a] < rk);
-    });
-    assert(it != seq.end() && *it == t);
-    return static_cast<size_t>(it - seq.begin());
-  }
-
-  /// A task's start depends on the task just before it on its resource
-  /// (identity and end time): whenever either changes, the task at `pos`
-  /// (the new neighbour) is marked. Pending tasks are processed anyway.
-  void markAt(const std::vector<int32_t> &seq, size_t pos) {
-    if (pos < seq.size() && !pending[seq[pos]])
-      mark(seq[pos]);
-  }
-
-  void removeUnit(int32_t u, std::vector<int64_t> &mem, int64_t &comm) {
-    Unit &unit = units[u];
-    for (int32_t t : unit.tasks) {
-      for (int32_t p : preds[t]) {
-        std::vector<int32_t> &s = succs[p];
-        s.erase(std::remove(s.begin(), s.end(), t), s.end());
-      }
-      for (int32_t s : succs[t]) {
-        std::vector<int32_t> &p = preds[s];
-        p.erase(std::remove(p.begin(), p.end(), t), p.end());
-      }
-      if (deltaMode)
-        for (int32_t s : succs[t])
-          mark(s);
-      if (inSeq[t]) {
-        std::vector<int32_t> &seq = seqs[res[t]];
-        size_t pos = seqPos(t);
-        seq.erase(seq.begin() + pos);
-        inSeq[t] = 0;
-        if (deltaMode)
-          markAt(seq, pos);
-      }
-      preds[t].clear();
-      succs[t].clear();
-      alive[t] = 0;
-      pending[t] = 0;
-      freeSlots.push_back(t);
-    }
-    unit.tasks.clear();
-    for (auto &m : unit.memory)
-      mem[m.first] -= m.second;
-    unit.memory.clear();
-    comm -= unit.comm;
-    unit.comm = 0;
-  }
-
-  /// Algorithm 2's propagation: processes pending tasks in key order.
-  void propagate() {
-    while (!heap.empty()) {
-      std::pop_heap(heap.begin(), heap.end());
-      HeapItem item = heap.back();
-      heap.pop_back();
-      int32_t t = item.task;
-      if (!alive[t] || !pending[t] || rank[t] != item.rank)
-        continue;
-      double r = 0;
-      bool blocked = false;
-      for (int32_t p : preds[t]) {
-        if (pending[p]) {
-          blocked = true;
-          break;
-        }
-        r = std::max(r, end[p]);
-      }
-      // A blocked task is pushed again when its pending predecessor is
-      // processed; an entry with an outdated ready time has a newer twin.
-      if (blocked || r != item.ready)
-        continue;
-      ready[t] = r;
-      ++processed;
-      double s = r;
-      int32_t rs = res[t];
-      if (rs >= 0) {
-        std::vector<int32_t> &seq = seqs[rs];
-        if (inSeq[t] && seqReady[t] != r) {
-          size_t pos = seqPos(t);
-          seq.erase(seq.begin() + pos);
-          inSeq[t] = 0;
-          markAt(seq, pos);
-        }
-        size_t pos;
-        if (!inSeq[t]) {
-          uint64_t rk = rank[t];
-          auto it = std::lower_bound(
-              seq.begin(), seq.end(), t, [&](int32_t a, int32_t) {
-                return seqReady[a] < r || (seqReady[a] == r && rank[a] < rk);
-              });
-          pos = static_cast<size_t>(it - seq.begin());
-          seq.insert(it, t);
-          seqReady[t] = r;
-          inSeq[t] = 1;
-          markAt(seq, pos + 1);
-        } else {
-          pos = seqPos(t);
-        }
-        // The previous task's current end, even if it is pending: when it is
-        // processed and its end changes (or it moves), it marks this one.
-        if (pos > 0)
-          s = std::max(r, end[seq[pos - 1]]);
-      }
-      double e = s + dur[t];
-      pending[t] = 0;
-      start[t] = s;
-      if (fresh[t] || e != end[t]) {
-        fresh[t] = 0;
-        end[t] = e;
-        for (int32_t x : succs[t])
-          mark(x);
-        if (rs >= 0) {
-          const std::vector<int32_t> &seq = seqs[rs];
-          markAt(seq, seqPos(t) + 1);
-        }
-      } else {
-        for (int32_t x : succs[t])
-          if (pending[x])
-            mark(x);
-      }
-    }
-  }
-
-  /// Algorithm 1 over all live tasks.
-  void fullSimulation(int32_t numResources) {
-    for (auto &seq : seqs)
-      seq.clear();
-    resEnd.assign(numResources, 0.0);
-    heap.clear();
-    int32_t slots = static_cast<int32_t>(dur.size());
-    for (int32_t t = 0; t < slots; ++t) {
-      if (!alive[t])
-        continue;
-      ready[t] = 0;
-      pending[t] = 0;
-      fresh[t] = 0;
-      inSeq[t] = 0;
-      predCount[t] = static_cast<int32_t>(preds[t].size());
-      if (predCount[t] == 0)
-        heap.push_back({0.0, rank[t], t});
-    }
-    std::make_heap(heap.begin(), heap.end());
-    while (!heap.empty()) {
-      std::pop_heap(heap.begin(), heap.end());
-      HeapItem item = heap.back();
-      heap.pop_back();
-      int32_t t = item.task;
-      double r = ready[t];
-      double s = r;
-      int32_t rs = res[t];
-      if (rs >= 0) {
-        s = std::max(r, resEnd[rs]);
-        seqs[rs].push_back(t);
-        seqReady[t] = r;
-        inSeq[t] = 1;
-      }
-      double e = s + dur[t];
-      start[t] = s;
-      end[t] = e;
-      if (rs >= 0)
-        resEnd[rs] = e;
-      for (int32_t x : succs[t]) {
-        ready[x] = std::max(ready[x], e);
-        if (--predCount[x] == 0) {
-          heap.push_back({ready[x], rank[x], x});
-          std::push_heap(heap.begin(), heap.end());
-        }
-      }
-    }
-  }
-
-  double iterationTime() const {
-    double m = 0;
-    for (const auto &seq : seqs)
-      if (!seq.empty())
-        m = std::max(m, end[seq.back()]);
-    return m;
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// Building units
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-struct Builder {
   const OpGraph &graph;
   const Machine &machine;
   const CostModel &costs;
   const Strategy &strategy;
-  Simulator::Impl &im;
-  std::vector<int64_t> &memory;
-  int64_t &comm;
+  int32_t N = 0, D = 0, R = 0, NB = 0;
 
-  int32_t numDevices() const { return machine.numDevices(); }
-  int32_t numNodes() const { return static_cast<int32_t>(graph.nodes.size()); }
+  std::vector<Edge> edges;
+  std::vector<NodeStatic> nstat;
+  std::vector<NodeGeom> geom;
+  std::vector<PairList> pairs; // per edge
 
-  void addMemory(Unit &u, int32_t device, int64_t b) {
-    if (b == 0)
-      return;
-    u.memory.push_back({device, b});
-    memory[device] += b;
+  // Blocks (index = priority order).
+  std::vector<Block> blocks;
+  std::vector<uint8_t> blockKind;
+  std::vector<int32_t> blockOwner; ///< node (F, B, U) or edge
+  std::vector<int32_t> blockNode;  ///< node named in reports
+  std::vector<int32_t> succBegin, succs;
+  std::vector<int32_t> fwdTransferBlock, fwdRecvBlock, gradTransferBlock,
+      gradRecvBlock, forwardBlock, backwardBlock, updateBlock;
+
+  // Task pool (struct of arrays).
+  int32_t poolSize = 0, predPoolSize = 0;
+  std::vector<double> dur, ready, start, end, chainIn, bytes;
+  std::vector<int32_t> res, predBegin, predEnd;
+  std::vector<uint8_t> kind;
+  std::vector<int32_t> predPool;
+
+  // Sweep state.
+  std::vector<double> cur, finalEnd, snapshots;
+  std::vector<uint8_t> dirty, inputDirty, rebuild;
+  int32_t dirtyCount = 0, pendingDirty = 0;
+  // Per-resource scratch of a rebuilt block.
+  std::vector<uint32_t> stampTouch, stampOld;
+  std::vector<double> before, oldLast;
+  std::vector<uint8_t> dirtyBefore;
+  std::vector<int32_t> touched;
+  uint32_t epoch = 0;
+
+  std::vector<int64_t> memory; // per device
+  int64_t comm = 0;
+  int64_t processed = 0;
+  bool deltaMode = false;
+
+  // Build scratch.
+  Stage stageMain, stageRecv;
+  std::vector<int32_t> linkSlot, slotLink, pairSlot, lastSeen, bucketCount,
+      bucketItems, keys, scratchDevs, scratchLinks, groupJoin2, members;
+  std::vector<int64_t> slotBytes, recvBytes;
+  std::vector<uint64_t> masks;
+
+  Impl(const OpGraph &g, const Machine &m, const CostModel &c,
+       const Strategy &s)
+      : graph(g), machine(m), costs(c), strategy(s) {}
+
+  //===--------------------------------------------------------------------===//
+  // Setup
+  //===--------------------------------------------------------------------===//
+
+  void init() {
+    N = static_cast<int32_t>(graph.nodes.size());
+    D = machine.numDevices();
+    R = D + machine.numLinks();
+    nstat.resize(N);
+    geom.resize(N);
+    for (int32_t n = 0; n < N; ++n) {
+      const Node &node = graph.nodes[n];
+      NodeStatic &ns = nstat[n];
+      double full = 0;
+      for (const Operand &op : node.inputs) {
+        full += double(graph.tensors[op.tensor].bytes());
+        ns.ranks.push_back(static_cast<int32_t>(op.dims.size()));
+      }
+      for (const Operand &op : node.outputs) {
+        full += double(graph.tensors[op.tensor].bytes());
+        ns.ranks.push_back(static_cast<int32_t>(op.dims.size()));
+      }
+      ns.scale = node.bytes > 0 && full > 0 ? node.bytes / full : 1.0;
+      ns.outElementBytes =
+          node.outputs.empty()
+              ? 4
+              : graph.tensors[node.outputs[0].tensor].elementBytes;
+      for (int32_t i = 0, e = static_cast<int32_t>(node.inputs.size()); i < e;
+           ++i) {
+        const Operand &op = node.inputs[i];
+        uint32_t mask = 0;
+        if (graph.tensors[op.tensor].isParameter)
+          for (const DimAccess &da : op.dims)
+            if (!da.whole)
+              for (const LoopTerm &term : da.terms)
+                if (term.coefficient != 0)
+                  mask |= 1u << term.loop;
+        ns.paramLoops.push_back(mask);
+        int32_t t = op.tensor;
+        int32_t p = graph.tensors[t].producer;
+        if (p < 0)
+          continue;
+        const Node &prod = graph.nodes[p];
+        int32_t o = 0;
+        while (prod.outputs[o].tensor != t)
+          ++o;
+        int32_t id = static_cast<int32_t>(edges.size());
+        edges.push_back({p, n, i, o});
+        nstat[p].outEdges.push_back(id);
+        ns.inEdges.push_back(id);
+      }
+    }
+    int32_t E = static_cast<int32_t>(edges.size());
+    pairs.resize(E);
+    fwdTransferBlock.assign(E, -1);
+    fwdRecvBlock.assign(E, -1);
+    gradTransferBlock.assign(E, -1);
+    gradRecvBlock.assign(E, -1);
+    forwardBlock.assign(N, -1);
+    backwardBlock.assign(N, -1);
+    updateBlock.assign(N, -1);
+    auto addBlock = [&](BlockKind k, int32_t owner, int32_t node) {
+      blockKind.push_back(k);
+      blockOwner.push_back(owner);
+      blockNode.push_back(node);
+      return static_cast<int32_t>(blockKind.size()) - 1;
+    };
+    for (int32_t n = 0; n < N; ++n) {
+      for (int32_t e : nstat[n].inEdges) {
+        fwdTransferBlock[e] = addBlock(FwdTransfers, e, n);
+        fwdRecvBlock[e] = addBlock(FwdReceive, e, n);
+      }
+      forwardBlock[n] = addBlock(ForwardBlock, n, n);
+    }
+    for (int32_t n = N - 1; n >= 0; --n) {
+      for (int32_t e : nstat[n].outEdges) {
+        gradTransferBlock[e] = addBlock(GradTransfers, e, edges[e].consumer);
+        gradRecvBlock[e] = addBlock(GradReceive, e, edges[e].consumer);
+      }
+      backwardBlock[n] = addBlock(BackwardBlock, n, n);
+    }
+    for (int32_t n = N - 1; n >= 0; --n)
+      updateBlock[n] = addBlock(UpdateBlock, n, n);
+    NB = static_cast<int32_t>(blockKind.size());
+    blocks.resize(NB);
+    // Static successors: the blocks that read a block's tasks.
+    std::vector<std::vector<int32_t>> succ(NB);
+    for (int32_t e = 0; e < E; ++e) {
+      succ[fwdTransferBlock[e]].push_back(fwdRecvBlock[e]);
+      succ[fwdRecvBlock[e]].push_back(forwardBlock[edges[e].consumer]);
+      succ[forwardBlock[edges[e].producer]].push_back(fwdTransferBlock[e]);
+      succ[forwardBlock[edges[e].producer]].push_back(fwdRecvBlock[e]);
+      succ[gradTransferBlock[e]].push_back(gradRecvBlock[e]);
+      succ[gradRecvBlock[e]].push_back(backwardBlock[edges[e].producer]);
+      succ[backwardBlock[edges[e].consumer]].push_back(gradTransferBlock[e]);
+      succ[backwardBlock[edges[e].consumer]].push_back(gradRecvBlock[e]);
+    }
+    for (int32_t n = 0; n < N; ++n) {
+      succ[forwardBlock[n]].push_back(backwardBlock[n]);
+      succ[backwardBlock[n]].push_back(updateBlock[n]);
+    }
+    succBegin.assign(NB + 1, 0);
+    for (int32_t b = 0; b < NB; ++b) {
+      for (int32_t s : succ[b]) {
+        (void)s;
+        assert(s > b && "blocks must depend on earlier blocks only");
+      }
+      succBegin[b + 1] = succBegin[b] + static_cast<int32_t>(succ[b].size());
+      succs.insert(succs.end(), succ[b].begin(), succ[b].end());
+    }
+    cur.assign(R, 0.0);
+    finalEnd.assign(R, 0.0);
+    snapshots.assign(size_t((NB + kCheckpoint - 1) / kCheckpoint + 1) * R,
+                     0.0);
+    dirty.assign(R, 0);
+    inputDirty.assign(NB, 0);
+    rebuild.assign(NB, 0);
+    stampTouch.assign(R, 0);
+    stampOld.assign(R, 0);
+    before.assign(R, 0.0);
+    oldLast.assign(R, 0.0);
+    dirtyBefore.assign(R, 0);
+    memory.assign(D, 0);
+    linkSlot.assign(machine.numLinks(), -1);
   }
 
-  int32_t transfer(int32_t unit, TaskKind k, int32_t owner, int32_t src,
-                   int32_t dst, int64_t nbytes, uint64_t rk) {
-    int32_t link = machine.linkBetween(src, dst);
-    double time = machine.linkLatency(link) +
-                  double(nbytes) / machine.linkBandwidth(link);
-    im.units[unit].comm += nbytes;
-    comm += nbytes;
-    return im.newTask(unit, k, owner, numDevices() + link, time, rk,
-                      double(nbytes));
-  }
+  //===--------------------------------------------------------------------===//
+  // Node geometry
+  //===--------------------------------------------------------------------===//
 
-  void buildNode(int32_t n) {
+  void computeGeometry(int32_t n) {
     const Node &node = graph.nodes[n];
+    const NodeStatic &ns = nstat[n];
     const ParallelConfig &cfg = strategy.configs[n];
-    NodeData &nd = im.nodes[n];
-    Unit &unit = im.units[n];
+    NodeGeom &g = geom[n];
     int32_t T = cfg.numTiles();
     int32_t L = node.numLoops();
     int32_t NI = static_cast<int32_t>(node.inputs.size());
     int32_t NO = static_cast<int32_t>(node.outputs.size());
-    int32_t bwdField = numNodes() - 1 - n;
-    nd.tiles = T;
-    nd.fwd.resize(T);
-    nd.bwd.resize(T);
-    nd.source.resize(T);
-    nd.sourceDevice.resize(T);
-    nd.isSource.assign(T, 1);
-    nd.inRegions.resize(size_t(T) * NI);
-    nd.outRegions.resize(size_t(T) * NO);
-
-    int64_t tileExtents[kMaxRank];
-    for (int32_t l = 0; l < L; ++l)
-      tileExtents[l] = node.extents[l] / cfg.degrees[l];
+    g.tiles = T;
+    g.devices.assign(cfg.devices.begin(), cfg.devices.end());
+    g.opOffset.resize(NI + NO);
+    int32_t total = 0;
+    for (int32_t k = 0; k < NI + NO; ++k) {
+      g.opOffset[k] = total;
+      total += T * ns.ranks[k];
+    }
+    g.regions.resize(total);
+    g.fwd.resize(T);
+    g.bwd.resize(T);
+    g.kept.resize(T);
+    g.outBytes.resize(T);
+    g.owner.resize(T);
+    int64_t chunk[kMaxRank], lo[kMaxRank], hi[kMaxRank];
+    int32_t coords[kMaxRank];
+    int32_t reduction = 1, ownerStride[kMaxRank];
+    {
+      int32_t stride = 1;
+      for (int32_t l = L - 1; l >= 0; --l) {
+        chunk[l] = node.extents[l] / cfg.degrees[l];
+        coords[l] = 0;
+        bool red = node.loopKinds[l] == LoopKind::Reduction;
+        if (red)
+          reduction *= cfg.degrees[l];
+        ownerStride[l] = red ? 0 : stride;
+        stride *= cfg.degrees[l];
+      }
+    }
+    g.reduction = reduction;
     double tileFlops = node.flops / T;
-    double scale = node.bytes > 0 && im.nodeFullBytes[n] > 0
-                       ? node.bytes / im.nodeFullBytes[n]
-                       : 1.0;
-
+    double lastBytes = -1;
+    TaskCosts c;
     for (int32_t t = 0; t < T; ++t) {
-      int32_t dev = cfg.devices[t];
-      Box loops = tileLoopBox(node, cfg.degrees, t);
-      int64_t tileBytes = 0, kept = 0;
-      for (int32_t i = 0; i < NI; ++i) {
-        const Operand &op = node.inputs[i];
-        const Tensor &tensor = graph.tensors[op.tensor];
-        Box &b = nd.inRegions[size_t(t) * NI + i];
-        b = accessRegion(op, tensor, loops);
-        int64_t rb = b.volume() * tensor.elementBytes;
-        tileBytes += rb;
-        if (tensor.isParameter)
-          kept += 2 * rb; // weights and their gradient
-        else if (tensor.producer < 0)
-          kept += rb; // graph input shard
+      int32_t own = 0;
+      for (int32_t l = 0; l < L; ++l) {
+        lo[l] = coords[l] * chunk[l];
+        hi[l] = lo[l] + chunk[l];
+        own += coords[l] * ownerStride[l];
       }
-      for (int32_t o = 0; o < NO; ++o) {
-        const Operand &op = node.outputs[o];
+      g.owner[t] = own;
+      int64_t tileBytes = 0, kept = 0, outB = 0;
+      for (int32_t k = 0; k < NI + NO; ++k) {
+        const Operand &op = k < NI ? node.inputs[k] : node.outputs[k - NI];
         const Tensor &tensor = graph.tensors[op.tensor];
-        Box &b = nd.outRegions[size_t(t) * NO + o];
-        b = accessRegion(op, tensor, loops);
-        int64_t rb = b.volume() * tensor.elementBytes;
-        tileBytes += rb;
-        kept += rb;
-      }
-      TaskCosts c = costs.tileCosts(graph, node, tileExtents, tileFlops,
-                                    double(tileBytes) * scale);
-      nd.fwd[t] = im.newTask(n, TaskKind::Forward, n, dev, c.forward,
-                             makeRank(0, n, 1, t));
-      nd.bwd[t] = im.newTask(n, TaskKind::Backward, n, dev, c.backward,
-                             makeRank(1, bwdField, 1, t));
-      im.addEdge(nd.fwd[t], nd.bwd[t]);
-      nd.source[t] = nd.fwd[t];
-      nd.sourceDevice[t] = dev;
-      addMemory(unit, dev, kept);
-    }
-
-    // Split reduction loops: partial sums to the group owner, combined there.
-    int32_t r = 1;
-    for (int32_t l = 0; l < L; ++l)
-      if (node.loopKinds[l] == LoopKind::Reduction)
-        r *= cfg.degrees[l];
-    if (r > 1) {
-      im.ownerComb.assign(T, -1);
-      int32_t groups = 0, partials = 0;
-      std::array<int32_t, kMaxRank> coords;
-      int32_t eb = NO ? graph.tensors[node.outputs[0].tensor].elementBytes : 4;
-      for (int32_t a = 0; a < T; ++a) {
-        tileCoordinates(cfg.degrees, a, coords);
-        int32_t owner = 0;
-        for (int32_t l = 0; l < L; ++l)
-          owner = owner * cfg.degrees[l] +
-                  (node.loopKinds[l] == LoopKind::Reduction ? 0 : coords[l]);
-        int64_t outBytes = 0;
-        for (int32_t o = 0; o < NO; ++o)
-          outBytes += nd.outRegions[size_t(a) * NO + o].volume() *
-                      graph.tensors[node.outputs[o].tensor].elementBytes;
-        int32_t ownerDev = cfg.devices[owner];
-        if (owner == a) {
-          int32_t comb = im.newTask(n, TaskKind::Combine, n, ownerDev,
-                                    costs.combineTime(double(outBytes), r, eb),
-                                    makeRank(0, n, 3, groups++));
-          im.ownerComb[a] = comb;
-          im.addEdge(nd.fwd[a], comb);
-        } else {
-          nd.isSource[a] = 0;
-          int32_t comb = im.ownerComb[owner];
-          if (cfg.devices[a] == ownerDev) {
-            im.addEdge(nd.fwd[a], comb);
-          } else {
-            int32_t x = transfer(n, TaskKind::PartialSum, n, cfg.devices[a],
-                                 ownerDev, outBytes,
-                                 makeRank(0, n, 2, partials++));
-            im.addEdge(nd.fwd[a], x);
-            im.addEdge(x, comb);
+        int32_t rank = ns.ranks[k];
+        Range *r = g.regions.data() + g.opOffset[k] + size_t(t) * rank;
+        int64_t vol = 1;
+        for (int32_t d = 0; d < rank; ++d) {
+          const DimAccess &access = op.dims[d];
+          int64_t extent = tensor.shape[d];
+          if (access.whole) {
+            r[d] = {0, extent};
+            vol *= extent;
+            continue;
           }
+          int64_t a = access.constant, last = access.constant;
+          for (const LoopTerm &term : access.terms) {
+            if (term.coefficient >= 0) {
+              a += term.coefficient * lo[term.loop];
+              last += term.coefficient * (hi[term.loop] - 1);
+            } else {
+              a += term.coefficient * (hi[term.loop] - 1);
+              last += term.coefficient * lo[term.loop];
+            }
+          }
+          a = std::max<int64_t>(a, 0);
+          int64_t h = std::min<int64_t>(last + 1, extent);
+          if (h < a)
+            h = a;
+          r[d] = {a, h};
+          vol *= h - a;
         }
-        nd.source[a] = im.ownerComb[owner];
-        nd.sourceDevice[a] = ownerDev;
+        int64_t rb = vol * tensor.elementBytes;
+        tileBytes += rb;
+        if (k < NI) {
+          if (tensor.isParameter)
+            kept += 2 * rb; // weights and their gradient
+          else if (tensor.producer < 0)
+            kept += rb; // graph input shard
+        } else {
+          kept += rb;
+          outB += rb;
+        }
+      }
+      g.kept[t] = kept;
+      g.outBytes[t] = outB;
+      double scaled = double(tileBytes) * ns.scale;
+      if (scaled != lastBytes) {
+        int64_t tileExtents[kMaxRank];
+        for (int32_t l = 0; l < L; ++l)
+          tileExtents[l] = chunk[l];
+        c = costs.tileCosts(graph, node, tileExtents, tileFlops, scaled);
+        lastBytes = scaled;
+      }
+      g.fwd[t] = c.forward;
+      g.bwd[t] = c.backward;
+      for (int32_t l = L - 1; l >= 0; --l) {
+        if (++coords[l] < cfg.degrees[l])
+          break;
+        coords[l] = 0;
       }
     }
+    // An output's tile regions are disjoint when every split loop indexes
+    // one of its dimensions alone.
+    g.outDisjoint.assign(NO, 1);
+    for (int32_t o = 0; o < NO; ++o) {
+      const Operand &op = node.outputs[o];
+      for (int32_t l = 0; l < L; ++l) {
+        if (cfg.degrees[l] == 1)
+          continue;
+        bool found = false;
+        for (const DimAccess &da : op.dims)
+          if (!da.whole && da.terms.size() == 1 && da.terms[0].loop == l &&
+              da.terms[0].coefficient != 0)
+            found = true;
+        if (!found) {
+          g.outDisjoint[o] = 0;
+          break;
+        }
+      }
+    }
+  }
 
-    // Parameters: replicas of the same region all-reduce their gradient.
-    for (int32_t i = 0; i < NI; ++i) {
+  //===--------------------------------------------------------------------===//
+  // Pool
+  //===--------------------------------------------------------------------===//
+
+  void growPools() {
+    if (static_cast<int32_t>(dur.size()) < poolSize) {
+      size_t n = std::max<size_t>(size_t(poolSize), dur.size() * 3 / 2);
+      dur.resize(n);
+      ready.resize(n);
+      start.resize(n);
+      end.resize(n);
+      chainIn.resize(n);
+      bytes.resize(n);
+      res.resize(n);
+      predBegin.resize(n);
+      predEnd.resize(n);
+      kind.resize(n);
+    }
+    if (static_cast<int32_t>(predPool.size()) < predPoolSize)
+      predPool.resize(
+          std::max<size_t>(size_t(predPoolSize), predPool.size() * 3 / 2));
+  }
+
+  /// Copies `st` into block b's ranges (in place when it fits).
+  void commit(int32_t b, const Stage &st, int32_t negBase) {
+    Block &bl = blocks[b];
+    int32_t n = st.size();
+    int32_t np = static_cast<int32_t>(st.preds.size());
+    if (bl.begin < 0 || n > bl.cap) {
+      bl.cap = std::max(n, bl.begin < 0 ? bl.cap : 2 * bl.cap);
+      bl.begin = poolSize;
+      poolSize += bl.cap;
+    }
+    if (bl.pbegin < 0 || np > bl.pcap) {
+      bl.pcap = std::max(np, bl.pbegin < 0 ? bl.pcap : 2 * bl.pcap);
+      bl.pbegin = predPoolSize;
+      predPoolSize += bl.pcap;
+    }
+    growPools();
+    bl.size = n;
+    bl.psize = np;
+    int32_t base = negBase >= 0 ? negBase : bl.begin;
+    for (int32_t k = 0; k < np; ++k) {
+      int32_t p = st.preds[k];
+      predPool[bl.pbegin + k] = p >= 0 ? p : base + ~p;
+    }
+    for (int32_t i = 0; i < n; ++i) {
+      int32_t t = bl.begin + i;
+      dur[t] = st.dur[i];
+      bytes[t] = st.bytes[i];
+      res[t] = st.res[i];
+      kind[t] = st.kind[i];
+      predBegin[t] = bl.pbegin + st.predStart[i];
+      predEnd[t] = bl.pbegin + (i + 1 < n ? st.predStart[i + 1] : np);
+    }
+  }
+
+  void addMemory(Block &bl, int32_t device, int64_t b) {
+    if (b == 0)
+      return;
+    bl.memory.push_back({device, b});
+    memory[device] += b;
+  }
+
+  void dropAccounting(Block &bl) {
+    for (auto &m : bl.memory)
+      memory[m.first] -= m.second;
+    bl.memory.clear();
+    comm -= bl.comm;
+    bl.comm = 0;
+  }
+
+  int32_t beginOf(int32_t b) const { return blocks[b].begin; }
+
+  /// Slot of `link` among the transfers being built (new slots get bytes 0
+  /// and `words` zero mask words).
+  int32_t slotFor(int32_t link, size_t words) {
+    int32_t &s = linkSlot[link];
+    if (s < 0) {
+      s = static_cast<int32_t>(slotLink.size());
+      slotLink.push_back(link);
+      slotBytes.push_back(0);
+      masks.resize(masks.size() + words, 0);
+    }
+    return s;
+  }
+  void resetSlots() {
+    for (int32_t l : slotLink)
+      linkSlot[l] = -1;
+    slotLink.clear();
+    slotBytes.clear();
+    masks.clear();
+  }
+  double linkTime(int32_t link, int64_t nbytes) const {
+    return machine.linkLatency(link) +
+           double(nbytes) / machine.linkBandwidth(link);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Block builders
+  //===--------------------------------------------------------------------===//
+
+  /// Intersecting (producer tile, consumer tile) pairs of edge e, consumer
+  /// tile major.
+  void computePairs(int32_t e) {
+    const Edge &ed = edges[e];
+    const NodeGeom &gp = geom[ed.producer], &gc = geom[ed.consumer];
+    int32_t NIp = static_cast<int32_t>(graph.nodes[ed.producer].inputs.size());
+    int32_t rank = nstat[ed.consumer].ranks[ed.input];
+    int32_t opP = NIp + ed.output, opC = ed.input;
+    PairList &pl = pairs[e];
+    pl.clear();
+    int32_t Tp = gp.tiles, Tc = gc.tiles;
+    // Fast path: identical partitions into disjoint regions.
+    if (Tp == Tc && gp.outDisjoint[ed.output]) {
+      bool same = true;
+      for (int32_t t = 0; t < Tp && same; ++t) {
+        const Range *P = gp.region(opP, t, rank), *C = gc.region(opC, t, rank);
+        for (int32_t d = 0; d < rank; ++d)
+          if (!(P[d] == C[d])) {
+            same = false;
+            break;
+          }
+      }
+      if (same) {
+        for (int32_t t = 0; t < Tp; ++t) {
+          const Range *P = gp.region(opP, t, rank);
+          int64_t v = 1;
+          for (int32_t d = 0; d < rank; ++d)
+            v *= P[d].size();
+          if (v == 0)
+            continue;
+          pl.a.push_back(t);
+          pl.b.push_back(t);
+          pl.vol.push_back(v);
+        }
+        return;
+      }
+    }
+    for (int32_t b = 0; b < Tc; ++b) {
+      const Range *C = gc.region(opC, b, rank);
+      for (int32_t a = 0; a < Tp; ++a) {
+        const Range *P = gp.region(opP, a, rank);
+        int64_t v = 1;
+        for (int32_t d = 0; d < rank; ++d) {
+          int64_t l = std::max(P[d].lo, C[d].lo);
+          int64_t h = std::min(P[d].hi, C[d].hi);
+          if (h <= l) {
+            v = 0;
+            break;
+          }
+          v *= h - l;
+        }
+        if (v == 0)
+          continue;
+        pl.a.push_back(a);
+        pl.b.push_back(b);
+        pl.vol.push_back(v);
+      }
+    }
+  }
+
+  /// FT(e) into stageMain and FR(e) into stageRecv.
+  void buildForwardEdge(int32_t e) {
+    computePairs(e);
+    const Edge &ed = edges[e];
+    const NodeGeom &gp = geom[ed.producer], &gc = geom[ed.consumer];
+    const PairList &pl = pairs[e];
+    Block &bl = blocks[fwdTransferBlock[e]];
+    int32_t eb =
+        graph.tensors[graph.nodes[ed.consumer].inputs[ed.input].tensor]
+            .elementBytes;
+    int32_t Tp = gp.tiles, Tc = gc.tiles;
+    size_t words = size_t(Tp + 63) / 64;
+    int32_t srcBase = beginOf(forwardBlock[ed.producer]);
+    resetSlots();
+    pairSlot.resize(pl.size());
+    recvBytes.assign(Tc, 0);
+    for (size_t k = 0; k < pl.size(); ++k) {
+      int32_t a = pl.a[k], b = pl.b[k];
+      if (gp.owner[a] != a) { // combined at its group's owner
+        pairSlot[k] = -2;
+        continue;
+      }
+      int32_t devA = gp.devices[a], devB = gc.devices[b];
+      if (devA == devB) {
+        pairSlot[k] = -1;
+        continue;
+      }
+      int64_t nb = pl.vol[k] * eb;
+      int32_t x = slotFor(machine.linkBetween(devA, devB), words);
+      slotBytes[x] += nb;
+      masks[size_t(x) * words + a / 64] |= uint64_t(1) << (a % 64);
+      recvBytes[b] += nb;
+      pairSlot[k] = x;
+    }
+    Stage &st = stageMain;
+    st.clear();
+    int64_t moved = 0;
+    for (size_t x = 0; x < slotLink.size(); ++x) {
+      int32_t link = slotLink[x];
+      st.add(TaskKind::Transfer, D + link, linkTime(link, slotBytes[x]),
+             double(slotBytes[x]));
+      moved += slotBytes[x];
+      for (size_t w = 0; w < words; ++w)
+        for (uint64_t m = masks[x * words + w]; m; m &= m - 1) {
+          int32_t a = static_cast<int32_t>(w * 64) + __builtin_ctzll(m);
+          st.pred(srcBase + gp.srcLocal[a]);
+        }
+    }
+    bl.comm = moved;
+    comm += moved;
+    for (int32_t b = 0; b < Tc; ++b)
+      addMemory(bl, gc.devices[b], recvBytes[b]);
+    // Receive joins: pairs are consumer-tile major.
+    Stage &rv = stageRecv;
+    rv.clear();
+    lastSeen.assign(slotLink.size(), -1);
+    size_t k = 0;
+    for (int32_t b = 0; b < Tc; ++b) {
+      rv.add(TaskKind::Join, -1, 0.0);
+      for (; k < pl.size() && pl.b[k] == b; ++k) {
+        int32_t s = pairSlot[k];
+        if (s == -1)
+          rv.pred(srcBase + gp.srcLocal[pl.a[k]]);
+        else if (s >= 0 && lastSeen[s] != b) {
+          lastSeen[s] = b;
+          rv.pred(~s);
+        }
+      }
+    }
+    resetSlots();
+  }
+
+  /// GT(e) into stageMain and GR(e) into stageRecv (pairs from FT(e)).
+  void buildGradientEdge(int32_t e) {
+    const Edge &ed = edges[e];
+    const NodeGeom &gp = geom[ed.producer], &gc = geom[ed.consumer];
+    const PairList &pl = pairs[e];
+    Block &bl = blocks[gradTransferBlock[e]];
+    int32_t eb =
+        graph.tensors[graph.nodes[ed.consumer].inputs[ed.input].tensor]
+            .elementBytes;
+    int32_t Tp = gp.tiles, Tc = gc.tiles;
+    size_t words = size_t(Tc + 63) / 64;
+    int32_t bwdBase = beginOf(backwardBlock[ed.consumer]);
+    resetSlots();
+    pairSlot.resize(pl.size());
+    bucketCount.assign(Tp + 1, 0);
+    for (size_t k = 0; k < pl.size(); ++k) {
+      int32_t a = pl.a[k], b = pl.b[k];
+      ++bucketCount[a + 1];
+      int32_t devA = gp.devices[a], devB = gc.devices[b];
+      if (devA == devB) {
+        pairSlot[k] = -1;
+        continue;
+      }
+      int32_t x = slotFor(machine.linkBetween(devB, devA), words);
+      slotBytes[x] += pl.vol[k] * eb;
+      masks[size_t(x) * words + b / 64] |= uint64_t(1) << (b % 64);
+      pairSlot[k] = x;
+    }
+    Stage &st = stageMain;
+    st.clear();
+    int64_t moved = 0;
+    for (size_t x = 0; x < slotLink.size(); ++x) {
+      int32_t link = slotLink[x];
+      st.add(TaskKind::GradientTransfer, D + link,
+             linkTime(link, slotBytes[x]), double(slotBytes[x]));
+      moved += slotBytes[x];
+      for (size_t w = 0; w < words; ++w)
+        for (uint64_t m = masks[x * words + w]; m; m &= m - 1)
+          st.pred(bwdBase + static_cast<int32_t>(w * 64) +
+                  __builtin_ctzll(m));
+    }
+    bl.comm = moved;
+    comm += moved;
+    // Receive joins per producer tile: bucket the pairs by producer tile.
+    for (int32_t a = 0; a < Tp; ++a)
+      bucketCount[a + 1] += bucketCount[a];
+    bucketItems.resize(pl.size());
+    for (size_t k = 0; k < pl.size(); ++k)
+      bucketItems[bucketCount[pl.a[k]]++] = static_cast<int32_t>(k);
+    Stage &rv = stageRecv;
+    rv.clear();
+    lastSeen.assign(slotLink.size(), -1);
+    int32_t from = 0;
+    for (int32_t a = 0; a < Tp; ++a) {
+      rv.add(TaskKind::Join, -1, 0.0);
+      int32_t to = bucketCount[a];
+      for (int32_t q = from; q < to; ++q) {
+        int32_t k = bucketItems[q];
+        int32_t s = pairSlot[k];
+        if (s == -1)
+          rv.pred(bwdBase + pl.b[k]);
+        else if (lastSeen[s] != a) {
+          lastSeen[s] = a;
+          rv.pred(~s);
+        }
+      }
+      from = to;
+    }
+    resetSlots();
+  }
+
+  void buildForward(int32_t n) {
+    NodeGeom &g = geom[n];
+    const NodeStatic &ns = nstat[n];
+    Block &bl = blocks[forwardBlock[n]];
+    Stage &st = stageMain;
+    st.clear();
+    int32_t T = g.tiles;
+    for (int32_t t = 0; t < T; ++t) {
+      st.add(TaskKind::Forward, g.devices[t], g.fwd[t]);
+      for (int32_t e : ns.inEdges)
+        st.pred(beginOf(fwdRecvBlock[e]) + t);
+      addMemory(bl, g.devices[t], g.kept[t]);
+    }
+    g.srcLocal.resize(T);
+    if (g.reduction == 1) {
+      for (int32_t t = 0; t < T; ++t)
+        g.srcLocal[t] = t;
+      return;
+    }
+    // Split reduction loops: partial sums travel to the group owner, one
+    // transfer task per link, and are summed there.
+    resetSlots();
+    int64_t moved = 0;
+    for (int32_t a = 0; a < T; ++a) {
+      int32_t o = g.owner[a];
+      if (o == a || g.devices[a] == g.devices[o])
+        continue;
+      int32_t x = slotFor(machine.linkBetween(g.devices[a], g.devices[o]), 0);
+      slotBytes[x] += g.outBytes[a];
+      moved += g.outBytes[a];
+    }
+    int32_t X = static_cast<int32_t>(slotLink.size());
+    // Transfer x's sources, in tile order.
+    for (int32_t x = 0; x < X; ++x) {
+      int32_t link = slotLink[x];
+      st.add(TaskKind::PartialSum, D + link, linkTime(link, slotBytes[x]),
+             double(slotBytes[x]));
+      for (int32_t a = 0; a < T; ++a) {
+        int32_t o = g.owner[a];
+        if (o != a && g.devices[a] != g.devices[o] &&
+            linkSlot[machine.linkBetween(g.devices[a], g.devices[o])] == x)
+          st.pred(~a);
+      }
+    }
+    bl.comm = moved;
+    comm += moved;
+    lastSeen.assign(X, -1);
+    for (int32_t o = 0; o < T; ++o) {
+      if (g.owner[o] != o)
+        continue;
+      int32_t comb = st.add(TaskKind::Combine, g.devices[o],
+                            costs.combineTime(double(g.outBytes[o]),
+                                              g.reduction, ns.outElementBytes));
+      st.pred(~o);
+      for (int32_t a = 0; a < T; ++a) {
+        if (g.owner[a] != o || a == o || g.devices[a] == g.devices[o])
+          continue;
+        int32_t x = linkSlot[machine.linkBetween(g.devices[a], g.devices[o])];
+        if (lastSeen[x] != o) {
+          lastSeen[x] = o;
+          st.pred(~(T + x));
+        }
+      }
+      g.srcLocal[o] = comb;
+    }
+    for (int32_t a = 0; a < T; ++a)
+      g.srcLocal[a] = g.srcLocal[g.owner[a]];
+    resetSlots();
+  }
+
+  void buildBackward(int32_t n) {
+    NodeGeom &g = geom[n];
+    const NodeStatic &ns = nstat[n];
+    const Node &node = graph.nodes[n];
+    const ParallelConfig &cfg = strategy.configs[n];
+    Block &bl = blocks[backwardBlock[n]];
+    Stage &st = stageMain;
+    st.clear();
+    int32_t T = g.tiles;
+    int32_t fwdBase = beginOf(forwardBlock[n]);
+    for (int32_t t = 0; t < T; ++t) {
+      st.add(TaskKind::Backward, g.devices[t], g.bwd[t]);
+      st.pred(fwdBase + t);
+      for (int32_t e : ns.outEdges)
+        st.pred(beginOf(gradRecvBlock[e]) + t);
+    }
+    g.updPred.clear();
+    g.updDev.clear();
+    g.updDur.clear();
+    int64_t moved = 0;
+    int32_t L = node.numLoops();
+    for (int32_t i = 0, NI = static_cast<int32_t>(node.inputs.size()); i < NI;
+         ++i) {
       const Tensor &tensor = graph.tensors[node.inputs[i].tensor];
       if (!tensor.isParameter)
         continue;
-      assert(i < 256 && "too many inputs");
-      std::vector<int32_t> &leader = im.scratchA; // group leader per tile
-      leader.assign(T, -1);
-      int32_t g = 0;
-      for (int32_t t = 0; t < T; ++t) {
-        if (leader[t] >= 0)
-          continue;
-        const Box &region = nd.inRegions[size_t(t) * NI + i];
-        std::vector<int32_t> &members = im.scratchB;
-        members.clear();
-        for (int32_t u = t; u < T; ++u)
-          if (leader[u] < 0 && nd.inRegions[size_t(u) * NI + i] == region) {
-            leader[u] = t;
-            members.push_back(u);
+      // Replicas: tiles with the same coordinates on the loops indexing the
+      // parameter read the same region.
+      uint32_t mask = ns.paramLoops[i];
+      keys.resize(T);
+      int32_t numKeys = 1;
+      {
+        int32_t coords[kMaxRank];
+        for (int32_t l = 0; l < L; ++l)
+          coords[l] = 0;
+        for (int32_t t = 0; t < T; ++t) {
+          int32_t key = 0;
+          for (int32_t l = 0; l < L; ++l)
+            if (mask & (1u << l))
+              key = key * cfg.degrees[l] + coords[l];
+          keys[t] = key;
+          for (int32_t l = L - 1; l >= 0; --l) {
+            if (++coords[l] < cfg.degrees[l])
+              break;
+            coords[l] = 0;
           }
-        int64_t nbytes = region.volume() * tensor.elementBytes;
-        double upd = costs.updateTime(double(nbytes), tensor.elementBytes);
-        int32_t k = static_cast<int32_t>(members.size());
-        if (k == 1) {
-          int32_t u = im.newTask(n, TaskKind::Update, n, cfg.devices[t], upd,
-                                 makeRank(1, bwdField, 5,
-                                          (uint64_t(i) << 32) | uint64_t(t)));
-          im.addEdge(nd.bwd[t], u);
-          ++g;
-          continue;
         }
-        uint64_t gi = (uint64_t(i) << 32) | uint64_t(g);
-        int32_t join1 = im.newTask(n, TaskKind::Join, n, -1, 0.0,
-                                   makeRank(1, bwdField, 2, gi));
-        int32_t join2 = im.newTask(n, TaskKind::Join, n, -1, 0.0,
-                                   makeRank(1, bwdField, 4, gi));
-        for (int32_t m : members)
-          im.addEdge(nd.bwd[m], join1);
-        // Ring over the group's devices in increasing order.
-        std::vector<int32_t> devs;
-        devs.reserve(k);
-        for (int32_t m : members)
-          devs.push_back(cfg.devices[m]);
-        std::sort(devs.begin(), devs.end());
-        double bwMin = 0, latMax = 0;
-        std::vector<int32_t> links;
-        links.reserve(k);
-        for (int32_t j = 0; j < k; ++j) {
-          int32_t l = machine.linkBetween(devs[j], devs[(j + 1) % k]);
-          double bw = machine.linkBandwidth(l);
-          bwMin = j == 0 ? bw : std::min(bwMin, bw);
-          latMax = std::max(latMax, machine.linkLatency(l));
-          links.push_back(l);
+        for (int32_t l = 0; l < L; ++l)
+          if (mask & (1u << l))
+            numKeys *= cfg.degrees[l];
+      }
+      bucketCount.assign(numKeys + 1, 0);
+      for (int32_t t = 0; t < T; ++t)
+        ++bucketCount[keys[t] + 1];
+      for (int32_t k = 0; k < numKeys; ++k)
+        bucketCount[k + 1] += bucketCount[k];
+      bucketItems.resize(T);
+      for (int32_t t = 0; t < T; ++t)
+        bucketItems[bucketCount[keys[t]]++] = t;
+      groupJoin2.assign(numKeys, -1);
+      int32_t from = 0;
+      for (int32_t key = 0; key < numKeys; ++key) {
+        int32_t to = bucketCount[key];
+        int32_t k = to - from;
+        if (k > 1) {
+          int32_t first = bucketItems[from];
+          const Range *reg = g.region(i, first, ns.ranks[i]);
+          int64_t vol = 1;
+          for (int32_t d = 0; d < ns.ranks[i]; ++d)
+            vol *= reg[d].size();
+          int64_t nbytes = vol * tensor.elementBytes;
+          int32_t join1 = st.add(TaskKind::Join, -1, 0.0);
+          for (int32_t q = from; q < to; ++q)
+            st.pred(~bucketItems[q]);
+          scratchDevs.clear();
+          for (int32_t q = from; q < to; ++q)
+            scratchDevs.push_back(g.devices[bucketItems[q]]);
+          std::sort(scratchDevs.begin(), scratchDevs.end());
+          double bwMin = 0, latMax = 0;
+          scratchLinks.clear();
+          for (int32_t j = 0; j < k; ++j) {
+            int32_t l =
+                machine.linkBetween(scratchDevs[j], scratchDevs[(j + 1) % k]);
+            double bw = machine.linkBandwidth(l);
+            bwMin = j == 0 ? bw : std::min(bwMin, bw);
+            latMax = std::max(latMax, machine.linkLatency(l));
+            scratchLinks.push_back(l);
+          }
+          std::sort(scratchLinks.begin(), scratchLinks.end());
+          scratchLinks.erase(
+              std::unique(scratchLinks.begin(), scratchLinks.end()),
+              scratchLinks.end());
+          double factor = 2.0 * (k - 1) / k;
+          double time =
+              factor * double(nbytes) / bwMin + 2.0 * (k - 1) * latMax;
+          int32_t firstAR = st.size();
+          for (int32_t l : scratchLinks) {
+            st.add(TaskKind::AllReduce, D + l, time, factor * double(nbytes));
+            st.pred(~join1);
+          }
+          int32_t join2 = st.add(TaskKind::Join, -1, 0.0);
+          for (int32_t q = firstAR; q < join2; ++q)
+            st.pred(~q);
+          groupJoin2[key] = join2;
+          moved += 2 * int64_t(k - 1) * nbytes;
         }
-        std::sort(links.begin(), links.end());
-        links.erase(std::unique(links.begin(), links.end()), links.end());
-        double factor = 2.0 * (k - 1) / k;
-        double time = factor * double(nbytes) / bwMin + 2.0 * (k - 1) * latMax;
-        for (size_t q = 0; q < links.size(); ++q) {
-          int32_t ar = im.newTask(
-              n, TaskKind::AllReduce, n, numDevices() + links[q], time,
-              makeRank(1, bwdField, 3,
-                       (uint64_t(i) << 36) | (uint64_t(g) << 18) | q),
-              factor * double(nbytes));
-          im.addEdge(join1, ar);
-          im.addEdge(ar, join2);
+        from = to;
+      }
+      // Updates in (input, tile) order, after the group's all-reduce.
+      for (int32_t t = 0; t < T; ++t) {
+        const Range *reg = g.region(i, t, ns.ranks[i]);
+        int64_t vol = 1;
+        for (int32_t d = 0; d < ns.ranks[i]; ++d)
+          vol *= reg[d].size();
+        int32_t j2 = groupJoin2[keys[t]];
+        g.updPred.push_back(j2 >= 0 ? j2 : t);
+        g.updDev.push_back(g.devices[t]);
+        g.updDur.push_back(costs.updateTime(double(vol * tensor.elementBytes),
+                                            tensor.elementBytes));
+      }
+    }
+    bl.comm = moved;
+    comm += moved;
+  }
+
+  void buildUpdates(int32_t n) {
+    const NodeGeom &g = geom[n];
+    Stage &st = stageMain;
+    st.clear();
+    int32_t base = beginOf(backwardBlock[n]);
+    for (size_t u = 0; u < g.updPred.size(); ++u) {
+      st.add(TaskKind::Update, g.updDev[u], g.updDur[u]);
+      st.pred(base + g.updPred[u]);
+    }
+  }
+
+  /// Builds and commits block b (the receive blocks were staged with their
+  /// transfer blocks).
+  void buildBlock(int32_t b) {
+    Block &bl = blocks[b];
+    dropAccounting(bl);
+    int32_t owner = blockOwner[b];
+    switch (blockKind[b]) {
+    case FwdTransfers:
+      buildForwardEdge(owner);
+      commit(b, stageMain, -1);
+      break;
+    case GradTransfers:
+      buildGradientEdge(owner);
+      commit(b, stageMain, -1);
+      break;
+    case FwdReceive:
+    case GradReceive:
+      commit(b, stageRecv, blocks[b - 1].begin);
+      break;
+    case ForwardBlock:
+      buildForward(owner);
+      commit(b, stageMain, -1);
+      break;
+    case BackwardBlock:
+      buildBackward(owner);
+      commit(b, stageMain, -1);
+      break;
+    case UpdateBlock:
+      buildUpdates(owner);
+      commit(b, stageMain, -1);
+      break;
+    }
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Sweep
+  //===--------------------------------------------------------------------===//
+
+  void setDirty(int32_t r, bool v) {
+    if (dirty[r] != uint8_t(v)) {
+      dirty[r] = v;
+      dirtyCount += v ? 1 : -1;
+    }
+  }
+
+  /// Recomputes every task of block b. Track: compare with the old ends and
+  /// maintain the dirty flags (not for rebuilt blocks). Returns whether some
+  /// end changed.
+  template <bool Track>
+  bool recompute(int32_t b) {
+    const Block &bl = blocks[b];
+    bool changed = false;
+    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t)
+      changed |= recomputeTask<Track>(t);
+    return changed;
+  }
+
+  template <bool Track>
+  bool recomputeTask(int32_t t) {
+    double r = 0;
+    for (int32_t k = predBegin[t], ke = predEnd[t]; k < ke; ++k)
+      r = std::max(r, end[predPool[k]]);
+    ready[t] = r;
+    int32_t rs = res[t];
+    double s = r;
+    if (rs >= 0) {
+      double c = cur[rs];
+      chainIn[t] = c;
+      s = std::max(s, c);
+    }
+    double e = s + dur[t];
+    start[t] = s;
+    bool changed = e != end[t];
+    end[t] = e;
+    if (rs >= 0) {
+      cur[rs] = e;
+      if (Track)
+        setDirty(rs, changed);
+    }
+    return changed;
+  }
+
+  /// A block whose inputs are unchanged: only tasks whose resource
+  /// predecessor ended differently are recomputed (and, after the first
+  /// change, everything after it in the block).
+  bool lazy(int32_t b) {
+    const Block &bl = blocks[b];
+    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t) {
+      int32_t rs = res[t];
+      if (rs < 0)
+        continue;
+      double c = cur[rs];
+      if (c == chainIn[t]) {
+        cur[rs] = end[t];
+        setDirty(rs, false);
+        continue;
+      }
+      chainIn[t] = c;
+      double s = std::max(ready[t], c);
+      double en = s + dur[t];
+      start[t] = s;
+      ++processed;
+      cur[rs] = en;
+      if (en == end[t]) {
+        setDirty(rs, false);
+        continue;
+      }
+      end[t] = en;
+      setDirty(rs, true);
+      for (int32_t u = t + 1; u < e; ++u) {
+        ++processed;
+        recomputeTask<true>(u);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  void touch(int32_t r) {
+    if (stampTouch[r] == epoch)
+      return;
+    stampTouch[r] = epoch;
+    touched.push_back(r);
+    before[r] = cur[r];
+    dirtyBefore[r] = dirty[r];
+  }
+
+  /// Delta: rebuilds block b and recomputes it; afterwards a resource is
+  /// dirty unless its running end provably equals the old schedule's.
+  void rebuildAndProcess(int32_t b) {
+    ++epoch;
+    touched.clear();
+    const Block &bl = blocks[b];
+    if (bl.begin >= 0)
+      for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t)
+        if (res[t] >= 0) {
+          touch(res[t]);
+          stampOld[res[t]] = epoch;
+          oldLast[res[t]] = end[t];
         }
-        int64_t moved = 2 * int64_t(k - 1) * nbytes;
-        im.units[n].comm += moved;
-        comm += moved;
-        for (int32_t m : members) {
-          int32_t u = im.newTask(n, TaskKind::Update, n, cfg.devices[m], upd,
-                                 makeRank(1, bwdField, 5,
-                                          (uint64_t(i) << 32) | uint64_t(m)));
-          im.addEdge(join2, u);
-        }
-        ++g;
+    buildBlock(b);
+    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t)
+      if (res[t] >= 0)
+        touch(res[t]);
+    processed += bl.size;
+    recompute<false>(b);
+    for (int32_t r : touched) {
+      bool clean;
+      if (stampOld[r] == epoch)
+        clean = cur[r] == oldLast[r];
+      else
+        clean = !dirtyBefore[r] && cur[r] == before[r];
+      setDirty(r, !clean);
+    }
+  }
+
+  void markSuccessors(int32_t b) {
+    for (int32_t k = succBegin[b]; k < succBegin[b + 1]; ++k) {
+      int32_t s = succs[k];
+      if (!inputDirty[s]) {
+        inputDirty[s] = 1;
+        ++pendingDirty;
       }
     }
   }
 
-  void buildEdge(int32_t e) {
-    const Edge &edge = im.edges[e];
-    int32_t p = edge.producer, n = edge.consumer, i = edge.input,
-            o = edge.output;
-    int32_t unitId = numNodes() + e;
-    const NodeData &pd = im.nodes[p];
-    const NodeData &nd = im.nodes[n];
-    const ParallelConfig &pc = strategy.configs[p];
-    const ParallelConfig &nc = strategy.configs[n];
-    const Node &consumer = graph.nodes[n];
-    const Node &producer = graph.nodes[p];
-    int32_t NI = static_cast<int32_t>(consumer.inputs.size());
-    int32_t NO = static_cast<int32_t>(producer.outputs.size());
-    int32_t eb = graph.tensors[consumer.inputs[i].tensor].elementBytes;
-    int32_t bwdField = numNodes() - 1 - p;
-    assert(i < 256 && "too many inputs");
-    uint64_t fwdCounter = 0, bwdCounter = 0;
-    for (int32_t b = 0; b < nd.tiles; ++b) {
-      const Box &q = nd.inRegions[size_t(b) * NI + i];
-      int32_t devB = nc.devices[b];
-      for (int32_t a = 0; a < pd.tiles; ++a) {
-        int64_t vol =
-            intersectionVolume(pd.outRegions[size_t(a) * NO + o], q);
-        if (vol == 0)
-          continue;
-        int64_t nbytes = vol * eb;
-        int32_t devA = pc.devices[a];
-        // Forward: from the tile's final output (combined for split
-        // reductions, so only group owners send).
-        if (pd.isSource[a]) {
-          int32_t src = pd.source[a], srcDev = pd.sourceDevice[a];
-          if (srcDev == devB) {
-            im.addEdge(src, nd.fwd[b]);
-          } else {
-            int32_t x = transfer(unitId, TaskKind::Transfer, n, srcDev, devB,
-                                 nbytes,
-                                 makeRank(0, n, 0,
-                                          (uint64_t(i) << 32) | fwdCounter++));
-            im.addEdge(src, x);
-            im.addEdge(x, nd.fwd[b]);
-            addMemory(im.units[unitId], devB, nbytes);
-          }
-        }
-        // Backward: the gradient of the intersection, to every producer
-        // tile that wrote it (all partial-sum tiles need it).
-        if (devA == devB) {
-          im.addEdge(nd.bwd[b], pd.bwd[a]);
-        } else {
-          int32_t x = transfer(
-              unitId, TaskKind::GradientTransfer, n, devB, devA, nbytes,
-              makeRank(1, bwdField, 0,
-                       (uint64_t(n) << 29) | (uint64_t(i) << 21) |
-                           bwdCounter++));
-          im.addEdge(nd.bwd[b], x);
-          im.addEdge(x, pd.bwd[a]);
-        }
-      }
+  void saveSnapshot(int32_t b) {
+    std::copy(cur.begin(), cur.end(),
+              snapshots.begin() + size_t(b / kCheckpoint) * R);
+  }
+
+  void full() {
+    poolSize = predPoolSize = 0;
+    for (Block &bl : blocks) {
+      bl.begin = bl.pbegin = -1;
+      bl.memory.clear();
+      bl.comm = 0;
     }
+    std::fill(memory.begin(), memory.end(), 0);
+    comm = 0;
+    for (int32_t n = 0; n < N; ++n)
+      computeGeometry(n);
+    std::fill(cur.begin(), cur.end(), 0.0);
+    for (int32_t b = 0; b < NB; ++b) {
+      if (b % kCheckpoint == 0)
+        saveSnapshot(b);
+      buildBlock(b);
+      recompute<false>(b);
+    }
+    finalEnd = cur;
+  }
+
+  void delta(int32_t n) {
+    computeGeometry(n);
+    int32_t first = NB, last = -1;
+    auto flag = [&](int32_t b) {
+      rebuild[b] = 1;
+      first = std::min(first, b);
+      last = std::max(last, b);
+    };
+    flag(forwardBlock[n]);
+    flag(backwardBlock[n]);
+    flag(updateBlock[n]);
+    for (const std::vector<int32_t> *list :
+         {&nstat[n].inEdges, &nstat[n].outEdges})
+      for (int32_t e : *list) {
+        flag(fwdTransferBlock[e]);
+        flag(fwdRecvBlock[e]);
+        flag(gradTransferBlock[e]);
+        flag(gradRecvBlock[e]);
+      }
+    int32_t b0 = first / kCheckpoint * kCheckpoint;
+    std::copy(snapshots.begin() + size_t(b0 / kCheckpoint) * R,
+              snapshots.begin() + size_t(b0 / kCheckpoint + 1) * R,
+              cur.begin());
+    int32_t b = b0;
+    for (; b < NB; ++b) {
+      if (b % kCheckpoint == 0 && b != b0)
+        saveSnapshot(b);
+      bool changed;
+      if (rebuild[b]) {
+        rebuild[b] = 0;
+        if (inputDirty[b]) {
+          inputDirty[b] = 0;
+          --pendingDirty;
+        }
+        rebuildAndProcess(b);
+        changed = true;
+      } else if (inputDirty[b]) {
+        inputDirty[b] = 0;
+        --pendingDirty;
+        processed += blocks[b].size;
+        changed = recompute<true>(b);
+      } else {
+        changed = lazy(b);
+      }
+      if (changed)
+        markSuccessors(b);
+      if (b >= last && pendingDirty == 0 && dirtyCount == 0)
+        break;
+    }
+    if (b >= NB) {
+      finalEnd = cur;
+      for (int32_t r = 0; r < R; ++r)
+        dirty[r] = 0;
+      dirtyCount = 0;
+    }
+    assert(pendingDirty == 0 && dirtyCount == 0);
+  }
+
+  double iterationTime() const {
+    double m = 0;
+    for (double v : finalEnd)
+      m = std::max(m, v);
+    return m;
   }
 };
-
-} // namespace
 
 //===----------------------------------------------------------------------===//
 // Simulator
@@ -659,39 +1262,10 @@ struct Builder {
 
 Simulator::Simulator(const OpGraph &graph, const Machine &machine,
                      const CostModel &costs)
-    : graph(graph), machine(machine), costs(costs), impl(new Impl) {
+    : graph(graph), machine(machine), costs(costs),
+      impl(new Impl(this->graph, this->machine, this->costs, current)) {
   assert(graph.validate().empty() && validateForTiling(graph).empty());
-  int32_t N = static_cast<int32_t>(graph.nodes.size());
-  impl->nodes.resize(N);
-  impl->nodeEdges.resize(N);
-  impl->nodeFullBytes.assign(N, 0.0);
-  for (int32_t n = 0; n < N; ++n) {
-    const Node &node = graph.nodes[n];
-    double full = 0;
-    for (const Operand &op : node.inputs)
-      full += double(graph.tensors[op.tensor].bytes());
-    for (const Operand &op : node.outputs)
-      full += double(graph.tensors[op.tensor].bytes());
-    impl->nodeFullBytes[n] = full;
-    for (int32_t i = 0, e = static_cast<int32_t>(node.inputs.size()); i < e;
-         ++i) {
-      int32_t t = node.inputs[i].tensor;
-      int32_t p = graph.tensors[t].producer;
-      if (p < 0)
-        continue;
-      const Node &prod = graph.nodes[p];
-      int32_t o = 0;
-      while (prod.outputs[o].tensor != t)
-        ++o;
-      int32_t id = static_cast<int32_t>(impl->edges.size());
-      impl->edges.push_back({p, n, i, o});
-      impl->nodeEdges[p].push_back(id);
-      impl->nodeEdges[n].push_back(id);
-    }
-  }
-  impl->units.resize(N + impl->edges.size());
-  impl->seqs.resize(numResources());
-  impl->memory.assign(machine.numDevices(), 0);
+  impl->init();
 }
 
 Simulator::~Simulator() { delete impl; }
@@ -709,42 +1283,19 @@ std::string Simulator::resourceName(int32_t resource) const {
 double Simulator::simulateFull(const Strategy &strategy) {
   assert(validateStrategy(graph, strategy, machine.numDevices()).empty());
   current = strategy;
-  Impl &im = *impl;
-  im.deltaMode = false;
-  int32_t N = static_cast<int32_t>(graph.nodes.size());
-  for (size_t u = 0; u < im.units.size(); ++u)
-    im.removeUnit(static_cast<int32_t>(u), im.memory, commBytes);
-  Builder b{graph, machine, costs, current, im, im.memory, commBytes};
-  for (int32_t n = 0; n < N; ++n)
-    b.buildNode(n);
-  for (int32_t e = 0, E = static_cast<int32_t>(im.edges.size()); e < E; ++e)
-    b.buildEdge(e);
-  im.fullSimulation(numResources());
-  iterationSeconds = im.iterationTime();
+  impl->full();
+  commBytes = impl->comm;
+  iterationSeconds = impl->iterationTime();
   return iterationSeconds;
 }
 
 double Simulator::simulateDelta(int32_t n, const ParallelConfig &config) {
   assert(validateConfig(graph.nodes[n], config, machine.numDevices()).empty());
-  Impl &im = *impl;
+  assert(impl->poolSize > 0 && "simulateDelta needs a simulateFull first");
   current.configs[n] = config;
-  im.deltaMode = true;
-  int32_t N = static_cast<int32_t>(graph.nodes.size());
-  for (int32_t e : im.nodeEdges[n])
-    im.removeUnit(N + e, im.memory, commBytes);
-  im.removeUnit(n, im.memory, commBytes);
-  Builder b{graph, machine, costs, current, im, im.memory, commBytes};
-  b.buildNode(n);
-  for (int32_t e : im.nodeEdges[n])
-    b.buildEdge(e);
-  for (int32_t t : im.units[n].tasks)
-    im.mark(t);
-  for (int32_t e : im.nodeEdges[n])
-    for (int32_t t : im.units[N + e].tasks)
-      im.mark(t);
-  im.propagate();
-  im.deltaMode = false;
-  iterationSeconds = im.iterationTime();
+  impl->delta(n);
+  commBytes = impl->comm;
+  iterationSeconds = impl->iterationTime();
   return iterationSeconds;
 }
 
@@ -768,16 +1319,20 @@ SimulationReport Simulator::report() const {
   int32_t D = machine.numDevices();
   r.deviceBusySeconds.assign(D, 0.0);
   r.linkBusySeconds.assign(machine.numLinks(), 0.0);
-  // Sum in resource order for a deterministic result.
-  for (int32_t res = 0; res < numResources(); ++res)
-    for (int32_t t : im.seqs[res]) {
+  // Sum in priority order for a deterministic result.
+  for (int32_t b = 0; b < im.NB; ++b) {
+    const Block &bl = im.blocks[b];
+    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t) {
+      int32_t res = im.res[t];
+      if (res < 0)
+        continue;
       if (res < D)
         r.deviceBusySeconds[res] += im.dur[t];
       else
         r.linkBusySeconds[res - D] += im.dur[t];
     }
-  for (uint8_t a : im.alive)
-    r.numTasks += a;
+    r.numTasks += bl.size;
+  }
   r.communicationBytes = commBytes;
   r.memoryBytesPerDevice = im.memory;
   r.peakMemoryBytes = peakMemoryBytes();
@@ -788,63 +1343,66 @@ SimulationReport Simulator::report() const {
 std::vector<ScheduledTask> Simulator::scheduledTasks() const {
   const Impl &im = *impl;
   std::vector<ScheduledTask> tasks;
-  for (size_t t = 0; t < im.alive.size(); ++t)
-    if (im.alive[t])
-      tasks.push_back({static_cast<TaskKind>(im.kind[t]), im.node[t],
+  for (int32_t b = 0; b < im.NB; ++b) {
+    const Block &bl = im.blocks[b];
+    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t)
+      tasks.push_back({static_cast<TaskKind>(im.kind[t]), im.blockNode[b],
                        im.res[t], im.start[t], im.end[t], im.bytes[t]});
+  }
   return tasks;
 }
 
 std::string Simulator::verifySchedule() const {
   const Impl &im = *impl;
-  std::vector<int32_t> count(im.alive.size(), 0);
-  for (int32_t res = 0; res < numResources(); ++res) {
-    const std::vector<int32_t> &seq = im.seqs[res];
-    double prevEnd = 0;
-    for (size_t i = 0; i < seq.size(); ++i) {
-      int32_t t = seq[i];
-      if (!im.alive[t] || im.res[t] != res)
-        return "dead or misplaced task in sequence of " + resourceName(res);
-      ++count[t];
-      if (im.seqReady[t] != im.ready[t])
-        return "stale sequence key on " + resourceName(res);
-      if (i > 0) {
-        int32_t p = seq[i - 1];
-        if (im.ready[p] > im.ready[t] ||
-            (im.ready[p] == im.ready[t] && im.rank[p] >= im.rank[t]))
-          return "sequence of " + resourceName(res) + " out of order at " +
-                 std::to_string(i);
+  // Position of every live task in priority order.
+  std::vector<int64_t> pos(im.dur.size(), -1);
+  int64_t p = 0;
+  for (int32_t b = 0; b < im.NB; ++b) {
+    const Block &bl = im.blocks[b];
+    if (bl.begin < 0)
+      return "block " + std::to_string(b) + " never built";
+    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t)
+      pos[t] = p++;
+  }
+  std::vector<double> last(numResources(), 0.0);
+  auto describe = [&](int32_t b, int32_t t) {
+    return std::string(taskKindName(static_cast<TaskKind>(im.kind[t]))) +
+           " of " + graph.nodes[im.blockNode[b]].name + " start " +
+           std::to_string(im.start[t] * 1e6) + " end " +
+           std::to_string(im.end[t] * 1e6);
+  };
+  for (int32_t b = 0; b < im.NB; ++b) {
+    const Block &bl = im.blocks[b];
+    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t) {
+      double r = 0;
+      for (int32_t k = im.predBegin[t]; k < im.predEnd[t]; ++k) {
+        int32_t q = im.predPool[k];
+        if (q < 0 || q >= static_cast<int32_t>(pos.size()) || pos[q] < 0 ||
+            pos[q] >= pos[t])
+          return "predecessor not before its successor: " + describe(b, t);
+        r = std::max(r, im.end[q]);
       }
-      if (im.start[t] != std::max(im.ready[t], prevEnd)) {
-        auto describe = [&](int32_t x) {
-          return std::string(taskKindName(static_cast<TaskKind>(im.kind[x]))) +
-                 " of " + graph.nodes[im.node[x]].name + " ready " +
-                 std::to_string(im.ready[x] * 1e6) + " start " +
-                 std::to_string(im.start[x] * 1e6) + " end " +
-                 std::to_string(im.end[x] * 1e6);
-        };
-        return "wrong start on " + resourceName(res) + " at " +
-               std::to_string(i) + ": " + describe(t) +
-               (i > 0 ? "; after " + describe(seq[i - 1]) : std::string());
-      }
-      prevEnd = im.end[t];
+      if (im.ready[t] != r)
+        return "wrong ready time: " + describe(b, t);
+      int32_t res = im.res[t];
+      double s = res >= 0 ? std::max(r, last[res]) : r;
+      if (im.start[t] != s)
+        return "wrong start" +
+               (res >= 0 ? " on " + resourceName(res) : std::string()) + ": " +
+               describe(b, t);
+      if (im.end[t] != im.start[t] + im.dur[t])
+        return "wrong end: " + describe(b, t);
+      if (res >= 0)
+        last[res] = im.end[t];
     }
   }
-  for (size_t t = 0; t < im.alive.size(); ++t) {
-    if (!im.alive[t])
-      continue;
-    if (im.pending[t])
-      return "pending task left";
-    if (im.res[t] >= 0 && count[t] != 1)
-      return "task not in its sequence exactly once";
-    if (im.res[t] < 0 && im.start[t] != im.ready[t])
-      return "wrong start of a task without resource";
-    if (im.ready[t] != im.readyFromPreds(static_cast<int32_t>(t)))
-      return std::string("wrong ready time of a ") +
-             taskKindName(static_cast<TaskKind>(im.kind[t])) + " task of node " +
-             graph.nodes[im.node[t]].name;
-    if (im.end[t] != im.start[t] + im.dur[t])
-      return "wrong end";
-  }
+  for (int32_t r = 0; r < numResources(); ++r)
+    if (last[r] != im.finalEnd[r])
+      return "stale final end of " + resourceName(r);
+  double m = 0;
+  for (double v : last)
+    m = std::max(m, v);
+  if (m != iterationSeconds)
+    return "iteration time is not the latest end";
   return "";
 }

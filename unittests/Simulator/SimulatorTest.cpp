@@ -133,10 +133,15 @@ TEST(Simulator, SplitReductionCombinesPartialSums) {
   double t = sim.simulateFull(s);
   // Both halves compute [0,10]; gpu1's partial y (65536 B) reaches gpu0 at
   // 10 + 1 + 65.536 us, then gpu0 sums two partials of 65536 B: elementwise
-  // class, 16384 flops and 3 * 65536 bytes.
+  // class, 16384 flops and 3 * 65536 bytes. Each device runs its tasks in
+  // program order (forward, then backward, then updates), so gpu0's
+  // backward (20 us) follows the combine, and then gpu0 updates its half of
+  // w (64 x 256 floats = 65536 B, no replica: no all-reduce). gpu1 finishes
+  // earlier (backward [10,30], then its update).
   double combine =
       std::max(16384 / (1e12 * 0.25), 3.0 * 65536 / (1e12 * 0.8));
-  double expected = 10e-6 + 1e-6 + 65.536e-6 + combine;
+  double expected = 10e-6 + 1e-6 + 65.536e-6 + combine + 20e-6 +
+                    updateSeconds(64 * 256 * 4);
   EXPECT_NEAR(t, expected, 1e-15);
   // The weight halves differ: no all-reduce, only the partial sum moves.
   EXPECT_EQ(sim.report().communicationBytes, 65536);

@@ -5,35 +5,52 @@
 //
 // Task graph. Per tile t of node n: a forward task F(n,t) and a backward task
 // B(n,t) on the tile's device, F(n,t) -> B(n,t). For every edge (node p
-// writes tensor T, node n reads it through input i):
-//  * forward: for each producer tile a and consumer tile b whose regions of
-//    T intersect (Region.h), a transfer of the intersection from a's device
-//    to b's (none when they share a device: a direct dependency instead);
-//  * backward: the gradient of the same intersection from B(n,b) to B(p,a).
+// writes tensor T, node n reads it through input i), the producer tiles a
+// and consumer tiles b whose regions of T intersect (Region.h) exchange the
+// intersection; a pair on one device is a direct dependency, the others are
+// aggregated per link: ONE forward transfer task per (edge, link) carries
+// the bytes of every pair whose route is that link (so the latency is paid
+// once per link), waits for all its source tiles and feeds all its
+// destination tiles. Backward, the gradient of the same intersections goes
+// from B(n,b) to B(p,a), likewise one gradient-transfer task per (edge,
+// link). Each consumer (producer) tile waits on a zero-time receive join
+// per edge (TaskKind::Join, no resource).
 // A node whose Reduction loops are split (r = product of their degrees > 1)
 // leaves partial sums: each group of r tiles sharing an output region sends
 // its partial results to the group's first tile (reduction coordinates 0),
-// which sums them in a combine task; consumers read the combined region.
-// A parameter input read by k > 1 tiles on the same region (replicas) gets a
-// ring all-reduce of its gradient after their backward tasks: one task per
-// distinct link of the ring (devices in increasing order), each lasting
-// 2(k-1)/k * bytes / (slowest ring link bandwidth) + 2(k-1) * (largest ring
-// link latency); then an update task per replica. A parameter shared by
-// several nodes (RNN weights) is synchronized per node (an approximation).
+// one partial-sum task per link, and that tile sums them in a combine task;
+// consumers read the combined region.
+// Replicas of a parameter (tiles with the same coordinates on the loops that
+// index it; k > 1 of them) get a ring all-reduce of their gradient after
+// their backward tasks: one task per distinct link of the ring (devices in
+// increasing order), each lasting 2(k-1)/k * bytes / (slowest ring link
+// bandwidth) + 2(k-1) * (largest ring link latency), between two joins; then
+// an update task per replica. A parameter shared by several nodes (RNN
+// weights) is synchronized per node (an approximation).
 //
-// Schedule. Each device and each link is a resource running its tasks in
-// FIFO order of ready time (ties broken by a canonical task rank that orders
-// every task after its predecessors and is independent of how the task graph
-// was built); join tasks of collectives have no resource. Exactly:
+// Schedule (static program order). The generated program is SPMD
+// straight-line code: every device runs its operations, and issues its
+// communication, in program order. Every task has a fixed priority:
+//   1. forward, for n = 0..N-1: the forward transfers into n (per input edge,
+//      per link), then F(n,*), n's partial sums and combines;
+//   2. backward, for n = N-1..0: the gradient transfers into n (per output
+//      edge, per link), then B(n,*) and n's all-reduces;
+//   3. updates, for n = N-1..0;
+// within a group, tasks are ordered by tile (or link). Each device and each
+// link runs its tasks in this static order (not in order of readiness):
 //   ready(t) = max over predecessors p of end(p)   (0 without predecessors)
-//   start(t) = max(ready(t), end of the previous task on t's resource)
+//   start(t) = max(ready(t), end of the previous task of t's resource in
+//              priority order)                     (ready(t) without one)
 //   end(t)   = start(t) + duration(t)
-// simulateFull() builds the task graph from scratch and runs Algorithm 1
-// (a queue ordered by ready time). simulateDelta() changes one node's config,
-// rebuilds only that node's tasks and those of its incident edges, and
-// re-simulates from the changed tasks, propagating through successors and
-// resource order only where times change (Algorithm 2); it yields the same
-// times, bit for bit, as simulateFull() of the new strategy.
+// So all-reduces overlap with the backward pass of earlier nodes, and the
+// updates run after the whole backward pass. simulateFull() builds the task
+// graph and computes this in one sweep in priority order. simulateDelta()
+// rebuilds only the changed node's tasks and those of its incident edges
+// and re-sweeps from the first rebuilt task, recomputing only tasks whose
+// inputs or resource predecessor changed and stopping as soon as nothing
+// differs from the previous schedule; it yields the same times, bit for
+// bit, as simulateFull() of the new strategy. Neither allocates once the
+// task pools have reached their size.
 //
 // Memory per device (bytes, exact integers): parameters and their gradients
 // for the regions each tile reads, the output regions each tile keeps for
@@ -123,20 +140,21 @@ public:
   int64_t peakMemoryBytes() const;
   bool overCapacity() const;
   int64_t communicationBytes() const { return commBytes; }
-  /// Tasks (re)processed by all delta simulations so far (a task may be
-  /// processed more than once per delta simulation).
+  /// Tasks (re)computed by all delta simulations so far (rebuilt tasks and
+  /// tasks whose inputs or resource predecessor changed).
   int64_t deltaTasksProcessed() const;
 
   SimulationReport report() const;
-  /// All live tasks, in no particular order.
+  /// All tasks, in priority order.
   std::vector<ScheduledTask> scheduledTasks() const;
   /// Resource names: devices "gpu N", then Machine::linkName of each link.
   std::string resourceName(int32_t resource) const;
   int32_t numResources() const;
 
   /// Checks the schedule against its definition (ready = latest
-  /// predecessor end, each resource in (ready, rank) order, start = max(ready,
-  /// previous end)); empty when it holds, else the first violation. For tests.
+  /// predecessor end, predecessors earlier in priority order, each resource
+  /// in priority order, start = max(ready, previous end)) by recomputing it
+  /// from scratch; empty when it holds, else the first violation. For tests.
   std::string verifySchedule() const;
 
   const OpGraph &getGraph() const { return graph; }
