@@ -1,0 +1,160 @@
+// soap-search-table: the paper's evaluation (§8), in simulation (issue 5).
+//
+//   soap-search-table [--graphs=DIR] [--budget=SECONDS] [--quick]
+//                     [--models=a,b,...] [--machines=p100-4x4,k80-16x4]
+//                     [--seed=N] [--beta-scale=K] [--threads=N] [--progress]
+//
+// For each model (DIR/MODEL.json, an op graph from `soap-opt
+// --soap-dump-graph=json`) and machine, runs the MCMC search with a fixed
+// budget (30 s by default; --quick: 3 s) and prints one row of a Markdown
+// table: data-parallel, expert and found iteration time, speedup over data
+// parallelism, search seconds and simulations per second. A model whose JSON
+// is missing is reported and skipped. benchmarks/search-table.sh generates the
+// graphs and runs this.
+#include "soap/Simulator/OpGraphJSON.h"
+#include "soap/Simulator/Search.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+using namespace soap;
+using llvm::StringRef;
+
+static std::vector<std::string> splitList(StringRef s) {
+  llvm::SmallVector<StringRef, 8> parts;
+  s.split(parts, ',', -1, false);
+  std::vector<std::string> out;
+  for (StringRef p : parts)
+    out.push_back(p.trim().str());
+  return out;
+}
+
+static int usage(const char *msg) {
+  llvm::errs() << "soap-search-table: " << msg << "\n"
+               << "usage: soap-search-table [--graphs=DIR] [--budget=SECONDS] "
+                  "[--quick] [--models=a,b] [--machines=a,b] [--seed=N] "
+                  "[--beta-scale=K] [--threads=N] [--progress]\n";
+  return 2;
+}
+
+static std::string ms(double seconds, bool fits) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.2f", seconds * 1e3);
+  if (!fits)
+    os << " (OOM)";
+  return s;
+}
+
+int main(int argc, char **argv) {
+  std::string dir = "/tmp/g";
+  double budget = 30;
+  bool quick = false, progress = false, budgetSet = false;
+  uint64_t seed = 0;
+  double betaScale = SearchOptions().betaScale;
+  int32_t threads = 1;
+  std::vector<std::string> models = {"alexnet", "inception_v3", "resnet101",
+                                     "rnntc",   "rnnlm",        "nmt",
+                                     "transformer"};
+  std::vector<std::string> machines = {"p100-4x4", "k80-16x4"};
+  for (int i = 1; i < argc; ++i) {
+    StringRef a = argv[i];
+    if (a.consume_front("--graphs=")) {
+      dir = a.str();
+    } else if (a.consume_front("--budget=")) {
+      if (a.getAsDouble(budget) || budget <= 0)
+        return usage("--budget needs a positive number of seconds");
+      budgetSet = true;
+    } else if (a == "--quick") {
+      quick = true;
+    } else if (a == "--progress") {
+      progress = true;
+    } else if (a.consume_front("--models=")) {
+      models = splitList(a);
+    } else if (a.consume_front("--machines=")) {
+      machines = splitList(a);
+    } else if (a.consume_front("--seed=")) {
+      if (a.getAsInteger(10, seed))
+        return usage("--seed needs an integer");
+    } else if (a.consume_front("--beta-scale=")) {
+      if (a.getAsDouble(betaScale) || betaScale <= 0)
+        return usage("--beta-scale needs a positive number");
+    } else if (a.consume_front("--threads=")) {
+      if (a.getAsInteger(10, threads) || threads < 1)
+        return usage("--threads needs a positive integer");
+    } else {
+      return usage(("unknown argument '" + a + "'").str().c_str());
+    }
+  }
+  if (quick && !budgetSet)
+    budget = 3;
+
+  llvm::outs() << "Search budget " << budget << " s per model and machine, "
+               << "seed " << seed << ", beta scale " << betaScale << ", "
+               << threads << " thread(s).\n\n"
+               << "| model | machine | devices | data parallel ms | expert ms "
+                  "| found ms | speedup vs DP | search s | simulations/s |\n"
+               << "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  llvm::outs().flush();
+  int failures = 0;
+  for (const std::string &name : models) {
+    std::string path = dir + "/" + name + ".json";
+    auto buf = llvm::MemoryBuffer::getFile(path);
+    if (!buf) {
+      llvm::errs() << "soap-search-table: cannot read " << path << ": "
+                   << buf.getError().message() << " (skipped)\n";
+      ++failures;
+      continue;
+    }
+    auto graph = readOpGraphJSON((*buf)->getBuffer());
+    if (!graph) {
+      llvm::errs() << "soap-search-table: " << path << ": "
+                   << llvm::toString(graph.takeError()) << " (skipped)\n";
+      ++failures;
+      continue;
+    }
+    for (const std::string &mname : machines) {
+      auto machine = getMachinePreset(mname);
+      if (!machine) {
+        llvm::errs() << "soap-search-table: "
+                     << llvm::toString(machine.takeError()) << "\n";
+        return 2;
+      }
+      CostModel costs(*machine);
+      SearchOptions o;
+      o.budgetSeconds = budget;
+      o.seed = seed;
+      o.betaScale = betaScale;
+      o.threads = threads;
+      o.quiet = !progress;
+      o.progress = [&](const SearchProgress &p) {
+        llvm::errs() << llvm::format(
+            "  %s/%s: %.1f s, %lld proposals (%.0f/s), best %.3f ms, %.2fx\n",
+            name.c_str(), mname.c_str(), p.elapsedSeconds,
+            (long long)p.proposals, p.proposalsPerSecond, p.bestSeconds * 1e3,
+            p.speedup);
+      };
+      SearchResult r = searchStrategy(*graph, *machine, costs, o);
+      double speedup = r.bestSeconds > 0 ? r.dataParallelSeconds / r.bestSeconds
+                                         : 0;
+      double rate =
+          r.searchSeconds > 0 ? double(r.simulations) / r.searchSeconds : 0;
+      llvm::outs() << "| " << name << " | " << mname << " | "
+                   << machine->numDevices() << " | "
+                   << ms(r.dataParallelSeconds, r.dataParallelFits) << " | "
+                   << ms(r.expertSeconds, r.expertFits) << " | "
+                   << ms(r.bestSeconds, r.fits) << " | "
+                   << llvm::format("%.2fx", speedup) << " | "
+                   << llvm::format("%.1f", r.searchSeconds) << " | "
+                   << llvm::format("%.0f", rate) << " |\n";
+      llvm::outs().flush();
+    }
+  }
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,525 @@
+//===- Search.cpp - Strategy search: MCMC over the SOAP space -------------===//
+//
+// See Search.h for the space, the chain schedule and the choice of beta.
+//
+//===----------------------------------------------------------------------===//
+
+#include "soap/Simulator/Search.h"
+
+#include "soap/Simulator/Simulator.h"
+
+#include <algorithm>
+#include <cassert>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <thread>
+
+using namespace soap;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t below(std::mt19937_64 &rng, uint64_t n) { return rng() % n; }
+
+double uniform01(std::mt19937_64 &rng) {
+  return double(rng() >> 11) * (1.0 / 9007199254740992.0);
+}
+
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// ConfigSpace
+//===----------------------------------------------------------------------===//
+
+std::vector<int32_t> ConfigSpace::loopDegrees(int64_t extent,
+                                              int32_t numDevices) {
+  std::vector<int32_t> out;
+  int64_t largest = 1;
+  for (int64_t d = 1; d <= numDevices && d <= extent; ++d)
+    if (extent % d == 0)
+      largest = d;
+  for (int64_t d = 1; d <= numDevices && d <= extent; d *= 2)
+    if (extent % d == 0)
+      out.push_back(static_cast<int32_t>(d));
+  if (largest != out.back())
+    out.push_back(static_cast<int32_t>(largest));
+  return out;
+}
+
+ConfigSpace::ConfigSpace(const OpGraph &graph, int32_t numDevices)
+    : devices(numDevices) {
+  assert(numDevices >= 1);
+  viewsByTiles.resize(numDevices + 1);
+  for (int32_t T = 1; T <= numDevices; ++T) {
+    auto &v = viewsByTiles[T];
+    if (T == 1) {
+      for (int32_t d = 0; d < numDevices; ++d)
+        v.push_back({d, 1});
+      continue;
+    }
+    for (int32_t s = 1; int64_t(T) * s <= numDevices; s *= 2) {
+      int32_t blocks = numDevices / (T * s);
+      for (int32_t b = 0; b < blocks; ++b)
+        for (int32_t o = 0; o < s; ++o)
+          v.push_back({b * T * s + o, s});
+    }
+  }
+
+  nodes.resize(graph.nodes.size());
+  std::vector<std::vector<int32_t>> choices;
+  std::vector<int32_t> cur;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node &node = graph.nodes[n];
+    NodeSpace &ns = nodes[n];
+    ns.loops = node.numLoops();
+    choices.clear();
+    for (int64_t e : node.extents)
+      choices.push_back(loopDegrees(e, numDevices));
+    cur.assign(ns.loops, 1);
+    ns.cumulative.push_back(0);
+    // Depth-first over loops, degrees ascending: vector 0 is all ones.
+    auto rec = [&](auto &&self, int32_t l, int64_t tiles) -> void {
+      if (l == ns.loops) {
+        ns.degrees.insert(ns.degrees.end(), cur.begin(), cur.end());
+        ns.tiles.push_back(static_cast<int32_t>(tiles));
+        ns.cumulative.push_back(ns.cumulative.back() +
+                                int64_t(viewsByTiles[tiles].size()));
+        return;
+      }
+      for (int32_t d : choices[l]) {
+        if (tiles * d > numDevices)
+          break;
+        cur[l] = d;
+        self(self, l + 1, tiles * d);
+      }
+      cur[l] = 1;
+    };
+    rec(rec, 0, 1);
+  }
+}
+
+int32_t ConfigSpace::degreeVectorOf(int32_t n, int64_t index) const {
+  const NodeSpace &ns = nodes[n];
+  auto it = std::upper_bound(ns.cumulative.begin(), ns.cumulative.end(), index);
+  return static_cast<int32_t>(it - ns.cumulative.begin()) - 1;
+}
+
+void ConfigSpace::config(int32_t n, int64_t index, ParallelConfig &out) const {
+  const NodeSpace &ns = nodes[n];
+  assert(index >= 0 && index < ns.cumulative.back());
+  int32_t v = degreeVectorOf(n, index);
+  const int32_t *deg = ns.degrees.data() + size_t(v) * ns.loops;
+  out.degrees.assign(deg, deg + ns.loops);
+  int32_t T = ns.tiles[v];
+  const auto &view = viewsByTiles[T][index - ns.cumulative[v]];
+  out.devices.resize(T);
+  for (int32_t t = 0; t < T; ++t)
+    out.devices[t] = view.first + t * view.second;
+}
+
+void ConfigSpace::sample(int32_t n, std::mt19937_64 &rng,
+                         ParallelConfig &out) const {
+  config(n, static_cast<int64_t>(below(rng, uint64_t(numConfigs(n)))), out);
+}
+
+int64_t ConfigSpace::indexOf(int32_t n, const ParallelConfig &c) const {
+  const NodeSpace &ns = nodes[n];
+  if (static_cast<int32_t>(c.degrees.size()) != ns.loops)
+    return -1;
+  int32_t T = static_cast<int32_t>(c.devices.size());
+  if (T < 1 || T > devices)
+    return -1;
+  int32_t stride = T > 1 ? c.devices[1] - c.devices[0] : 1;
+  for (int32_t t = 0; t < T; ++t)
+    if (c.devices[t] != c.devices[0] + t * stride)
+      return -1;
+  for (size_t v = 0; v < ns.tiles.size(); ++v) {
+    if (!std::equal(c.degrees.begin(), c.degrees.end(),
+                    ns.degrees.begin() + v * ns.loops))
+      continue;
+    const auto &vs = viewsByTiles[ns.tiles[v]];
+    for (size_t i = 0; i < vs.size(); ++i)
+      if (vs[i].first == c.devices[0] && vs[i].second == stride)
+        return ns.cumulative[v] + int64_t(i);
+    return -1;
+  }
+  return -1;
+}
+
+//===----------------------------------------------------------------------===//
+// Expert strategy
+//===----------------------------------------------------------------------===//
+
+bool soap::isFullyConnected(const OpGraph &graph, const Node &node) {
+  if (classifyNode(node) != OpClass::Contraction ||
+      llvm::StringRef(node.kind).contains("conv"))
+    return false;
+  bool hasParam = false;
+  for (const Operand &op : node.inputs)
+    hasParam |= graph.tensors[op.tensor].isParameter;
+  bool hasP = std::find(node.loopKinds.begin(), node.loopKinds.end(),
+                        LoopKind::Parameter) != node.loopKinds.end();
+  return hasParam && hasP;
+}
+
+Strategy soap::expertStrategy(const OpGraph &graph, int32_t numDevices) {
+  Strategy s = dataParallelStrategy(graph, numDevices);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node &node = graph.nodes[n];
+    if (!isFullyConnected(graph, node))
+      continue;
+    // The Parameter loop with the largest allowed degree (first on ties).
+    int32_t bestLoop = -1, bestDegree = 1;
+    for (int32_t l = 0; l < node.numLoops(); ++l) {
+      if (node.loopKinds[l] != LoopKind::Parameter)
+        continue;
+      int32_t d = ConfigSpace::loopDegrees(node.extents[l], numDevices).back();
+      if (d > bestDegree) {
+        bestDegree = d;
+        bestLoop = l;
+      }
+    }
+    if (bestLoop < 0)
+      continue;
+    ParallelConfig c = singleDeviceConfig(node);
+    c.degrees[bestLoop] = bestDegree;
+    c.devices.resize(bestDegree);
+    for (int32_t t = 0; t < bestDegree; ++t)
+      c.devices[t] = t;
+    s.configs[n] = std::move(c);
+  }
+  return s;
+}
+
+//===----------------------------------------------------------------------===//
+// MCMC
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct Chain {
+  std::unique_ptr<Simulator> sim;
+  std::mt19937_64 rng;
+  const char *startName = "";
+  double cur = 0;
+  bool curFits = false;
+  int64_t curPeak = 0;
+  double chainBest = std::numeric_limits<double>::infinity();
+  int64_t sinceImprove = 0;
+  ParallelConfig proposal, saved;
+  // Per round.
+  int64_t quota = 0;
+  double roundBest = std::numeric_limits<double>::infinity();
+  Strategy roundBestStrategy;
+  bool improvedThisRound = false;
+  // Totals.
+  int64_t proposals = 0, accepted = 0, simulations = 0;
+  bool hitTime = false;
+
+  void reset(const Strategy &s) {
+    cur = sim->simulateFull(s);
+    ++simulations;
+    curFits = !sim->overCapacity();
+    curPeak = sim->peakMemoryBytes();
+    chainBest = curFits ? cur : std::numeric_limits<double>::infinity();
+    sinceImprove = 0;
+  }
+};
+
+struct Search {
+  const OpGraph &graph;
+  const Machine &machine;
+  const CostModel &costs;
+  const SearchOptions &opt;
+  ConfigSpace space;
+  int32_t N;
+  double beta = 0;
+  Clock::time_point t0;
+  double deadline; // seconds since t0; infinity when no time budget
+
+  std::vector<Chain> chains;
+  double bestSeconds = std::numeric_limits<double>::infinity();
+  Strategy best;
+  int64_t bestPeak = 0;
+  std::string bestStart;
+
+  Search(const OpGraph &g, const Machine &m, const CostModel &c,
+         const SearchOptions &o)
+      : graph(g), machine(m), costs(c), opt(o),
+        space(g, m.numDevices()), N(static_cast<int32_t>(g.nodes.size())) {}
+
+  /// Runs `chain`'s quota of proposals (or until the deadline).
+  void runBlock(Chain &ch, double globalBest) {
+    ch.improvedThisRound = false;
+    ch.roundBest = globalBest;
+    Simulator &sim = *ch.sim;
+    bool timed = deadline < std::numeric_limits<double>::infinity();
+    for (int64_t q = 0; q < ch.quota; ++q) {
+      if (timed && secondsSince(t0) >= deadline) {
+        ch.hitTime = true;
+        return;
+      }
+      ++ch.proposals;
+      ++ch.sinceImprove;
+      int32_t n = static_cast<int32_t>(below(ch.rng, uint64_t(N)));
+      space.sample(n, ch.rng, ch.proposal);
+      const ParallelConfig &old = sim.strategy().configs[n];
+      if (ch.proposal == old) {
+        ++ch.accepted;
+        continue;
+      }
+      ch.saved.degrees.assign(old.degrees.begin(), old.degrees.end());
+      ch.saved.devices.assign(old.devices.begin(), old.devices.end());
+      double t = sim.simulateDelta(n, ch.proposal);
+      ++ch.simulations;
+      bool fits = !sim.overCapacity();
+      bool accept;
+      if (ch.curFits) {
+        accept = fits && (t <= ch.cur ||
+                          uniform01(ch.rng) < std::exp(beta * (ch.cur - t)));
+      } else {
+        int64_t peak = sim.peakMemoryBytes();
+        accept = fits || peak <= ch.curPeak;
+        if (accept)
+          ch.curPeak = peak;
+      }
+      if (!accept) {
+        sim.simulateDelta(n, ch.saved);
+        ++ch.simulations;
+        continue;
+      }
+      ++ch.accepted;
+      ch.cur = t;
+      ch.curFits = fits;
+      if (fits && t < ch.chainBest) {
+        ch.chainBest = t;
+        ch.sinceImprove = 0;
+      }
+      if (fits && t < ch.roundBest) {
+        ch.roundBest = t;
+        ch.roundBestStrategy = sim.strategy();
+        ch.improvedThisRound = true;
+      }
+    }
+  }
+
+  SearchResult run() {
+    SearchResult r;
+    t0 = Clock::now();
+    deadline = opt.budgetSeconds > 0 ? opt.budgetSeconds
+                                     : std::numeric_limits<double>::infinity();
+    int64_t maxProposals = opt.maxProposals > 0
+                               ? opt.maxProposals
+                               : std::numeric_limits<int64_t>::max();
+    if (opt.budgetSeconds <= 0 && opt.maxProposals <= 0)
+      maxProposals = 10000; // neither budget: a small default
+    int32_t D = machine.numDevices();
+    bool subset = D > 1;
+    int32_t K = 2 + (subset ? 1 : 0) + std::max(0, opt.randomStarts);
+    int64_t patience =
+        opt.restartPatience > 0 ? opt.restartPatience
+                                : std::max<int64_t>(1000, 50 * int64_t(N));
+
+    chains.resize(K);
+    Strategy dp = dataParallelStrategy(graph, D);
+    Strategy expert = expertStrategy(graph, D);
+    for (int32_t k = 0; k < K; ++k) {
+      Chain &ch = chains[k];
+      ch.sim = std::make_unique<Simulator>(graph, machine, costs);
+      ch.rng.seed(opt.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull +
+                  uint64_t(k) * 0xD1B54A32D192ED03ull);
+      ch.proposal.degrees.reserve(kMaxRank);
+      ch.saved.degrees.reserve(kMaxRank);
+      ch.proposal.devices.reserve(D);
+      ch.saved.devices.reserve(D);
+      if (k == 0) {
+        ch.startName = "data-parallel";
+        ch.reset(dp);
+        r.dataParallelSeconds = ch.cur;
+        r.dataParallelFits = ch.curFits;
+      } else if (k == 1) {
+        ch.startName = "expert";
+        ch.reset(expert);
+        r.expertSeconds = ch.cur;
+        r.expertFits = ch.curFits;
+      } else if (k == 2 && subset) {
+        // Data parallelism on the first d devices, d = D/2, D/4, ..., 1:
+        // the best as the start (a model too small for D devices).
+        ch.startName = "data-parallel-subset";
+        Strategy bestSub;
+        double bestT = std::numeric_limits<double>::infinity();
+        bool bestFits = false;
+        for (int32_t d = D / 2; d >= 1; d /= 2) {
+          Strategy s = dataParallelStrategy(graph, d);
+          double t = ch.sim->simulateFull(s);
+          ++ch.simulations;
+          bool fits = !ch.sim->overCapacity();
+          if (bestSub.configs.empty() || (fits && !bestFits) ||
+              (fits == bestFits && t < bestT)) {
+            bestSub = std::move(s);
+            bestT = t;
+            bestFits = fits;
+          }
+        }
+        ch.reset(bestSub);
+      } else {
+        ch.startName = "random";
+        Strategy s;
+        s.configs.resize(N);
+        for (int32_t n = 0; n < N; ++n)
+          space.sample(n, ch.rng, s.configs[n]);
+        ch.reset(s);
+      }
+      if (ch.curFits && ch.cur < bestSeconds) {
+        bestSeconds = ch.cur;
+        best = ch.sim->strategy();
+        bestPeak = ch.sim->peakMemoryBytes();
+        bestStart = ch.startName;
+      }
+    }
+    // beta follows the best time (set between rounds, so deterministic).
+    auto setBeta = [&] {
+      double ref = bestSeconds < INFINITY ? bestSeconds : r.dataParallelSeconds;
+      beta = opt.betaScale / ref;
+    };
+    setBeta();
+
+    int64_t proposals = 0, lastImproveProposals = 0;
+    double lastImproveTime = 0, lastProgress = 0;
+    int32_t threads = std::max(1, std::min(opt.threads, K));
+    auto report = [&](bool done) {
+      if (opt.quiet || !opt.progress)
+        return;
+      SearchProgress p;
+      p.elapsedSeconds = secondsSince(t0);
+      p.proposals = proposals;
+      for (const Chain &ch : chains)
+        p.simulations += ch.simulations;
+      p.proposalsPerSecond =
+          p.elapsedSeconds > 0 ? double(proposals) / p.elapsedSeconds : 0;
+      p.bestSeconds = bestSeconds;
+      p.dataParallelSeconds = r.dataParallelSeconds;
+      p.speedup = bestSeconds > 0 && bestSeconds < INFINITY
+                      ? r.dataParallelSeconds / bestSeconds
+                      : 0;
+      p.done = done;
+      opt.progress(p);
+    };
+
+    std::string stop;
+    while (stop.empty()) {
+      // Quotas, in chain order.
+      int64_t left = maxProposals - proposals;
+      for (Chain &ch : chains) {
+        ch.quota = std::min<int64_t>(std::max(1, opt.blockProposals), left);
+        left -= ch.quota;
+      }
+      if (threads == 1) {
+        for (Chain &ch : chains)
+          runBlock(ch, bestSeconds);
+      } else {
+        std::vector<std::thread> pool;
+        double gb = bestSeconds;
+        for (int32_t t = 1; t < threads; ++t)
+          pool.emplace_back([this, t, threads, gb] {
+            for (size_t k = t; k < chains.size(); k += threads)
+              runBlock(chains[k], gb);
+          });
+        for (size_t k = 0; k < chains.size(); k += threads)
+          runBlock(chains[k], gb);
+        for (std::thread &th : pool)
+          th.join();
+      }
+      bool hitTime = false;
+      for (Chain &ch : chains) {
+        proposals += ch.quota; // upper bound when cut by time; fixed below
+        hitTime |= ch.hitTime;
+        if (ch.improvedThisRound && ch.roundBest < bestSeconds) {
+          bestSeconds = ch.roundBest;
+          best = ch.roundBestStrategy;
+          bestStart = ch.startName;
+          lastImproveProposals = proposals;
+          lastImproveTime = secondsSince(t0);
+        }
+      }
+      setBeta();
+      if (hitTime) {
+        proposals = 0;
+        for (const Chain &ch : chains)
+          proposals += ch.proposals;
+      }
+      double now = secondsSince(t0);
+      if (hitTime || now >= deadline)
+        stop = "time";
+      else if (proposals >= maxProposals)
+        stop = "proposals";
+      else if (opt.stopOnStall &&
+               ((opt.maxProposals > 0 &&
+                 proposals - lastImproveProposals >= opt.maxProposals / 2) ||
+                (opt.budgetSeconds > 0 &&
+                 now - lastImproveTime >= opt.budgetSeconds / 2)))
+        stop = "stall";
+      if (!stop.empty())
+        break;
+      // Restarts of chains that stopped improving.
+      if (bestSeconds < INFINITY)
+        for (Chain &ch : chains)
+          if (ch.sinceImprove >= patience) {
+            ch.reset(best);
+            ++r.restarts;
+          }
+      if (now - lastProgress >= opt.progressInterval) {
+        lastProgress = now;
+        report(false);
+      }
+    }
+
+    r.searchSeconds = secondsSince(t0);
+    for (const Chain &ch : chains) {
+      r.proposals += ch.proposals;
+      r.accepted += ch.accepted;
+      r.simulations += ch.simulations;
+    }
+    r.stopReason = stop;
+    r.beta = beta;
+    if (bestSeconds < INFINITY) {
+      r.best = std::move(best);
+      r.bestSeconds = bestSeconds;
+      r.fits = true;
+      r.bestStart = bestStart;
+      // Peak memory of the best, from a fresh simulation of it.
+      Simulator &sim = *chains[0].sim;
+      sim.simulateFull(r.best);
+      ++r.simulations;
+      r.bestPeakMemoryBytes = sim.peakMemoryBytes();
+    } else {
+      r.best = dp;
+      r.bestSeconds = r.dataParallelSeconds;
+      r.fits = false;
+      r.bestStart = "data-parallel";
+      Simulator &sim = *chains[0].sim;
+      sim.simulateFull(r.best);
+      ++r.simulations;
+      r.bestPeakMemoryBytes = sim.peakMemoryBytes();
+    }
+    (void)bestPeak;
+    report(true);
+    return r;
+  }
+};
+
+} // namespace
+
+SearchResult soap::searchStrategy(const OpGraph &graph, const Machine &machine,
+                                  const CostModel &costs,
+                                  const SearchOptions &options) {
+  Search s(graph, machine, costs, options);
+  return s.run();
+}

@@ -1,0 +1,304 @@
+// The strategy search (Search.h) and the exact solver (ExactSolver.h): the
+// config space, the expert strategy, MCMC properties (never worse than data
+// parallelism, deterministic, memory respected) and agreement with the exact
+// optimum on small graphs.
+#include "soap/Simulator/ExactSolver.h"
+#include "soap/Simulator/GraphBuilder.h"
+#include "soap/Simulator/Search.h"
+#include "soap/Simulator/Simulator.h"
+
+#include <gtest/gtest.h>
+
+using namespace soap;
+
+namespace {
+
+/// One node of the paper's P100 cluster with `devices` GPUs (NVLink).
+Machine p100Node(int32_t devices) {
+  Machine m = *getMachinePreset("p100-4x4");
+  m.name = "p100-1x" + std::to_string(devices);
+  m.numNodes = 1;
+  m.devicesPerNode = devices;
+  return m;
+}
+
+/// A 4-layer MLP as the front end extracts it: one node per dense layer (the
+/// activation is grouped into its matmul).
+OpGraph fourLayerMLP() {
+  GraphBuilder b("mlp4");
+  int32_t x = b.input("x", {64, 1024});
+  std::vector<int64_t> widths = {1024, 4096, 4096, 1024, 16};
+  for (int32_t l = 0; l < 4; ++l) {
+    int32_t w = b.parameter("w" + std::to_string(l), {widths[l], widths[l + 1]});
+    x = b.matmul("fc" + std::to_string(l), x, w);
+  }
+  b.markOutput(x);
+  return b.take();
+}
+
+/// A small CNN: 3x3 conv, 1x1 conv, global pooling, classifier.
+OpGraph smallCNN() {
+  // The last stage of an ImageNet CNN: 7x7 feature maps.
+  GraphBuilder b("cnn");
+  int32_t x = b.input("x", {32, 64, 7, 7});
+  int32_t w1 = b.parameter("w1", {128, 64, 3, 3});
+  x = b.conv2d("conv1", x, w1, 1, 1);
+  int32_t w2 = b.parameter("w2", {256, 128, 1, 1});
+  x = b.conv2d("conv2", x, w2);
+  x = b.globalPool("pool", x);
+  int32_t w3 = b.parameter("w3", {256, 1000});
+  x = b.matmul("fc", x, w3);
+  b.markOutput(x);
+  return b.take();
+}
+
+double simulate(const OpGraph &g, const Machine &m, const Strategy &s,
+                bool *fits = nullptr) {
+  CostModel costs(m);
+  Simulator sim(g, m, costs);
+  double t = sim.simulateFull(s);
+  if (fits)
+    *fits = !sim.overCapacity();
+  return t;
+}
+
+SearchOptions proposals(int64_t n, uint64_t seed = 1) {
+  SearchOptions o;
+  o.budgetSeconds = 0;
+  o.maxProposals = n;
+  o.seed = seed;
+  o.quiet = true;
+  return o;
+}
+
+} // namespace
+
+TEST(ConfigSpace, LoopDegrees) {
+  EXPECT_EQ(ConfigSpace::loopDegrees(64, 16),
+            (std::vector<int32_t>{1, 2, 4, 8, 16}));
+  EXPECT_EQ(ConfigSpace::loopDegrees(12, 16),
+            (std::vector<int32_t>{1, 2, 4, 12}));
+  EXPECT_EQ(ConfigSpace::loopDegrees(147, 64), (std::vector<int32_t>{1, 49}));
+  EXPECT_EQ(ConfigSpace::loopDegrees(3, 4), (std::vector<int32_t>{1, 3}));
+  EXPECT_EQ(ConfigSpace::loopDegrees(1, 4), (std::vector<int32_t>{1}));
+}
+
+TEST(ConfigSpace, ViewsAndIndexing) {
+  OpGraph g = fourLayerMLP();
+  ConfigSpace space(g, 4);
+  // T = 1: any device; T = 2: blocks {0,1},{2,3} and strided {0,2},{1,3};
+  // T = 4: all devices.
+  EXPECT_EQ(space.views(1).size(), 4u);
+  EXPECT_EQ(space.views(2),
+            (std::vector<std::pair<int32_t, int32_t>>{{0, 1}, {2, 1}, {0, 2},
+                                                      {1, 2}}));
+  EXPECT_EQ(space.views(4).size(), 1u);
+  // A matmul (b, n, k) on 4 devices: degree vectors 1 + 3 (T=2) + 6 (T=4);
+  // configs 4 + 3*4 + 6*1.
+  EXPECT_EQ(space.numDegreeVectors(0), 10);
+  EXPECT_EQ(space.numConfigs(0), 22);
+  ParallelConfig c;
+  for (int32_t n = 0; n < space.numNodes(); ++n)
+    for (int64_t i = 0; i < space.numConfigs(n); ++i) {
+      space.config(n, i, c);
+      EXPECT_EQ(validateConfig(g.nodes[n], c, 4), "");
+      EXPECT_EQ(space.indexOf(n, c), i);
+    }
+  // Data parallelism and the expert strategy are in the space.
+  Strategy dp = dataParallelStrategy(g, 4), ex = expertStrategy(g, 4);
+  for (int32_t n = 0; n < space.numNodes(); ++n) {
+    EXPECT_GE(space.indexOf(n, dp.configs[n]), 0);
+    EXPECT_GE(space.indexOf(n, ex.configs[n]), 0);
+  }
+  // 64 devices, an Inception-sized conv: finite and every sample valid.
+  OpGraph inc = makeInceptionLikeGraph(64, 32, 16, 2);
+  ConfigSpace big(inc, 64);
+  std::mt19937_64 rng(7);
+  for (int32_t i = 0; i < 2000; ++i) {
+    int32_t n = static_cast<int32_t>(rng() % inc.nodes.size());
+    big.sample(n, rng, c);
+    ASSERT_EQ(validateConfig(inc.nodes[n], c, 64), "");
+  }
+}
+
+TEST(Search, ExpertSplitsFullyConnectedLayersOnP) {
+  OpGraph g = smallCNN();
+  Strategy s = expertStrategy(g, 4);
+  EXPECT_EQ(validateStrategy(g, s, 4), "");
+  Strategy dp = dataParallelStrategy(g, 4);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const Node &node = g.nodes[n];
+    if (node.name == "fc") {
+      EXPECT_TRUE(isFullyConnected(g, node));
+      // loops (b:S, n:P, k:R): P split over all 4 devices.
+      EXPECT_EQ(s.configs[n].degrees, (std::vector<int32_t>{1, 4, 1}));
+      EXPECT_EQ(s.configs[n].devices, (std::vector<int32_t>{0, 1, 2, 3}));
+    } else {
+      EXPECT_FALSE(isFullyConnected(g, node)) << node.name;
+      EXPECT_EQ(s.configs[n], dp.configs[n]) << node.name;
+    }
+  }
+  OpGraph mlp = makeMLPGraph(64, {256, 512, 10});
+  Strategy m = expertStrategy(mlp, 16);
+  EXPECT_EQ(validateStrategy(mlp, m, 16), "");
+  // 512 columns: 16-way; 10 columns: the largest allowed degree, 10.
+  EXPECT_EQ(m.configs[0].degrees, (std::vector<int32_t>{1, 16, 1}));
+  EXPECT_EQ(m.configs[2].degrees, (std::vector<int32_t>{1, 10, 1}));
+}
+
+TEST(Search, NeverWorseThanDataParallel) {
+  struct Case {
+    OpGraph g;
+    Machine m;
+  };
+  std::vector<Case> cases;
+  cases.push_back({fourLayerMLP(), p100Node(4)});
+  cases.push_back({makeInceptionLikeGraph(64, 32, 16, 2),
+                   *getMachinePreset("p100-4x4")});
+  cases.push_back({makeRNNLikeGraph(32, 256, 4), *getMachinePreset("k80-16x4")});
+  for (const Case &c : cases) {
+    CostModel costs(c.m);
+    SearchResult r = searchStrategy(c.g, c.m, costs, proposals(600));
+    EXPECT_TRUE(r.fits);
+    EXPECT_LE(r.bestSeconds, r.dataParallelSeconds) << c.g.name;
+    EXPECT_LE(r.bestSeconds, r.expertSeconds) << c.g.name;
+    EXPECT_EQ(validateStrategy(c.g, r.best, c.m.numDevices()), "");
+    // The reported time is the strategy's simulated time.
+    EXPECT_EQ(simulate(c.g, c.m, r.best), r.bestSeconds) << c.g.name;
+    EXPECT_LE(r.proposals, 600);
+    EXPECT_GT(r.simulations, 0);
+  }
+}
+
+TEST(Search, SameSeedSameResult) {
+  OpGraph g = makeInceptionLikeGraph(32, 16, 8, 2);
+  Machine m = *getMachinePreset("p100-4x4");
+  CostModel costs(m);
+  SearchResult a = searchStrategy(g, m, costs, proposals(800, 42));
+  SearchResult b = searchStrategy(g, m, costs, proposals(800, 42));
+  EXPECT_EQ(a.best, b.best);
+  EXPECT_EQ(a.bestSeconds, b.bestSeconds);
+  EXPECT_EQ(a.simulations, b.simulations);
+  EXPECT_EQ(a.accepted, b.accepted);
+  // Chains on threads follow the same trajectories.
+  SearchOptions threaded = proposals(800, 42);
+  threaded.threads = 2;
+  SearchResult c = searchStrategy(g, m, costs, threaded);
+  EXPECT_EQ(a.best, c.best);
+  EXPECT_EQ(a.bestSeconds, c.bestSeconds);
+  EXPECT_EQ(a.simulations, c.simulations);
+}
+
+TEST(Search, ProgressIsReported) {
+  OpGraph g = fourLayerMLP();
+  Machine m = p100Node(4);
+  CostModel costs(m);
+  SearchOptions o = proposals(200);
+  o.quiet = false;
+  o.progressInterval = 0;
+  std::vector<SearchProgress> seen;
+  o.progress = [&](const SearchProgress &p) { seen.push_back(p); };
+  SearchResult r = searchStrategy(g, m, costs, o);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_TRUE(seen.back().done);
+  EXPECT_EQ(seen.back().bestSeconds, r.bestSeconds);
+  EXPECT_EQ(seen.back().dataParallelSeconds, r.dataParallelSeconds);
+  EXPECT_GE(seen.back().speedup, 1.0);
+  // Quiet: no calls.
+  seen.clear();
+  o.quiet = true;
+  searchStrategy(g, m, costs, o);
+  EXPECT_TRUE(seen.empty());
+}
+
+TEST(Search, OverCapacityStrategiesAreNeverReturned) {
+  OpGraph g = fourLayerMLP();
+  Machine m = p100Node(4);
+  // Data parallelism replicates all weights (and gradients) on every device;
+  // give the devices less than that but enough for a sharded strategy.
+  int64_t weights = 0;
+  for (const Tensor &t : g.tensors)
+    if (t.isParameter)
+      weights += t.bytes();
+  m.device.memoryBytes = weights; // DP needs > 2 x weights per device
+  CostModel costs(m);
+  bool dpFits = true;
+  simulate(g, m, dataParallelStrategy(g, 4), &dpFits);
+  ASSERT_FALSE(dpFits);
+  SearchResult r = searchStrategy(g, m, costs, proposals(1500));
+  EXPECT_FALSE(r.dataParallelFits);
+  ASSERT_TRUE(r.fits);
+  bool fits = false;
+  EXPECT_EQ(simulate(g, m, r.best, &fits), r.bestSeconds);
+  EXPECT_TRUE(fits);
+  EXPECT_LE(r.bestPeakMemoryBytes, m.device.memoryBytes);
+
+  // Nothing fits: data parallelism comes back, marked as not fitting.
+  m.device.memoryBytes = 1024;
+  CostModel tiny(m);
+  SearchResult none = searchStrategy(g, m, tiny, proposals(200));
+  EXPECT_FALSE(none.fits);
+  EXPECT_EQ(none.best, dataParallelStrategy(g, 4));
+  // The exact solver agrees that nothing fits (2 devices: nothing to prune
+  // the whole space with).
+  Machine m2 = p100Node(2);
+  m2.device.memoryBytes = 1024;
+  CostModel tiny2(m2);
+  ExactResult ex = solveExact(g, m2, tiny2);
+  EXPECT_TRUE(ex.complete);
+  EXPECT_FALSE(ex.found);
+}
+
+// MCMC against the exact optimum over the same space: within 1%.
+static void expectNearOptimal(const OpGraph &g, int32_t devices,
+                              int64_t budget) {
+  Machine m = p100Node(devices);
+  CostModel costs(m);
+  ExactResult ex = solveExact(g, m, costs);
+  ASSERT_TRUE(ex.complete);
+  ASSERT_TRUE(ex.found);
+  EXPECT_EQ(simulate(g, m, ex.best), ex.bestSeconds);
+  SearchResult r = searchStrategy(g, m, costs, proposals(budget, 3));
+  EXPECT_GE(r.bestSeconds, ex.bestSeconds * (1 - 1e-12))
+      << "MCMC below the exact optimum: the bound pruned the optimum";
+  EXPECT_LE(r.bestSeconds, ex.bestSeconds * 1.01)
+      << g.name << " on " << devices << " devices: MCMC " << r.bestSeconds
+      << " s, optimum " << ex.bestSeconds << " s (data parallel "
+      << r.dataParallelSeconds << " s)";
+  ::testing::Test::RecordProperty("optimum_us", std::to_string(ex.bestSeconds * 1e6));
+  ::testing::Test::RecordProperty("mcmc_us", std::to_string(r.bestSeconds * 1e6));
+  ::testing::Test::RecordProperty("dp_us", std::to_string(r.dataParallelSeconds * 1e6));
+  ::testing::Test::RecordProperty("exact_leaves", std::to_string(ex.leaves));
+}
+
+TEST(ExactSolver, MLPOn2Devices) { expectNearOptimal(fourLayerMLP(), 2, 2000); }
+TEST(ExactSolver, MLPOn4Devices) { expectNearOptimal(fourLayerMLP(), 4, 4000); }
+TEST(ExactSolver, CNNOn2Devices) { expectNearOptimal(smallCNN(), 2, 2000); }
+TEST(ExactSolver, CNNOn4Devices) { expectNearOptimal(smallCNN(), 4, 4000); }
+
+TEST(ExactSolver, BruteForceAgreesOnATinyGraph) {
+  // Two layers on 2 devices: enumerate every strategy of the space.
+  GraphBuilder b("tiny");
+  int32_t x = b.input("x", {16, 256});
+  int32_t w0 = b.parameter("w0", {256, 512});
+  int32_t w1 = b.parameter("w1", {512, 8});
+  x = b.matmul("fc0", x, w0);
+  x = b.matmul("fc1", x, w1);
+  b.markOutput(x);
+  OpGraph g = b.take();
+  Machine m = p100Node(2);
+  CostModel costs(m);
+  ConfigSpace space(g, 2);
+  Simulator sim(g, m, costs);
+  double best = 1e30;
+  Strategy s = singleDeviceStrategy(g);
+  for (int64_t i = 0; i < space.numConfigs(0); ++i)
+    for (int64_t j = 0; j < space.numConfigs(1); ++j) {
+      space.config(0, i, s.configs[0]);
+      space.config(1, j, s.configs[1]);
+      best = std::min(best, sim.simulateFull(s));
+    }
+  ExactResult ex = solveExact(g, m, costs);
+  EXPECT_TRUE(ex.complete);
+  EXPECT_EQ(ex.bestSeconds, best);
+}
