@@ -4,6 +4,7 @@
 
 #include "soap/Analysis/IterationSpace.h"
 #include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
+#include "soap/Dialect/SOAP/IR/SOAPOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
@@ -13,7 +14,10 @@ using namespace mlir::soap;
 
 #include "soap/Dialect/SOAP/IR/SOAPDialect.cpp.inc"
 
-void SOAPDialect::initialize() { registerAttributes(); }
+void SOAPDialect::initialize() {
+  registerAttributes();
+  registerOps();
+}
 
 /// The machine in effect for `op`: the `soap.machine` of the nearest ancestor
 /// (or of `op` itself) that has one.

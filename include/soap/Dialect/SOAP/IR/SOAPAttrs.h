@@ -9,6 +9,8 @@
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 
 
+#include "soap/Dialect/SOAP/IR/SOAPEnums.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "soap/Dialect/SOAP/IR/SOAPAttrs.h.inc"
 

@@ -5,6 +5,16 @@
 
 include "soap/Dialect/SOAP/IR/SOAPDialect.td"
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def SOAP_ReductionKind : I32EnumAttr<"ReductionKind",
+    "How partial results are combined", [
+      I32EnumAttrCase<"Sum", 0, "sum">,
+      I32EnumAttrCase<"Max", 1, "max">,
+      I32EnumAttrCase<"Min", 2, "min">,
+    ]> {
+  let cppNamespace = "::mlir::soap";
+}
 
 class SOAP_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<SOAP_Dialect, name, traits> {

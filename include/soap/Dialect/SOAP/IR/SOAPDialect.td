@@ -47,6 +47,7 @@ def SOAP_Dialect : Dialect {
 
   private:
     void registerAttributes();
+    void registerOps();
   public:
   }];
 }
