@@ -74,13 +74,14 @@ constexpr int32_t kCheckpoint = 16;
 
 enum BlockKind : uint8_t {
   FwdTransfers,
-  FwdReceive,
   ForwardBlock,
   GradTransfers,
-  GradReceive,
   BackwardBlock,
   UpdateBlock,
 };
+
+/// Delta flags of a block.
+enum : uint8_t { Keep = 0, Relink = 1, Rebuild = 2 };
 
 struct Edge {
   int32_t producer, consumer, input, output;
@@ -102,9 +103,14 @@ struct NodeGeom {
   std::vector<uint8_t> outDisjoint; ///< per output: tiles' regions disjoint
   /// Local index in F(n) of the task providing tile t's final output.
   std::vector<int32_t> srcLocal;
-  /// Updates (built with B(n), emitted in U(n)): pred local index in B(n).
-  std::vector<int32_t> updPred, updDev;
+  /// Updates (built with B(n), emitted in U(n)): one per tile, after the
+  /// all-reduces of its replica groups (pred local indices in B(n)).
+  std::vector<int32_t> updPredStart, updPreds;
   std::vector<double> updDur;
+  /// Degrees the geometry was computed for, and a version bumped whenever it
+  /// changes (edges cache their pairs per pair of versions).
+  std::vector<int32_t> degrees;
+  uint64_t version = 0;
 
   const Range *region(int32_t operand, int32_t tile, int32_t rank) const {
     return regions.data() + opOffset[operand] + size_t(tile) * rank;
@@ -129,8 +135,7 @@ struct Block {
 };
 
 /// A block under construction. Predecessors >= 0 are global task ids; a
-/// negative one, ~i, is task i of the block (or, for receive blocks, of the
-/// transfer block before it).
+/// negative one, ~i, is task i of the block.
 struct Stage {
   std::vector<double> dur, bytes;
   std::vector<int32_t> res, predStart, preds;
@@ -156,14 +161,14 @@ struct Stage {
   void pred(int32_t p) { preds.push_back(p); }
 };
 
-struct PairList {
+/// Per edge: the intersecting tile pairs (cached per pair of geometry
+/// versions) and what each consumer tile (forward) / producer tile
+/// (backward) waits for: global task ids, CSR.
+struct EdgeData {
   std::vector<int32_t> a, b;
   std::vector<int64_t> vol;
-  void clear() {
-    a.clear();
-    b.clear();
-    vol.clear();
-  }
+  uint64_t verP = 0, verC = 0;
+  std::vector<int32_t> fwdStart, fwd, gradStart, grad;
   size_t size() const { return a.size(); }
 };
 
@@ -179,7 +184,8 @@ struct Simulator::Impl {
   std::vector<Edge> edges;
   std::vector<NodeStatic> nstat;
   std::vector<NodeGeom> geom;
-  std::vector<PairList> pairs; // per edge
+  std::vector<EdgeData> edata; // per edge
+  uint64_t versionCounter = 0;
 
   // Blocks (index = priority order).
   std::vector<Block> blocks;
@@ -187,8 +193,8 @@ struct Simulator::Impl {
   std::vector<int32_t> blockOwner; ///< node (F, B, U) or edge
   std::vector<int32_t> blockNode;  ///< node named in reports
   std::vector<int32_t> succBegin, succs;
-  std::vector<int32_t> fwdTransferBlock, fwdRecvBlock, gradTransferBlock,
-      gradRecvBlock, forwardBlock, backwardBlock, updateBlock;
+  std::vector<int32_t> fwdTransferBlock, gradTransferBlock, forwardBlock,
+      backwardBlock, updateBlock;
 
   // Task pool (struct of arrays).
   int32_t poolSize = 0, predPoolSize = 0;
@@ -214,9 +220,10 @@ struct Simulator::Impl {
   bool deltaMode = false;
 
   // Build scratch.
-  Stage stageMain, stageRecv;
+  Stage stageMain;
   std::vector<int32_t> linkSlot, slotLink, pairSlot, lastSeen, bucketCount,
-      bucketItems, keys, scratchDevs, scratchLinks, groupJoin2, members;
+      bucketItems, keys, scratchDevs, scratchLinks, classOf, classMask,
+      tileJoins;
   std::vector<int64_t> slotBytes, recvBytes;
   std::vector<uint64_t> masks;
 
@@ -277,11 +284,9 @@ struct Simulator::Impl {
       }
     }
     int32_t E = static_cast<int32_t>(edges.size());
-    pairs.resize(E);
+    edata.resize(E);
     fwdTransferBlock.assign(E, -1);
-    fwdRecvBlock.assign(E, -1);
     gradTransferBlock.assign(E, -1);
-    gradRecvBlock.assign(E, -1);
     forwardBlock.assign(N, -1);
     backwardBlock.assign(N, -1);
     updateBlock.assign(N, -1);
@@ -292,17 +297,13 @@ struct Simulator::Impl {
       return static_cast<int32_t>(blockKind.size()) - 1;
     };
     for (int32_t n = 0; n < N; ++n) {
-      for (int32_t e : nstat[n].inEdges) {
+      for (int32_t e : nstat[n].inEdges)
         fwdTransferBlock[e] = addBlock(FwdTransfers, e, n);
-        fwdRecvBlock[e] = addBlock(FwdReceive, e, n);
-      }
       forwardBlock[n] = addBlock(ForwardBlock, n, n);
     }
     for (int32_t n = N - 1; n >= 0; --n) {
-      for (int32_t e : nstat[n].outEdges) {
+      for (int32_t e : nstat[n].outEdges)
         gradTransferBlock[e] = addBlock(GradTransfers, e, edges[e].consumer);
-        gradRecvBlock[e] = addBlock(GradReceive, e, edges[e].consumer);
-      }
       backwardBlock[n] = addBlock(BackwardBlock, n, n);
     }
     for (int32_t n = N - 1; n >= 0; --n)
@@ -312,14 +313,13 @@ struct Simulator::Impl {
     // Static successors: the blocks that read a block's tasks.
     std::vector<std::vector<int32_t>> succ(NB);
     for (int32_t e = 0; e < E; ++e) {
-      succ[fwdTransferBlock[e]].push_back(fwdRecvBlock[e]);
-      succ[fwdRecvBlock[e]].push_back(forwardBlock[edges[e].consumer]);
-      succ[forwardBlock[edges[e].producer]].push_back(fwdTransferBlock[e]);
-      succ[forwardBlock[edges[e].producer]].push_back(fwdRecvBlock[e]);
-      succ[gradTransferBlock[e]].push_back(gradRecvBlock[e]);
-      succ[gradRecvBlock[e]].push_back(backwardBlock[edges[e].producer]);
-      succ[backwardBlock[edges[e].consumer]].push_back(gradTransferBlock[e]);
-      succ[backwardBlock[edges[e].consumer]].push_back(gradRecvBlock[e]);
+      int32_t p = edges[e].producer, c = edges[e].consumer;
+      succ[fwdTransferBlock[e]].push_back(forwardBlock[c]);
+      succ[forwardBlock[p]].push_back(fwdTransferBlock[e]);
+      succ[forwardBlock[p]].push_back(forwardBlock[c]); // same-device pairs
+      succ[gradTransferBlock[e]].push_back(backwardBlock[p]);
+      succ[backwardBlock[c]].push_back(gradTransferBlock[e]);
+      succ[backwardBlock[c]].push_back(backwardBlock[p]);
     }
     for (int32_t n = 0; n < N; ++n) {
       succ[forwardBlock[n]].push_back(backwardBlock[n]);
@@ -327,6 +327,8 @@ struct Simulator::Impl {
     }
     succBegin.assign(NB + 1, 0);
     for (int32_t b = 0; b < NB; ++b) {
+      std::sort(succ[b].begin(), succ[b].end());
+      succ[b].erase(std::unique(succ[b].begin(), succ[b].end()), succ[b].end());
       for (int32_t s : succ[b]) {
         (void)s;
         assert(s > b && "blocks must depend on earlier blocks only");
@@ -363,8 +365,13 @@ struct Simulator::Impl {
     int32_t L = node.numLoops();
     int32_t NI = static_cast<int32_t>(node.inputs.size());
     int32_t NO = static_cast<int32_t>(node.outputs.size());
-    g.tiles = T;
     g.devices.assign(cfg.devices.begin(), cfg.devices.end());
+    // Everything else depends on the degrees only.
+    if (g.version != 0 && g.degrees == cfg.degrees)
+      return;
+    g.degrees.assign(cfg.degrees.begin(), cfg.degrees.end());
+    g.version = ++versionCounter;
+    g.tiles = T;
     g.opOffset.resize(NI + NO);
     int32_t total = 0;
     for (int32_t k = 0; k < NI + NO; ++k) {
@@ -511,7 +518,7 @@ struct Simulator::Impl {
   }
 
   /// Copies `st` into block b's ranges (in place when it fits).
-  void commit(int32_t b, const Stage &st, int32_t negBase) {
+  void commit(int32_t b, const Stage &st) {
     Block &bl = blocks[b];
     int32_t n = st.size();
     int32_t np = static_cast<int32_t>(st.preds.size());
@@ -528,7 +535,7 @@ struct Simulator::Impl {
     growPools();
     bl.size = n;
     bl.psize = np;
-    int32_t base = negBase >= 0 ? negBase : bl.begin;
+    int32_t base = bl.begin;
     for (int32_t k = 0; k < np; ++k) {
       int32_t p = st.preds[k];
       predPool[bl.pbegin + k] = p >= 0 ? p : base + ~p;
@@ -597,8 +604,14 @@ struct Simulator::Impl {
     int32_t NIp = static_cast<int32_t>(graph.nodes[ed.producer].inputs.size());
     int32_t rank = nstat[ed.consumer].ranks[ed.input];
     int32_t opP = NIp + ed.output, opC = ed.input;
-    PairList &pl = pairs[e];
-    pl.clear();
+    EdgeData &pl = edata[e];
+    if (pl.verP == gp.version && pl.verC == gc.version)
+      return;
+    pl.verP = gp.version;
+    pl.verC = gc.version;
+    pl.a.clear();
+    pl.b.clear();
+    pl.vol.clear();
     int32_t Tp = gp.tiles, Tc = gc.tiles;
     // Fast path: identical partitions into disjoint regions.
     if (Tp == Tc && gp.outDisjoint[ed.output]) {
@@ -649,12 +662,13 @@ struct Simulator::Impl {
     }
   }
 
-  /// FT(e) into stageMain and FR(e) into stageRecv.
+  /// FT(e) into stageMain; the consumer tiles' delivery lists into edata
+  /// (transfers as ~local index until the block is committed).
   void buildForwardEdge(int32_t e) {
     computePairs(e);
     const Edge &ed = edges[e];
     const NodeGeom &gp = geom[ed.producer], &gc = geom[ed.consumer];
-    const PairList &pl = pairs[e];
+    EdgeData &pl = edata[e];
     Block &bl = blocks[fwdTransferBlock[e]];
     int32_t eb =
         graph.tensors[graph.nodes[ed.consumer].inputs[ed.input].tensor]
@@ -701,31 +715,33 @@ struct Simulator::Impl {
     comm += moved;
     for (int32_t b = 0; b < Tc; ++b)
       addMemory(bl, gc.devices[b], recvBytes[b]);
-    // Receive joins: pairs are consumer-tile major.
-    Stage &rv = stageRecv;
-    rv.clear();
+    // Deliveries: pairs are consumer-tile major.
+    pl.fwdStart.resize(Tc + 1);
+    pl.fwd.clear();
     lastSeen.assign(slotLink.size(), -1);
     size_t k = 0;
     for (int32_t b = 0; b < Tc; ++b) {
-      rv.add(TaskKind::Join, -1, 0.0);
+      pl.fwdStart[b] = static_cast<int32_t>(pl.fwd.size());
       for (; k < pl.size() && pl.b[k] == b; ++k) {
         int32_t s = pairSlot[k];
         if (s == -1)
-          rv.pred(srcBase + gp.srcLocal[pl.a[k]]);
+          pl.fwd.push_back(srcBase + gp.srcLocal[pl.a[k]]);
         else if (s >= 0 && lastSeen[s] != b) {
           lastSeen[s] = b;
-          rv.pred(~s);
+          pl.fwd.push_back(~s);
         }
       }
     }
+    pl.fwdStart[Tc] = static_cast<int32_t>(pl.fwd.size());
     resetSlots();
   }
 
-  /// GT(e) into stageMain and GR(e) into stageRecv (pairs from FT(e)).
+  /// GT(e) into stageMain and the producer tiles' delivery lists (pairs
+  /// from FT(e), which precedes GT(e)).
   void buildGradientEdge(int32_t e) {
     const Edge &ed = edges[e];
     const NodeGeom &gp = geom[ed.producer], &gc = geom[ed.consumer];
-    const PairList &pl = pairs[e];
+    EdgeData &pl = edata[e];
     Block &bl = blocks[gradTransferBlock[e]];
     int32_t eb =
         graph.tensors[graph.nodes[ed.consumer].inputs[ed.input].tensor]
@@ -764,31 +780,32 @@ struct Simulator::Impl {
     }
     bl.comm = moved;
     comm += moved;
-    // Receive joins per producer tile: bucket the pairs by producer tile.
+    // Deliveries per producer tile: bucket the pairs by producer tile.
     for (int32_t a = 0; a < Tp; ++a)
       bucketCount[a + 1] += bucketCount[a];
     bucketItems.resize(pl.size());
     for (size_t k = 0; k < pl.size(); ++k)
       bucketItems[bucketCount[pl.a[k]]++] = static_cast<int32_t>(k);
-    Stage &rv = stageRecv;
-    rv.clear();
+    pl.gradStart.resize(Tp + 1);
+    pl.grad.clear();
     lastSeen.assign(slotLink.size(), -1);
     int32_t from = 0;
     for (int32_t a = 0; a < Tp; ++a) {
-      rv.add(TaskKind::Join, -1, 0.0);
+      pl.gradStart[a] = static_cast<int32_t>(pl.grad.size());
       int32_t to = bucketCount[a];
       for (int32_t q = from; q < to; ++q) {
         int32_t k = bucketItems[q];
         int32_t s = pairSlot[k];
         if (s == -1)
-          rv.pred(bwdBase + pl.b[k]);
+          pl.grad.push_back(bwdBase + pl.b[k]);
         else if (lastSeen[s] != a) {
           lastSeen[s] = a;
-          rv.pred(~s);
+          pl.grad.push_back(~s);
         }
       }
       from = to;
     }
+    pl.gradStart[Tp] = static_cast<int32_t>(pl.grad.size());
     resetSlots();
   }
 
@@ -801,8 +818,11 @@ struct Simulator::Impl {
     int32_t T = g.tiles;
     for (int32_t t = 0; t < T; ++t) {
       st.add(TaskKind::Forward, g.devices[t], g.fwd[t]);
-      for (int32_t e : ns.inEdges)
-        st.pred(beginOf(fwdRecvBlock[e]) + t);
+      for (int32_t e : ns.inEdges) {
+        const EdgeData &ed = edata[e];
+        for (int32_t k = ed.fwdStart[t]; k < ed.fwdStart[t + 1]; ++k)
+          st.pred(ed.fwd[k]);
+      }
       addMemory(bl, g.devices[t], g.kept[t]);
     }
     g.srcLocal.resize(T);
@@ -866,7 +886,6 @@ struct Simulator::Impl {
     NodeGeom &g = geom[n];
     const NodeStatic &ns = nstat[n];
     const Node &node = graph.nodes[n];
-    const ParallelConfig &cfg = strategy.configs[n];
     Block &bl = blocks[backwardBlock[n]];
     Stage &st = stageMain;
     st.clear();
@@ -875,22 +894,47 @@ struct Simulator::Impl {
     for (int32_t t = 0; t < T; ++t) {
       st.add(TaskKind::Backward, g.devices[t], g.bwd[t]);
       st.pred(fwdBase + t);
-      for (int32_t e : ns.outEdges)
-        st.pred(beginOf(gradRecvBlock[e]) + t);
+      for (int32_t e : ns.outEdges) {
+        const EdgeData &ed = edata[e];
+        for (int32_t k = ed.gradStart[t]; k < ed.gradStart[t + 1]; ++k)
+          st.pred(ed.grad[k]);
+      }
     }
-    g.updPred.clear();
-    g.updDev.clear();
+    g.updPredStart.clear();
+    g.updPreds.clear();
     g.updDur.clear();
-    int64_t moved = 0;
     int32_t L = node.numLoops();
-    for (int32_t i = 0, NI = static_cast<int32_t>(node.inputs.size()); i < NI;
-         ++i) {
-      const Tensor &tensor = graph.tensors[node.inputs[i].tensor];
-      if (!tensor.isParameter)
+    int32_t NI = static_cast<int32_t>(node.inputs.size());
+    // Parameter inputs whose replicas form the same groups (same split
+    // loops indexing them) are synchronized by one collective per group.
+    uint32_t split = 0;
+    for (int32_t l = 0; l < L; ++l)
+      if (g.degrees[l] > 1)
+        split |= 1u << l;
+    classOf.assign(NI, -1);
+    classMask.clear();
+    int32_t firstParam = -1;
+    for (int32_t i = 0; i < NI; ++i) {
+      if (!graph.tensors[node.inputs[i].tensor].isParameter)
         continue;
-      // Replicas: tiles with the same coordinates on the loops indexing the
-      // parameter read the same region.
-      uint32_t mask = ns.paramLoops[i];
+      if (firstParam < 0)
+        firstParam = i;
+      uint32_t m = ns.paramLoops[i] & split;
+      int32_t c = 0, C = static_cast<int32_t>(classMask.size());
+      while (c < C && classMask[c] != static_cast<int32_t>(m))
+        ++c;
+      if (c == C)
+        classMask.push_back(static_cast<int32_t>(m));
+      classOf[i] = c;
+    }
+    if (firstParam < 0)
+      return;
+    int32_t C = static_cast<int32_t>(classMask.size());
+    // tileJoins[c * T + t]: local index tile t's update waits for.
+    tileJoins.assign(size_t(C) * T, -1);
+    int64_t moved = 0;
+    for (int32_t c = 0; c < C; ++c) {
+      uint32_t mask = static_cast<uint32_t>(classMask[c]);
       keys.resize(T);
       int32_t numKeys = 1;
       {
@@ -901,17 +945,17 @@ struct Simulator::Impl {
           int32_t key = 0;
           for (int32_t l = 0; l < L; ++l)
             if (mask & (1u << l))
-              key = key * cfg.degrees[l] + coords[l];
+              key = key * g.degrees[l] + coords[l];
           keys[t] = key;
           for (int32_t l = L - 1; l >= 0; --l) {
-            if (++coords[l] < cfg.degrees[l])
+            if (++coords[l] < g.degrees[l])
               break;
             coords[l] = 0;
           }
         }
         for (int32_t l = 0; l < L; ++l)
           if (mask & (1u << l))
-            numKeys *= cfg.degrees[l];
+            numKeys *= g.degrees[l];
       }
       bucketCount.assign(numKeys + 1, 0);
       for (int32_t t = 0; t < T; ++t)
@@ -921,70 +965,93 @@ struct Simulator::Impl {
       bucketItems.resize(T);
       for (int32_t t = 0; t < T; ++t)
         bucketItems[bucketCount[keys[t]]++] = t;
-      groupJoin2.assign(numKeys, -1);
       int32_t from = 0;
       for (int32_t key = 0; key < numKeys; ++key) {
         int32_t to = bucketCount[key];
         int32_t k = to - from;
-        if (k > 1) {
-          int32_t first = bucketItems[from];
+        if (k <= 1) {
+          if (k == 1)
+            tileJoins[size_t(c) * T + bucketItems[from]] = bucketItems[from];
+          from = to;
+          continue;
+        }
+        int32_t first = bucketItems[from];
+        int64_t nbytes = 0;
+        for (int32_t i = 0; i < NI; ++i) {
+          if (classOf[i] != c)
+            continue;
           const Range *reg = g.region(i, first, ns.ranks[i]);
           int64_t vol = 1;
           for (int32_t d = 0; d < ns.ranks[i]; ++d)
             vol *= reg[d].size();
-          int64_t nbytes = vol * tensor.elementBytes;
-          int32_t join1 = st.add(TaskKind::Join, -1, 0.0);
-          for (int32_t q = from; q < to; ++q)
-            st.pred(~bucketItems[q]);
-          scratchDevs.clear();
-          for (int32_t q = from; q < to; ++q)
-            scratchDevs.push_back(g.devices[bucketItems[q]]);
-          std::sort(scratchDevs.begin(), scratchDevs.end());
-          double bwMin = 0, latMax = 0;
-          scratchLinks.clear();
-          for (int32_t j = 0; j < k; ++j) {
-            int32_t l =
-                machine.linkBetween(scratchDevs[j], scratchDevs[(j + 1) % k]);
-            double bw = machine.linkBandwidth(l);
-            bwMin = j == 0 ? bw : std::min(bwMin, bw);
-            latMax = std::max(latMax, machine.linkLatency(l));
-            scratchLinks.push_back(l);
-          }
-          std::sort(scratchLinks.begin(), scratchLinks.end());
-          scratchLinks.erase(
-              std::unique(scratchLinks.begin(), scratchLinks.end()),
-              scratchLinks.end());
-          double factor = 2.0 * (k - 1) / k;
-          double time =
-              factor * double(nbytes) / bwMin + 2.0 * (k - 1) * latMax;
-          int32_t firstAR = st.size();
-          for (int32_t l : scratchLinks) {
-            st.add(TaskKind::AllReduce, D + l, time, factor * double(nbytes));
-            st.pred(~join1);
-          }
-          int32_t join2 = st.add(TaskKind::Join, -1, 0.0);
-          for (int32_t q = firstAR; q < join2; ++q)
-            st.pred(~q);
-          groupJoin2[key] = join2;
-          moved += 2 * int64_t(k - 1) * nbytes;
+          nbytes += vol * graph.tensors[node.inputs[i].tensor].elementBytes;
         }
+        int32_t join1 = st.add(TaskKind::Join, -1, 0.0);
+        for (int32_t q = from; q < to; ++q)
+          st.pred(~bucketItems[q]);
+        scratchDevs.clear();
+        for (int32_t q = from; q < to; ++q)
+          scratchDevs.push_back(g.devices[bucketItems[q]]);
+        std::sort(scratchDevs.begin(), scratchDevs.end());
+        double bwMin = 0, latMax = 0;
+        scratchLinks.clear();
+        for (int32_t j = 0; j < k; ++j) {
+          int32_t l =
+              machine.linkBetween(scratchDevs[j], scratchDevs[(j + 1) % k]);
+          double bw = machine.linkBandwidth(l);
+          bwMin = j == 0 ? bw : std::min(bwMin, bw);
+          latMax = std::max(latMax, machine.linkLatency(l));
+          scratchLinks.push_back(l);
+        }
+        std::sort(scratchLinks.begin(), scratchLinks.end());
+        scratchLinks.erase(
+            std::unique(scratchLinks.begin(), scratchLinks.end()),
+            scratchLinks.end());
+        double factor = 2.0 * (k - 1) / k;
+        double time = factor * double(nbytes) / bwMin + 2.0 * (k - 1) * latMax;
+        int32_t firstAR = st.size();
+        for (int32_t l : scratchLinks) {
+          st.add(TaskKind::AllReduce, D + l, time, factor * double(nbytes));
+          st.pred(~join1);
+        }
+        int32_t join2 = st.add(TaskKind::Join, -1, 0.0);
+        for (int32_t q = firstAR; q < join2; ++q)
+          st.pred(~q);
+        for (int32_t q = from; q < to; ++q)
+          tileJoins[size_t(c) * T + bucketItems[q]] = join2;
+        moved += 2 * int64_t(k - 1) * nbytes;
         from = to;
-      }
-      // Updates in (input, tile) order, after the group's all-reduce.
-      for (int32_t t = 0; t < T; ++t) {
-        const Range *reg = g.region(i, t, ns.ranks[i]);
-        int64_t vol = 1;
-        for (int32_t d = 0; d < ns.ranks[i]; ++d)
-          vol *= reg[d].size();
-        int32_t j2 = groupJoin2[keys[t]];
-        g.updPred.push_back(j2 >= 0 ? j2 : t);
-        g.updDev.push_back(g.devices[t]);
-        g.updDur.push_back(costs.updateTime(double(vol * tensor.elementBytes),
-                                            tensor.elementBytes));
       }
     }
     bl.comm = moved;
     comm += moved;
+    // One update per tile (all its parameters), after its groups' syncs.
+    int32_t eb = graph.tensors[node.inputs[firstParam].tensor].elementBytes;
+    for (int32_t t = 0; t < T; ++t) {
+      g.updPredStart.push_back(static_cast<int32_t>(g.updPreds.size()));
+      int64_t nbytes = 0;
+      for (int32_t i = 0; i < NI; ++i) {
+        if (classOf[i] < 0)
+          continue;
+        const Range *reg = g.region(i, t, ns.ranks[i]);
+        int64_t vol = 1;
+        for (int32_t d = 0; d < ns.ranks[i]; ++d)
+          vol *= reg[d].size();
+        nbytes += vol * graph.tensors[node.inputs[i].tensor].elementBytes;
+      }
+      g.updDur.push_back(costs.updateTime(double(nbytes), eb));
+      bool bwdDone = false;
+      for (int32_t c = 0; c < C; ++c) {
+        int32_t j = tileJoins[size_t(c) * T + t];
+        if (j == t) {
+          if (bwdDone)
+            continue;
+          bwdDone = true;
+        }
+        g.updPreds.push_back(j);
+      }
+    }
+    g.updPredStart.push_back(static_cast<int32_t>(g.updPreds.size()));
   }
 
   void buildUpdates(int32_t n) {
@@ -992,42 +1059,45 @@ struct Simulator::Impl {
     Stage &st = stageMain;
     st.clear();
     int32_t base = beginOf(backwardBlock[n]);
-    for (size_t u = 0; u < g.updPred.size(); ++u) {
-      st.add(TaskKind::Update, g.updDev[u], g.updDur[u]);
-      st.pred(base + g.updPred[u]);
+    for (size_t u = 0; u < g.updDur.size(); ++u) {
+      st.add(TaskKind::Update, g.devices[u], g.updDur[u]);
+      for (int32_t k = g.updPredStart[u]; k < g.updPredStart[u + 1]; ++k)
+        st.pred(base + g.updPreds[k]);
     }
   }
 
-  /// Builds and commits block b (the receive blocks were staged with their
-  /// transfer blocks).
+  /// Builds and commits block b.
   void buildBlock(int32_t b) {
     Block &bl = blocks[b];
     dropAccounting(bl);
     int32_t owner = blockOwner[b];
+    auto resolve = [&](std::vector<int32_t> &ids) {
+      for (int32_t &id : ids)
+        if (id < 0)
+          id = bl.begin + ~id;
+    };
     switch (blockKind[b]) {
     case FwdTransfers:
       buildForwardEdge(owner);
-      commit(b, stageMain, -1);
+      commit(b, stageMain);
+      resolve(edata[owner].fwd);
       break;
     case GradTransfers:
       buildGradientEdge(owner);
-      commit(b, stageMain, -1);
-      break;
-    case FwdReceive:
-    case GradReceive:
-      commit(b, stageRecv, blocks[b - 1].begin);
+      commit(b, stageMain);
+      resolve(edata[owner].grad);
       break;
     case ForwardBlock:
       buildForward(owner);
-      commit(b, stageMain, -1);
+      commit(b, stageMain);
       break;
     case BackwardBlock:
       buildBackward(owner);
-      commit(b, stageMain, -1);
+      commit(b, stageMain);
       break;
     case UpdateBlock:
       buildUpdates(owner);
-      commit(b, stageMain, -1);
+      commit(b, stageMain);
       break;
     }
   }
@@ -1049,34 +1119,54 @@ struct Simulator::Impl {
   template <bool Track>
   bool recompute(int32_t b) {
     const Block &bl = blocks[b];
-    bool changed = false;
-    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t)
-      changed |= recomputeTask<Track>(t);
-    return changed;
+    return recomputeRange<Track>(bl.begin, bl.begin + bl.size);
   }
 
+  /// The sweep's inner loop over tasks [t0, t1) (raw pointers: no aliasing
+  /// reloads).
   template <bool Track>
-  bool recomputeTask(int32_t t) {
-    double r = 0;
-    for (int32_t k = predBegin[t], ke = predEnd[t]; k < ke; ++k)
-      r = std::max(r, end[predPool[k]]);
-    ready[t] = r;
-    int32_t rs = res[t];
-    double s = r;
-    if (rs >= 0) {
-      double c = cur[rs];
-      chainIn[t] = c;
-      s = std::max(s, c);
+  bool recomputeRange(int32_t t0, int32_t t1) {
+    const int32_t *__restrict pb = predBegin.data();
+    const int32_t *__restrict pe = predEnd.data();
+    const int32_t *__restrict pp = predPool.data();
+    const int32_t *__restrict rsp = res.data();
+    const double *__restrict du = dur.data();
+    double *__restrict en = end.data();
+    double *__restrict rd = ready.data();
+    double *__restrict st = start.data();
+    double *__restrict ci = chainIn.data();
+    double *__restrict cu = cur.data();
+    uint8_t *__restrict di = dirty.data();
+    int32_t dc = dirtyCount;
+    bool changed = false;
+    for (int32_t t = t0; t < t1; ++t) {
+      double r = 0;
+      for (int32_t k = pb[t], ke = pe[t]; k < ke; ++k) {
+        double v = en[pp[k]];
+        r = v > r ? v : r;
+      }
+      rd[t] = r;
+      int32_t rs = rsp[t];
+      double s = r;
+      if (rs >= 0) {
+        double c = cu[rs];
+        ci[t] = c;
+        s = c > s ? c : s;
+      }
+      double e = s + du[t];
+      st[t] = s;
+      bool ch = e != en[t];
+      changed |= ch;
+      en[t] = e;
+      if (rs >= 0) {
+        cu[rs] = e;
+        if (Track) {
+          dc += int32_t(ch) - int32_t(di[rs]);
+          di[rs] = ch;
+        }
+      }
     }
-    double e = s + dur[t];
-    start[t] = s;
-    bool changed = e != end[t];
-    end[t] = e;
-    if (rs >= 0) {
-      cur[rs] = e;
-      if (Track)
-        setDirty(rs, changed);
-    }
+    dirtyCount = dc;
     return changed;
   }
 
@@ -1107,10 +1197,8 @@ struct Simulator::Impl {
       }
       end[t] = en;
       setDirty(rs, true);
-      for (int32_t u = t + 1; u < e; ++u) {
-        ++processed;
-        recomputeTask<true>(u);
-      }
+      processed += e - t - 1;
+      recomputeRange<true>(t + 1, e);
       return true;
     }
     return false;
@@ -1193,22 +1281,26 @@ struct Simulator::Impl {
   void delta(int32_t n) {
     computeGeometry(n);
     int32_t first = NB, last = -1;
-    auto flag = [&](int32_t b) {
-      rebuild[b] = 1;
+    auto flag = [&](int32_t b, uint8_t how) {
+      rebuild[b] = std::max(rebuild[b], how);
       first = std::min(first, b);
       last = std::max(last, b);
     };
-    flag(forwardBlock[n]);
-    flag(backwardBlock[n]);
-    flag(updateBlock[n]);
-    for (const std::vector<int32_t> *list :
-         {&nstat[n].inEdges, &nstat[n].outEdges})
-      for (int32_t e : *list) {
-        flag(fwdTransferBlock[e]);
-        flag(fwdRecvBlock[e]);
-        flag(gradTransferBlock[e]);
-        flag(gradRecvBlock[e]);
-      }
+    flag(forwardBlock[n], Rebuild);
+    flag(backwardBlock[n], Rebuild);
+    flag(updateBlock[n], Rebuild);
+    // The neighbours' blocks keep their tasks but read the rebuilt edges'
+    // delivery lists: relinked in place.
+    for (int32_t e : nstat[n].inEdges) {
+      flag(fwdTransferBlock[e], Rebuild);
+      flag(gradTransferBlock[e], Rebuild);
+      flag(backwardBlock[edges[e].producer], Relink);
+    }
+    for (int32_t e : nstat[n].outEdges) {
+      flag(fwdTransferBlock[e], Rebuild);
+      flag(gradTransferBlock[e], Rebuild);
+      flag(forwardBlock[edges[e].consumer], Relink);
+    }
     int32_t b0 = first / kCheckpoint * kCheckpoint;
     std::copy(snapshots.begin() + size_t(b0 / kCheckpoint) * R,
               snapshots.begin() + size_t(b0 / kCheckpoint + 1) * R,
@@ -1219,13 +1311,21 @@ struct Simulator::Impl {
         saveSnapshot(b);
       bool changed;
       if (rebuild[b]) {
-        rebuild[b] = 0;
+        uint8_t how = rebuild[b];
+        rebuild[b] = Keep;
         if (inputDirty[b]) {
           inputDirty[b] = 0;
           --pendingDirty;
         }
-        rebuildAndProcess(b);
-        changed = true;
+        if (how == Rebuild) {
+          rebuildAndProcess(b);
+          changed = true;
+        } else {
+          // Same tasks in the same slots, new predecessor lists.
+          buildBlock(b);
+          processed += blocks[b].size;
+          changed = recompute<true>(b);
+        }
       } else if (inputDirty[b]) {
         inputDirty[b] = 0;
         --pendingDirty;
