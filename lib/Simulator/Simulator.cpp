@@ -216,6 +216,11 @@ struct Simulator::Impl {
 
   std::vector<int64_t> memory; // per device
   int64_t comm = 0;
+  /// Machine::linkBetween for every ordered device pair (src * D + dst).
+  std::vector<int32_t> linkTable;
+  int32_t linkOf(int32_t src, int32_t dst) const {
+    return linkTable[size_t(src) * D + dst];
+  }
   int64_t processed = 0;
   bool deltaMode = false;
 
@@ -350,6 +355,11 @@ struct Simulator::Impl {
     dirtyBefore.assign(R, 0);
     memory.assign(D, 0);
     linkSlot.assign(machine.numLinks(), -1);
+    linkTable.assign(size_t(D) * D, -1);
+    for (int32_t a = 0; a < D; ++a)
+      for (int32_t b = 0; b < D; ++b)
+        if (a != b)
+          linkTable[size_t(a) * D + b] = machine.linkBetween(a, b);
   }
 
   //===--------------------------------------------------------------------===//
@@ -691,7 +701,7 @@ struct Simulator::Impl {
         continue;
       }
       int64_t nb = pl.vol[k] * eb;
-      int32_t x = slotFor(machine.linkBetween(devA, devB), words);
+      int32_t x = slotFor(linkOf(devA, devB), words);
       slotBytes[x] += nb;
       masks[size_t(x) * words + a / 64] |= uint64_t(1) << (a % 64);
       recvBytes[b] += nb;
@@ -760,7 +770,7 @@ struct Simulator::Impl {
         pairSlot[k] = -1;
         continue;
       }
-      int32_t x = slotFor(machine.linkBetween(devB, devA), words);
+      int32_t x = slotFor(linkOf(devB, devA), words);
       slotBytes[x] += pl.vol[k] * eb;
       masks[size_t(x) * words + b / 64] |= uint64_t(1) << (b % 64);
       pairSlot[k] = x;
@@ -839,7 +849,7 @@ struct Simulator::Impl {
       int32_t o = g.owner[a];
       if (o == a || g.devices[a] == g.devices[o])
         continue;
-      int32_t x = slotFor(machine.linkBetween(g.devices[a], g.devices[o]), 0);
+      int32_t x = slotFor(linkOf(g.devices[a], g.devices[o]), 0);
       slotBytes[x] += g.outBytes[a];
       moved += g.outBytes[a];
     }
@@ -852,7 +862,7 @@ struct Simulator::Impl {
       for (int32_t a = 0; a < T; ++a) {
         int32_t o = g.owner[a];
         if (o != a && g.devices[a] != g.devices[o] &&
-            linkSlot[machine.linkBetween(g.devices[a], g.devices[o])] == x)
+            linkSlot[linkOf(g.devices[a], g.devices[o])] == x)
           st.pred(~a);
       }
     }
@@ -869,7 +879,7 @@ struct Simulator::Impl {
       for (int32_t a = 0; a < T; ++a) {
         if (g.owner[a] != o || a == o || g.devices[a] == g.devices[o])
           continue;
-        int32_t x = linkSlot[machine.linkBetween(g.devices[a], g.devices[o])];
+        int32_t x = linkSlot[linkOf(g.devices[a], g.devices[o])];
         if (lastSeen[x] != o) {
           lastSeen[x] = o;
           st.pred(~(T + x));
@@ -996,8 +1006,7 @@ struct Simulator::Impl {
         double bwMin = 0, latMax = 0;
         scratchLinks.clear();
         for (int32_t j = 0; j < k; ++j) {
-          int32_t l =
-              machine.linkBetween(scratchDevs[j], scratchDevs[(j + 1) % k]);
+          int32_t l = linkOf(scratchDevs[j], scratchDevs[(j + 1) % k]);
           double bw = machine.linkBandwidth(l);
           bwMin = j == 0 ? bw : std::min(bwMin, bw);
           latMax = std::max(latMax, machine.linkLatency(l));
@@ -1382,7 +1391,14 @@ std::string Simulator::resourceName(int32_t resource) const {
 
 double Simulator::simulateFull(const Strategy &strategy) {
   assert(validateStrategy(graph, strategy, machine.numDevices()).empty());
-  current = strategy;
+  // Element-wise, reusing the vectors' storage.
+  current.configs.resize(strategy.configs.size());
+  for (size_t n = 0; n < strategy.configs.size(); ++n) {
+    current.configs[n].degrees.assign(strategy.configs[n].degrees.begin(),
+                                      strategy.configs[n].degrees.end());
+    current.configs[n].devices.assign(strategy.configs[n].devices.begin(),
+                                      strategy.configs[n].devices.end());
+  }
   impl->full();
   commBytes = impl->comm;
   iterationSeconds = impl->iterationTime();
@@ -1392,7 +1408,10 @@ double Simulator::simulateFull(const Strategy &strategy) {
 double Simulator::simulateDelta(int32_t n, const ParallelConfig &config) {
   assert(validateConfig(graph.nodes[n], config, machine.numDevices()).empty());
   assert(impl->poolSize > 0 && "simulateDelta needs a simulateFull first");
-  current.configs[n] = config;
+  current.configs[n].degrees.assign(config.degrees.begin(),
+                                    config.degrees.end());
+  current.configs[n].devices.assign(config.devices.begin(),
+                                    config.devices.end());
   impl->delta(n);
   commBytes = impl->comm;
   iterationSeconds = impl->iterationTime();
