@@ -13,20 +13,23 @@
 // once per link), waits for all its source tiles and feeds all its
 // destination tiles. Backward, the gradient of the same intersections goes
 // from B(n,b) to B(p,a), likewise one gradient-transfer task per (edge,
-// link). Each consumer (producer) tile waits on a zero-time receive join
-// per edge (TaskKind::Join, no resource).
+// link).
 // A node whose Reduction loops are split (r = product of their degrees > 1)
 // leaves partial sums: each group of r tiles sharing an output region sends
 // its partial results to the group's first tile (reduction coordinates 0),
 // one partial-sum task per link, and that tile sums them in a combine task;
 // consumers read the combined region.
-// Replicas of a parameter (tiles with the same coordinates on the loops that
-// index it; k > 1 of them) get a ring all-reduce of their gradient after
-// their backward tasks: one task per distinct link of the ring (devices in
-// increasing order), each lasting 2(k-1)/k * bytes / (slowest ring link
-// bandwidth) + 2(k-1) * (largest ring link latency), between two joins; then
-// an update task per replica. A parameter shared by several nodes (RNN
-// weights) is synchronized per node (an approximation).
+// Replicas of a parameter are the tiles with the same coordinates on the
+// split loops that index it. A node's parameters whose replicas form the
+// same groups are synchronized together (one gradient bucket per layer):
+// each group of k > 1 replicas gets one ring all-reduce of the summed bytes
+// after their backward tasks, one task per distinct link of the ring
+// (devices in increasing order), each lasting 2(k-1)/k * bytes / (slowest
+// ring link bandwidth) + 2(k-1) * (largest ring link latency), between two
+// zero-time joins (TaskKind::Join, no resource). Then ONE update task per
+// tile updates all of the node's parameters on that tile. A parameter shared
+// by several nodes (RNN weights) is synchronized per node (an
+// approximation).
 //
 // Schedule (static program order). The generated program is SPMD
 // straight-line code: every device runs its operations, and issues its
@@ -34,7 +37,8 @@
 //   1. forward, for n = 0..N-1: the forward transfers into n (per input edge,
 //      per link), then F(n,*), n's partial sums and combines;
 //   2. backward, for n = N-1..0: the gradient transfers into n (per output
-//      edge, per link), then B(n,*) and n's all-reduces;
+//      edge, per link), then B(n,*) and n's all-reduces (per group, per
+//      link);
 //   3. updates, for n = N-1..0;
 // within a group, tasks are ordered by tile (or link). Each device and each
 // link runs its tasks in this static order (not in order of readiness):
