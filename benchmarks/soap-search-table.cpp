@@ -95,8 +95,9 @@ int main(int argc, char **argv) {
   if (quick && !budgetSet)
     budget = 3;
 
-  llvm::outs() << "Search budget " << budget << " s per model and machine, "
-               << "seed " << seed << ", beta scale " << betaScale << ", "
+  llvm::outs() << "Search budget " << llvm::format("%g", budget)
+               << " s per model and machine, seed " << seed << ", beta scale "
+               << llvm::format("%g", betaScale) << ", "
                << threads << " thread(s).\n\n"
                << "| model | machine | devices | data parallel ms | expert ms "
                   "| found ms | speedup vs DP | search s | simulations/s |\n"

@@ -460,7 +460,7 @@ struct Search {
         stop = "time";
       else if (proposals >= maxProposals)
         stop = "proposals";
-      else if (opt.stopOnStall &&
+      else if (opt.stopOnStall && bestSeconds < INFINITY &&
                ((opt.maxProposals > 0 &&
                  proposals - lastImproveProposals >= opt.maxProposals / 2) ||
                 (opt.budgetSeconds > 0 &&

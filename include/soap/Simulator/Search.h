@@ -55,7 +55,9 @@
 // threads (same trajectory and result as with one thread).
 //
 // Stop: when the budget is spent (seconds and/or proposals, whichever comes
-// first) or when the best has not improved for half of it.
+// first) or when the best has not improved for half of it (measured from the
+// start when the starts are never improved on; not while nothing found fits
+// in memory).
 //
 //===----------------------------------------------------------------------===//
 
