@@ -7,7 +7,8 @@
 // simulated on 16 devices (p100-4x4) and 64 devices (k80-16x4). Without
 // graphs, synthetic ones are used (inception-like, RNN-like, MLP). "full"
 // rebuilds the task graph and simulates from scratch; "delta" changes one
-// random node's config (as the MCMC search does) and re-simulates. Each
+// random node's config (as the MCMC search does) and re-simulates;
+// "full_dp" re-simulates the data-parallel strategy from scratch. Each
 // simulation is counted in the items/s column; at the end the program
 // prints the delta/full ratio per graph and machine.
 #include "soap/Simulator/GraphBuilder.h"
@@ -55,7 +56,7 @@ Changes drawChanges(const OpGraph &g, int32_t devices, size_t count) {
 }
 
 void run(benchmark::State &state, const Case *c, std::string machineName,
-         bool delta) {
+         bool delta, bool dataParallel) {
   Machine machine = *getMachinePreset(machineName);
   CostModel costs(machine);
   Simulator sim(c->graph, machine, costs);
@@ -66,7 +67,9 @@ void run(benchmark::State &state, const Case *c, std::string machineName,
   size_t i = 0;
   for (auto _ : state) {
     size_t k = i++ % changes.nodes.size();
-    if (delta) {
+    if (dataParallel) {
+      benchmark::DoNotOptimize(sim.simulateFull(s));
+    } else if (delta) {
       benchmark::DoNotOptimize(
           sim.simulateDelta(changes.nodes[k], changes.configs[k]));
     } else {
@@ -149,28 +152,33 @@ int main(int argc, char **argv) {
   }
   for (const auto &c : cases)
     for (const char *machine : {"p100-4x4", "k80-16x4"})
-      for (bool delta : {false, true}) {
-        std::string name = c->name + "/" + machine + "/" +
-                           (delta ? "delta" : "full");
-        benchmark::RegisterBenchmark(name.c_str(), run, c.get(), std::string(machine),
-                                     delta)
+      for (int mode = 0; mode < 3; ++mode) {
+        const char *suffix[] = {"full", "delta", "full_dp"};
+        std::string name = c->name + "/" + machine + "/" + suffix[mode];
+        benchmark::RegisterBenchmark(name.c_str(), run, c.get(),
+                                     std::string(machine), mode == 1,
+                                     mode == 2)
             ->Unit(benchmark::kMicrosecond);
       }
   benchmark::Initialize(&argc, argv);
   RateReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   llvm::outs() << "\nnodes  graph / machine: full sims/s, delta sims/s, "
-                  "delta/full\n";
+                  "delta/full, data-parallel full sims/s\n";
   for (const auto &c : cases)
     for (const char *machine : {"p100-4x4", "k80-16x4"}) {
       std::string base = c->name + "/" + machine + "/";
       auto f = rates.find(base + "full"), d = rates.find(base + "delta");
+      auto dp = rates.find(base + "full_dp");
       if (f == rates.end() || d == rates.end())
         continue;
       llvm::outs() << c->graph.nodes.size() << "  " << c->name << " / "
                    << machine << ": " << llvm::format("%.0f", f->second)
                    << ", " << llvm::format("%.0f", d->second) << ", "
-                   << llvm::format("%.1fx", d->second / f->second) << "\n";
+                   << llvm::format("%.1fx", d->second / f->second) << ", "
+                   << llvm::format("%.0f",
+                                   dp == rates.end() ? 0.0 : dp->second)
+                   << "\n";
     }
   benchmark::Shutdown();
   return 0;
