@@ -107,4 +107,40 @@ def Simulate : Pass<"soap-simulate", "ModuleOp"> {
   ];
 }
 
+def Partition : Pass<"soap-partition", "ModuleOp"> {
+  let summary = "Rewrite an annotated model into one SPMD program for all devices";
+  let description = [{
+    The entry function's layers carry `#soap.config`s (from `soapc
+    --emit=mlir` or written by hand). The pass rewrites the function into one
+    SPMD program that every rank runs (`soap.rank` is the device id):
+
+    - each layer computes only its own tiles, inside `scf.if` on the rank:
+      the anchor op is tiled through its TilingInterface (the grouped
+      elementwise ops follow on the same output tile); data movement and
+      replicated layers run whole on the tile's device, which then owns only
+      its tile's output region;
+    - before a tile runs, `soap.transfer` ops move exactly the input regions
+      it reads that other devices hold (the region intersection of
+      soap/Simulator/Region.h, which the simulator uses too);
+    - a split reduction loop leaves partial results, combined by
+      `soap.all_reduce` over the devices that share an output region (the
+      other tiles of a reduction group start from the combiner's identity);
+    - the function's results are gathered to rank 0.
+
+    Every rank holds full-size tensors; only the regions it owns (or has
+    received) are meaningful. Inputs and parameters are valid on every rank.
+  }];
+  let options = [
+    Option<"devices", "devices", "int64_t", /*default=*/"0",
+           "Number of devices (default: from the module's soap.machine)">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Entry function (default: the public function no other calls)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::soap::SOAPDialect"];
+}
+
 #endif // SOAP_TRANSFORMS_PASSES_TD

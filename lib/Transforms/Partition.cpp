@@ -1,0 +1,613 @@
+//===- Partition.cpp - Annotated model -> SPMD program --------------------===//
+//
+// See Passes.td (soap-partition). The region arithmetic (which part of which
+// tensor a tile reads and writes) is soap/Simulator/Region.h, shared with the
+// simulator; this file only turns it into IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "soap/Transforms/Passes.h"
+
+#include "soap/Analysis/OpGraphExtraction.h"
+#include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
+#include "soap/Dialect/SOAP/IR/SOAPOps.h"
+#include "soap/Simulator/Region.h"
+#include "soap/Simulator/Strategy.h"
+#include "soap/Transforms/StrategyAttributes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir {
+namespace soap {
+#define GEN_PASS_DEF_PARTITION
+#include "soap/Transforms/Passes.h.inc"
+} // namespace soap
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::soap;
+using ::soap::Box;
+
+namespace {
+
+/// Where the meaningful parts of a tensor live.
+struct Layout {
+  /// Valid on every device (inputs, parameters, constants).
+  bool everywhere = false;
+  /// Regions and the device that holds each.
+  SmallVector<std::pair<Box, int32_t>, 4> pieces;
+};
+
+/// A box fully inside another.
+static bool covers(const Box &outer, const Box &inner) {
+  for (int32_t d = 0; d < inner.rank; ++d)
+    if (inner.dims[d].size() > 0 &&
+        (inner.dims[d].lo < outer.dims[d].lo ||
+         inner.dims[d].hi > outer.dims[d].hi))
+      return false;
+  return true;
+}
+
+/// The combiner of a linalg op's reduction: what its body yields for the
+/// output, combined with the output block argument.
+static FailureOr<ReductionKind> getCombiner(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  if (!body || op.getNumDpsInits() != 1)
+    return failure();
+  Value yielded = body->getTerminator()->getOperand(0);
+  Operation *def = yielded.getDefiningOp();
+  if (!def)
+    return failure();
+  BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
+  if (!llvm::is_contained(def->getOperands(), acc))
+    return failure();
+  if (isa<arith::AddFOp, arith::AddIOp>(def))
+    return ReductionKind::Sum;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(def))
+    return ReductionKind::Max;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(def))
+    return ReductionKind::Min;
+  return failure();
+}
+
+/// The identity of a combiner for `type`'s element type.
+static TypedAttr getIdentity(OpBuilder &b, ReductionKind kind, Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+    if (kind == ReductionKind::Sum)
+      return b.getFloatAttr(type, 0.0);
+    return b.getFloatAttr(
+        type, llvm::APFloat::getInf(sem, /*Negative=*/kind == ReductionKind::Max));
+  }
+  auto intType = cast<IntegerType>(type);
+  unsigned width = intType.getWidth();
+  if (kind == ReductionKind::Sum)
+    return b.getIntegerAttr(type, 0);
+  return b.getIntegerAttr(type, kind == ReductionKind::Max
+                                    ? llvm::APInt::getSignedMinValue(width)
+                                    : llvm::APInt::getSignedMaxValue(width));
+}
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, int32_t numDevices)
+      : func(func), numDevices(numDevices) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult partitionNode(int32_t node);
+  /// Makes region `region` of (the current version of) `value` valid on
+  /// `device`, emitting transfers from the devices that hold its parts.
+  void ensureValid(Value value, const Box &region, int32_t device,
+                   const ::soap::Tensor &tensor);
+  /// Emits `scf.if (rank == device)` whose then-branch `body` computes new
+  /// full-size values of `resultTypes`; the else-branch yields `current`.
+  SmallVector<Value>
+  emitOnDevice(int32_t device, ValueRange current,
+               function_ref<FailureOr<SmallVector<Value>>(OpBuilder &)> body);
+  /// Clones the group's ops (in program order) into `b`; the anchor (and,
+  /// after it, the grouped elementwise ops) are tiled to `loopBox`. Returns
+  /// the full-size values of the group's outputs.
+  FailureOr<SmallVector<Value>> emitTile(OpBuilder &b, int32_t node,
+                                         const Box &loopBox, bool tiled,
+                                         bool anchorOnly, bool identityInit,
+                                         Value anchorResult);
+  Value current(Value original) {
+    auto it = versions.find(original);
+    return it == versions.end() ? original : it->second;
+  }
+  Layout &layoutOf(Value original) {
+    auto it = layouts.find(original);
+    if (it == layouts.end()) {
+      Layout everywhere;
+      everywhere.everywhere = true;
+      it = layouts.insert({original, everywhere}).first;
+    }
+    return it->second;
+  }
+
+  func::FuncOp func;
+  int32_t numDevices;
+  ExtractedOpGraph extracted;
+  ::soap::Strategy strategy;
+  OpBuilder builder{func.getContext()};
+  Value rank;
+  llvm::DenseMap<Value, Value> versions;
+  llvm::DenseMap<Value, Layout> layouts;
+};
+
+} // namespace
+
+void Partitioner::ensureValid(Value value, const Box &region, int32_t device,
+                              const ::soap::Tensor &tensor) {
+  if (region.empty())
+    return;
+  Layout &layout = layoutOf(value);
+  if (layout.everywhere)
+    return;
+  SmallVector<Box, 4> have;
+  for (auto &[box, owner] : layout.pieces)
+    if (owner == device)
+      have.push_back(box);
+  SmallVector<std::pair<Box, int32_t>, 4> sends;
+  for (auto &[box, owner] : layout.pieces) {
+    if (owner == device)
+      continue;
+    Box part = ::soap::intersect(box, region);
+    if (part.empty())
+      continue;
+    if (llvm::any_of(have, [&](const Box &h) { return covers(h, part); }))
+      continue;
+    sends.push_back({part, owner});
+    have.push_back(part);
+  }
+  for (auto &[part, owner] : sends) {
+    SmallVector<int64_t> offsets, sizes;
+    for (int32_t d = 0; d < part.rank; ++d) {
+      offsets.push_back(part.dims[d].lo);
+      sizes.push_back(part.dims[d].size());
+    }
+    Value moved = TransferOp::create(builder, func.getLoc(), current(value),
+                                     builder.getDenseI64ArrayAttr(offsets),
+                                     builder.getDenseI64ArrayAttr(sizes),
+                                     builder.getI64IntegerAttr(owner),
+                                     builder.getI64IntegerAttr(device));
+    versions[value] = moved;
+    layout.pieces.push_back({part, device});
+  }
+}
+
+SmallVector<Value> Partitioner::emitOnDevice(
+    int32_t device, ValueRange currentValues,
+    function_ref<FailureOr<SmallVector<Value>>(OpBuilder &)> body) {
+  Location loc = func.getLoc();
+  Value id = arith::ConstantIndexOp::create(builder, loc, device);
+  Value mine = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                     rank, id);
+  bool failedBody = false;
+  auto ifOp = scf::IfOp::create(
+      builder, loc, mine,
+      [&](OpBuilder &b, Location l) {
+        FailureOr<SmallVector<Value>> values = body(b);
+        if (failed(values)) {
+          failedBody = true;
+          scf::YieldOp::create(b, l, currentValues);
+          return;
+        }
+        scf::YieldOp::create(b, l, *values);
+      },
+      [&](OpBuilder &b, Location l) {
+        scf::YieldOp::create(b, l, currentValues);
+      });
+  if (failedBody)
+    return {};
+  return SmallVector<Value>(ifOp.getResults());
+}
+
+FailureOr<SmallVector<Value>>
+Partitioner::emitTile(OpBuilder &b, int32_t nodeIndex, const Box &loopBox,
+                      bool tiled, bool anchorOnly, bool identityInit,
+                      Value anchorResult) {
+  const ::soap::Node &node = extracted.graph.nodes[nodeIndex];
+  SmallVector<Operation *> ops(extracted.nodeOps[nodeIndex]);
+  Operation *anchor = ops.front();
+  llvm::sort(ops, [](Operation *a, Operation *c) { return a->isBeforeInBlock(c); });
+  IRMapping mapping;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (!mapping.contains(operand))
+        mapping.map(operand, current(operand));
+  Location loc = anchor->getLoc();
+  // Loop box -> offsets/sizes of a tiling over `numLoops` loops.
+  auto toOfr = [&](ArrayRef<int64_t> values) {
+    SmallVector<OpFoldResult> result;
+    for (int64_t v : values)
+      result.push_back(b.getIndexAttr(v));
+    return result;
+  };
+  // The anchor's output region for this tile, per output dimension.
+  Box outRegion;
+  if (!node.outputs.empty())
+    outRegion = ::soap::accessRegion(node.outputs.front(),
+                                     extracted.graph.tensors[node.outputs.front().tensor],
+                                     loopBox);
+  bool seenAnchor = false;
+  for (Operation *op : ops) {
+    if (anchorOnly && seenAnchor)
+      break;
+    if (op == anchor && anchorResult) {
+      // Phase 3 of a split reduction: the anchor's combined result.
+      mapping.map(anchor->getResult(0), anchorResult);
+      seenAnchor = true;
+      continue;
+    }
+    bool isTiledOp = tiled && isa<TilingInterface>(op) &&
+                     isa<linalg::LinalgOp>(op) &&
+                     (op == anchor || seenAnchor);
+    Operation *clone = b.clone(*op, mapping);
+    clone->removeAttr(SOAPDialect::kConfigAttrName);
+    if (op == anchor)
+      seenAnchor = true;
+    if (!isTiledOp)
+      continue;
+    auto linalgOp = cast<linalg::LinalgOp>(clone);
+    SmallVector<int64_t> offsets, sizes;
+    if (op == anchor) {
+      for (int32_t l = 0; l < loopBox.rank; ++l) {
+        offsets.push_back(loopBox.dims[l].lo);
+        sizes.push_back(loopBox.dims[l].size());
+      }
+      if (identityInit) {
+        FailureOr<ReductionKind> kind = getCombiner(linalgOp);
+        if (failed(kind))
+          return op->emitError()
+                 << "cannot split the reduction of '" << op->getName()
+                 << "': its combiner is not a sum, max or min";
+        OpOperand *init = linalgOp.getDpsInitOperand(0);
+        auto type = cast<RankedTensorType>(init->get().getType());
+        Value cst = arith::ConstantOp::create(
+            b, loc, getIdentity(b, *kind, type.getElementType()));
+        Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                              type.getElementType());
+        Value fill = linalg::FillOp::create(b, loc, cst, empty).getResult(0);
+        init->set(fill);
+      }
+    } else {
+      // An elementwise op after the anchor: its loops index its output
+      // through a permutation; they cover the tile's output region.
+      AffineMap outMap =
+          linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0));
+      offsets.assign(linalgOp.getNumLoops(), 0);
+      sizes.assign(linalgOp.getNumLoops(), 0);
+      for (unsigned p = 0; p < outMap.getNumResults(); ++p) {
+        unsigned loop = cast<AffineDimExpr>(outMap.getResult(p)).getPosition();
+        offsets[loop] = outRegion.dims[p].lo;
+        sizes[loop] = outRegion.dims[p].size();
+      }
+    }
+    auto tiling = cast<TilingInterface>(clone);
+    FailureOr<TilingResult> tiledResult =
+        tiling.getTiledImplementation(b, toOfr(offsets), toOfr(sizes));
+    if (failed(tiledResult))
+      return op->emitError() << "cannot tile '" << op->getName() << "'";
+    for (unsigned r = 0; r < clone->getNumResults(); ++r) {
+      SmallVector<OpFoldResult> resultOffsets, resultSizes;
+      if (failed(tiling.getResultTilePosition(b, r, toOfr(offsets),
+                                              toOfr(sizes), resultOffsets,
+                                              resultSizes)))
+        return op->emitError() << "cannot place the tile of '"
+                               << op->getName() << "'";
+      Value full = linalgOp.getDpsInitOperand(r)->get();
+      auto fullType = cast<RankedTensorType>(full.getType());
+      SmallVector<OpFoldResult> strides(fullType.getRank(), b.getIndexAttr(1));
+      Value inserted = tensor::InsertSliceOp::create(
+          b, loc, tiledResult->tiledValues[r], full, resultOffsets,
+          resultSizes, strides);
+      mapping.map(op->getResult(r), inserted);
+    }
+    clone->erase();
+  }
+  SmallVector<Value> outputs;
+  for (const ::soap::Operand &out : node.outputs) {
+    Value original = extracted.tensorValues[out.tensor];
+    if (anchorOnly)
+      original = anchor->getResult(outputs.size());
+    outputs.push_back(mapping.lookupOrDefault(original));
+  }
+  return outputs;
+}
+
+LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
+  const ::soap::OpGraph &graph = extracted.graph;
+  const ::soap::Node &node = graph.nodes[nodeIndex];
+  const ::soap::ParallelConfig &config = strategy.configs[nodeIndex];
+  Operation *anchor = extracted.nodeOps[nodeIndex].front();
+  Location loc = anchor->getLoc();
+  int32_t tiles = ::soap::numTiles(config.degrees);
+  bool tileable = isa<linalg::LinalgOp>(anchor) && isa<TilingInterface>(anchor);
+  bool splitsReduction = false;
+  for (int32_t l = 0; l < node.numLoops(); ++l)
+    if (node.loopKinds[l] == ::soap::LoopKind::Reduction && config.degrees[l] > 1)
+      splitsReduction = true;
+  if (splitsReduction && !tileable)
+    return anchor->emitError() << "layer '" << node.name
+                               << "' splits a reduction loop but its op "
+                                  "cannot be tiled";
+
+  // Inputs each tile reads, moved to the tile's device.
+  for (int32_t t = 0; t < tiles; ++t) {
+    Box loops = ::soap::tileLoopBox(node, config.degrees, t);
+    for (const ::soap::Operand &in : node.inputs) {
+      const ::soap::Tensor &tensor = graph.tensors[in.tensor];
+      ensureValid(extracted.tensorValues[in.tensor],
+                  ::soap::accessRegion(in, tensor, loops), config.devices[t],
+                  tensor);
+    }
+  }
+
+  // Full-size starting values of the outputs (meaningless until written).
+  auto emptyLike = [&](Value v) -> Value {
+    auto type = cast<RankedTensorType>(v.getType());
+    return tensor::EmptyOp::create(builder, loc, type.getShape(),
+                                   type.getElementType());
+  };
+  SmallVector<Value> outputs;
+  for (const ::soap::Operand &out : node.outputs)
+    outputs.push_back(emptyLike(extracted.tensorValues[out.tensor]));
+
+  std::array<int32_t, ::soap::kMaxRank> coords;
+  auto reductionCoordinatesZero = [&](int32_t t) {
+    ::soap::tileCoordinates(config.degrees, t, coords);
+    for (int32_t l = 0; l < node.numLoops(); ++l)
+      if (node.loopKinds[l] == ::soap::LoopKind::Reduction && coords[l] != 0)
+        return false;
+    return true;
+  };
+
+  SmallVector<std::pair<Box, int32_t>, 4> owned;
+  if (!splitsReduction) {
+    for (int32_t t = 0; t < tiles; ++t) {
+      Box loops = ::soap::tileLoopBox(node, config.degrees, t);
+      SmallVector<Value> next = emitOnDevice(
+          config.devices[t], outputs, [&](OpBuilder &b) {
+            return emitTile(b, nodeIndex, loops, tileable, false, false, {});
+          });
+      if (next.empty())
+        return failure();
+      outputs = next;
+      if (!node.outputs.empty())
+        owned.push_back({::soap::tileOutputRegion(graph, nodeIndex,
+                                                  config.degrees, t, 0),
+                         config.devices[t]});
+    }
+  } else {
+    // Phase 1: partial results of the anchor, tile by tile.
+    Value anchorOut = anchor->getResult(0);
+    SmallVector<Value> partial{emptyLike(anchorOut)};
+    for (int32_t t = 0; t < tiles; ++t) {
+      Box loops = ::soap::tileLoopBox(node, config.degrees, t);
+      bool identity = !reductionCoordinatesZero(t);
+      SmallVector<Value> next = emitOnDevice(
+          config.devices[t], partial, [&](OpBuilder &b) {
+            return emitTile(b, nodeIndex, loops, true, true, identity, {});
+          });
+      if (next.empty())
+        return failure();
+      partial = next;
+    }
+    // Phase 2: combine each output region over the devices that share it.
+    FailureOr<ReductionKind> kind =
+        getCombiner(cast<linalg::LinalgOp>(anchor));
+    if (failed(kind))
+      return anchor->emitError()
+             << "cannot split the reduction of '" << anchor->getName()
+             << "': its combiner is not a sum, max or min";
+    AffineMap outMap = cast<linalg::LinalgOp>(anchor).getMatchingIndexingMap(
+        cast<linalg::LinalgOp>(anchor).getDpsInitOperand(0));
+    ::soap::Operand anchorAccess;
+    for (AffineExpr e : outMap.getResults()) {
+      ::soap::DimAccess dim;
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        dim.terms.push_back({static_cast<int32_t>(d.getPosition()), 1});
+      else
+        dim.whole = true;
+      anchorAccess.dims.push_back(dim);
+    }
+    ::soap::Tensor anchorTensor;
+    auto anchorType = cast<RankedTensorType>(anchorOut.getType());
+    anchorTensor.shape.assign(anchorType.getShape().begin(),
+                              anchorType.getShape().end());
+    SmallVector<std::pair<Box, SmallVector<int64_t>>, 4> groups;
+    for (int32_t t = 0; t < tiles; ++t) {
+      Box region = ::soap::accessRegion(
+          anchorAccess, anchorTensor,
+          ::soap::tileLoopBox(node, config.degrees, t));
+      auto it = llvm::find_if(groups, [&](auto &g) { return g.first == region; });
+      if (it == groups.end())
+        groups.push_back({region, {config.devices[t]}});
+      else
+        it->second.push_back(config.devices[t]);
+    }
+    for (auto &[region, devices] : groups) {
+      SmallVector<int64_t> offsets, sizes;
+      for (int32_t d = 0; d < region.rank; ++d) {
+        offsets.push_back(region.dims[d].lo);
+        sizes.push_back(region.dims[d].size());
+      }
+      partial[0] = AllReduceOp::create(
+          builder, loc, partial[0], builder.getDenseI64ArrayAttr(offsets),
+          builder.getDenseI64ArrayAttr(sizes),
+          ReductionKindAttr::get(builder.getContext(), *kind),
+          builder.getDenseI64ArrayAttr(devices));
+    }
+    // Phase 3: the rest of the group on the first tile of each group.
+    bool hasEpilogue = extracted.nodeOps[nodeIndex].size() > 1 &&
+                       llvm::any_of(extracted.nodeOps[nodeIndex], [&](Operation *op) {
+                         return op != anchor && op->isBeforeInBlock(anchor) == false;
+                       });
+    if (!hasEpilogue) {
+      outputs = partial;
+      for (int32_t t = 0; t < tiles; ++t)
+        owned.push_back({::soap::tileOutputRegion(graph, nodeIndex,
+                                                  config.degrees, t, 0),
+                         config.devices[t]});
+    } else {
+      for (int32_t t = 0; t < tiles; ++t) {
+        if (!reductionCoordinatesZero(t))
+          continue;
+        Box loops = ::soap::tileLoopBox(node, config.degrees, t);
+        Value combined = partial[0];
+        SmallVector<Value> next = emitOnDevice(
+            config.devices[t], outputs, [&](OpBuilder &b) {
+              return emitTile(b, nodeIndex, loops, true, false, false,
+                              combined);
+            });
+        if (next.empty())
+          return failure();
+        outputs = next;
+        owned.push_back({::soap::tileOutputRegion(graph, nodeIndex,
+                                                  config.degrees, t, 0),
+                         config.devices[t]});
+      }
+    }
+  }
+
+  for (auto [i, out] : llvm::enumerate(node.outputs)) {
+    Value original = extracted.tensorValues[out.tensor];
+    versions[original] = outputs[i];
+    Layout layout;
+    for (auto &[box, device] : owned) {
+      Box region = i == 0 ? box
+                          : ::soap::accessRegion(out, graph.tensors[out.tensor],
+                                                 box);
+      layout.pieces.push_back({region, device});
+    }
+    if (i > 0) {
+      // Other outputs: recompute their regions from the tiles.
+      layout.pieces.clear();
+      for (int32_t t = 0; t < tiles; ++t)
+        layout.pieces.push_back(
+            {::soap::tileOutputRegion(graph, nodeIndex, config.degrees, t, i),
+             config.devices[t]});
+    }
+    layouts[original] = layout;
+  }
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  FailureOr<ExtractedOpGraph> graph = extractOpGraph(func);
+  if (failed(graph))
+    return failure();
+  extracted = std::move(*graph);
+  FailureOr<::soap::Strategy> read = readStrategyFromIR(extracted);
+  if (failed(read))
+    return failure();
+  strategy = std::move(*read);
+  std::string invalid =
+      ::soap::validateStrategy(extracted.graph, strategy, numDevices);
+  if (!invalid.empty())
+    return func.emitError() << "invalid strategy for " << numDevices
+                            << " devices: " << invalid;
+  std::string untileable = ::soap::validateForTiling(extracted.graph);
+  if (!untileable.empty())
+    return func.emitError() << untileable;
+
+  // Each node is emitted where its last op stood (all its inputs exist).
+  Block &body = func.getBody().front();
+  builder.setInsertionPointToStart(&body);
+  rank = RankOp::create(builder, func.getLoc(), builder.getIndexType());
+  llvm::DenseMap<Operation *, int32_t> lastOpOfNode;
+  for (auto [n, ops] : llvm::enumerate(extracted.nodeOps)) {
+    Operation *last = ops.front();
+    for (Operation *op : ops)
+      if (last->isBeforeInBlock(op))
+        last = op;
+    lastOpOfNode[last] = n;
+  }
+  SmallVector<Operation *> order;
+  for (Operation &op : body)
+    order.push_back(&op);
+  for (Operation *op : order) {
+    auto it = lastOpOfNode.find(op);
+    if (it == lastOpOfNode.end())
+      continue;
+    builder.setInsertionPointAfter(op);
+    if (failed(partitionNode(it->second)))
+      return failure();
+  }
+
+  // Results are gathered to rank 0.
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  builder.setInsertionPoint(ret);
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Value original = operand.get();
+    auto type = dyn_cast<RankedTensorType>(original.getType());
+    if (type) {
+      auto it = llvm::find(extracted.tensorValues, original);
+      ::soap::Tensor tensor;
+      if (it != extracted.tensorValues.end())
+        tensor = extracted.graph.tensors[it - extracted.tensorValues.begin()];
+      else
+        tensor.shape.assign(type.getShape().begin(), type.getShape().end());
+      ensureValid(original, ::soap::wholeTensor(tensor), 0, tensor);
+    }
+    operand.set(current(original));
+  }
+
+  // The original layers are dead now.
+  SmallVector<Operation *> dead;
+  for (auto &ops : extracted.nodeOps)
+    dead.append(ops.begin(), ops.end());
+  llvm::sort(dead, [](Operation *a, Operation *b) { return b->isBeforeInBlock(a); });
+  dead.erase(std::unique(dead.begin(), dead.end()), dead.end());
+  bool erased = true;
+  llvm::DenseSet<Operation *> gone;
+  while (erased) {
+    erased = false;
+    for (Operation *op : dead)
+      if (!gone.contains(op) && op->use_empty()) {
+        gone.insert(op);
+        op->erase();
+        erased = true;
+      }
+  }
+  return success();
+}
+
+namespace {
+struct PartitionPass : public mlir::soap::impl::PartitionBase<PartitionPass> {
+  using PartitionBase::PartitionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    int64_t numDevices = devices;
+    if (numDevices == 0) {
+      auto machine =
+          module->getAttrOfType<MachineAttr>(SOAPDialect::kMachineAttrName);
+      if (!machine) {
+        module.emitError() << "soap-partition needs the number of devices: "
+                              "give devices=N or a 'soap.machine' attribute "
+                              "on the module";
+        return signalPassFailure();
+      }
+      numDevices = machine.getNumDevices();
+    }
+    FailureOr<func::FuncOp> func = findEntryFunction(module, entry);
+    if (failed(func))
+      return signalPassFailure();
+    Partitioner partitioner(*func, static_cast<int32_t>(numDevices));
+    if (failed(partitioner.run()))
+      return signalPassFailure();
+  }
+};
+} // namespace

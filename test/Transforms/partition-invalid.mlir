@@ -1,0 +1,34 @@
+// RUN: soap-opt %s -split-input-file -verify-diagnostics --soap-partition
+
+// expected-error @below {{soap-partition needs the number of devices: give devices=N or a 'soap.machine' attribute on the module}}
+module {
+  func.func @mm(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    %0 = linalg.matmul {soap.config = #soap.config<degrees = [2, 1, 1]>} ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+    return %0 : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @unannotated(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    // expected-error @below {{layer 'matmul_0' has no 'soap.config'}}
+    %0 = linalg.matmul ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+    return %0 : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// A reduction whose combiner is a product cannot be split.
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @product(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @below {{cannot split the reduction of 'linalg.reduce': its combiner is not a sum, max or min}}
+    %0 = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%init : tensor<4xf32>) dimensions = [1] {soap.config = #soap.config<degrees = [1, 2]>}
+      (%in: f32, %acc: f32) {
+        %p = arith.mulf %in, %acc : f32
+        linalg.yield %p : f32
+      }
+    return %0 : tensor<4xf32>
+  }
+}

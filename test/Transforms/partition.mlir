@@ -1,0 +1,72 @@
+// RUN: soap-opt %s -split-input-file --soap-partition --canonicalize | FileCheck %s
+
+// A matmul split on its batch (2) and reduction (2) loops over devices 0-3,
+// then a relu grouped with it, then a second matmul split on its output
+// columns over devices 2 and 3.
+// CHECK-LABEL: func.func @mm
+// CHECK: %[[RANK:.*]] = soap.rank : index
+// Tile 0 (rows 0-3, k 0-7) on device 0:
+// CHECK: %[[IS0:.*]] = arith.cmpi eq, %[[RANK]], %c0
+// CHECK: scf.if %[[IS0]]
+// CHECK: tensor.extract_slice %arg0[0, 0] [4, 8] [1, 1]
+// CHECK: tensor.extract_slice %arg1[0, 0] [8, 4] [1, 1]
+// CHECK: linalg.matmul ins({{.*}} : tensor<4x8xf32>, tensor<8x4xf32>) outs({{.*}} : tensor<4x4xf32>)
+// CHECK: tensor.insert_slice {{.*}}[0, 0] [4, 4] [1, 1]
+// Tile 1 (rows 0-3, k 8-15) on device 1, from the sum's identity:
+// CHECK: tensor.extract_slice %arg0[0, 8] [4, 8] [1, 1]
+// CHECK: tensor.extract_slice %arg1[8, 0] [8, 4] [1, 1]
+// Partial sums combined per output region:
+// CHECK: soap.all_reduce %{{.*}} [0, 0] [4, 4] sum devices [0, 1]
+// CHECK: soap.all_reduce %{{.*}} [4, 0] [4, 4] sum devices [2, 3]
+// The relu on the first tile of each reduction group:
+// CHECK: scf.if
+// CHECK: arith.maximumf
+// The second matmul reads all of the relu's output on devices 2 and 3:
+// CHECK: soap.transfer %{{.*}} [0, 0] [4, 4] from 0 to 2
+// CHECK: soap.transfer %{{.*}} [0, 0] [4, 4] from 0 to 3
+// CHECK: soap.transfer %{{.*}} [4, 0] [4, 4] from 2 to 3
+// CHECK: linalg.matmul ins({{.*}} : tensor<8x4xf32>, tensor<4x2xf32>) outs({{.*}} : tensor<8x2xf32>)
+// CHECK: tensor.insert_slice {{.*}}[0, 2] [8, 2] [1, 1]
+// Results gathered to rank 0:
+// CHECK: soap.transfer %{{.*}} [0, 0] [8, 2] from 2 to 0
+// CHECK: %[[OUT:.*]] = soap.transfer %{{.*}} [0, 2] [8, 2] from 3 to 0
+// CHECK: return %[[OUT]]
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @mm(%a: tensor<8x16xf32>, %b: tensor<16x4xf32> {soap.parameter}, %w2: tensor<4x4xf32> {soap.parameter}) -> tensor<8x4xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %0 = linalg.matmul {soap.config = #soap.config<degrees = [2, 1, 2]>} ins(%a, %b : tensor<8x16xf32>, tensor<16x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %m = arith.maximumf %in, %zero : f32
+      linalg.yield %m : f32
+    } -> tensor<8x4xf32>
+    %1 = linalg.matmul {soap.config = #soap.config<degrees = [1, 2, 1], start = 2>} ins(%r, %w2 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %1 : tensor<8x4xf32>
+  }
+}
+
+// -----
+
+// Data parallelism over a conv with padding and a pooling: the pad stays
+// with its consumer, and each tile reads its own batch rows only (no
+// communication until the gather).
+// CHECK-LABEL: func.func @conv
+// CHECK-NOT: soap.transfer {{.*}} to 1
+// CHECK: tensor.pad
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} outs({{.*}} : tensor<1x4x8x8xf32>)
+// CHECK: soap.transfer %{{.*}} [1, 0, 0, 0] [1, 4, 8, 8] from 1 to 0
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32> {soap.parameter}) -> tensor<2x4x8x8xf32> {
+    %zero = arith.constant 0.0 : f32
+    %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+    ^bb0(%i: index, %j: index, %k: index, %l: index):
+      tensor.yield %zero : f32
+    } : tensor<2x3x8x8xf32> to tensor<2x3x10x10xf32>
+    %e = tensor.empty() : tensor<2x4x8x8xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+    %c = linalg.conv_2d_nchw_fchw {soap.config = #soap.config<degrees = [2, 1, 1, 1, 1, 1, 1]>, dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<2x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%f : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+    return %c : tensor<2x4x8x8xf32>
+  }
+}
