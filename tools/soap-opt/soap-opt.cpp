@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "soap/Conversion/LowerToCPU.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 #include "soap/Transforms/Passes.h"
 #include "soap/Transforms/Pipelines.h"
@@ -23,10 +24,12 @@ int main(int argc, char **argv) {
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::soap::SOAPDialect>();
+  mlir::soap::registerLowerToCPUDependencies(registry);
 
   mlir::registerAllPasses();
   mlir::soap::registerSOAPPasses();
   mlir::soap::registerSOAPPipelines();
+  mlir::soap::registerLowerToCPUPasses();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "SOAP optimizer driver\n", registry));

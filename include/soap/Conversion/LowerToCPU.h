@@ -1,0 +1,70 @@
+//===- LowerToCPU.h - Partitioned program -> LLVM for the CPU ---*- C++ -*-===//
+//
+// soap-lower-to-cpu: from the SPMD program soap-partition produces (tensors,
+// soap.rank / soap.transfer / soap.all_reduce) to the LLVM dialect, calling
+// libsoaprt (include/soap/Runtime/soaprt.h) for communication and exporting
+// the entry points its main() drives (soap_setup, soap_main, ...).
+//
+//   soap-cpu-prepare     check the entry signature and the devices, keep the
+//                        entry's arguments read-only, soap.rank -> soaprt_rank
+//   one-shot-bufferize   function boundaries, identity layouts; soap.transfer
+//                        and soap.all_reduce become libsoaprt calls
+//   soap-cpu-entry       globals for the inputs, soap_setup / soap_main /
+//                        soap_num_devices / soap_num_inputs / soap_num_outputs
+//   buffer deallocation, linalg to loops, affine, scf to cf, math to LLVM and
+//   libm, everything to LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAP_CONVERSION_LOWERTOCPU_H
+#define SOAP_CONVERSION_LOWERTOCPU_H
+
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+class ModuleOp;
+
+namespace soap {
+
+struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
+  Option<std::string> entry{
+      *this, "entry",
+      llvm::cl::desc("Entry function (default: the public function that no "
+                     "other function calls)"),
+      llvm::cl::init("")};
+};
+
+/// Name of the unit attribute soap-cpu-prepare puts on the entry function.
+constexpr llvm::StringLiteral kCPUEntryAttrName = "soap_cpu_entry";
+
+std::unique_ptr<Pass> createCPUPreparePass(std::string entry = "");
+std::unique_ptr<Pass> createCPUEntryPass();
+
+/// The whole lowering, module to LLVM dialect.
+void buildLowerToCPUPipeline(OpPassManager &pm,
+                             const LowerToCPUOptions &options);
+
+/// Registers soap-cpu-prepare, soap-cpu-entry and the soap-lower-to-cpu
+/// pipeline (for soap-opt).
+void registerLowerToCPUPasses();
+
+/// Dialects, interfaces and translations the lowering needs (the SOAP ops'
+/// bufferization models, LLVM IR translation).
+void registerLowerToCPUDependencies(DialectRegistry &registry);
+
+/// Translates a module in the LLVM dialect to LLVM IR and writes an object
+/// file for the host (or `cpu`: a CPU name, "host" or "generic") at -O`optLevel`.
+LogicalResult emitObjectFile(ModuleOp module, llvm::raw_pwrite_stream &os,
+                             StringRef cpu = "host", unsigned optLevel = 2);
+
+} // namespace soap
+} // namespace mlir
+
+#endif // SOAP_CONVERSION_LOWERTOCPU_H

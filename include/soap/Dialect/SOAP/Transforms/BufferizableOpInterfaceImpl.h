@@ -1,0 +1,49 @@
+//===- BufferizableOpInterfaceImpl.h - SOAP ops bufferization ---*- C++ -*-===//
+//
+// soap.transfer and soap.all_reduce bufferize in place: the operand is read
+// and written, the result is the operand's buffer. Bufferization emits the
+// libsoaprt calls (include/soap/Runtime/soaprt.h) on a memref.subview of the
+// region, cast to an unranked memref:
+//
+//   func.call @soaprt_transfer_f32(%region, %dtype, %from, %to)
+//   func.call @soaprt_all_reduce_f32(%region, %dtype, %kind, %devices)
+//
+// (one entry per element type, see getRuntimeFunctionName).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAP_DIALECT_SOAP_TRANSFORMS_BUFFERIZABLEOPINTERFACEIMPL_H
+#define SOAP_DIALECT_SOAP_TRANSFORMS_BUFFERIZABLEOPINTERFACEIMPL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+class DialectRegistry;
+class OpBuilder;
+
+namespace soap {
+
+void registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry);
+
+/// The libsoaprt element type code (soaprt_dtype_t) of `type`, or failure.
+FailureOr<int64_t> getRuntimeDTypeCode(Type type);
+
+/// The name of a libsoaprt entry for `type`: `base` + "_" + f32 | f64 | i32 |
+/// i64 | i8 | i16 | i1 | f16 | bf16. An unranked memref's type includes its
+/// element type, so every tensor-taking entry exists once per element type
+/// (soaprt_transfer_f32, ...). `type` must have a dtype code.
+std::string getRuntimeFunctionName(StringRef base, Type type);
+
+/// Declares (once) the private runtime function `name` in `module`; with
+/// `cInterface` it gets `llvm.emit_c_interface` (memref arguments reach C as
+/// descriptor pointers, `_mlir_ciface_<name>`).
+func::FuncOp getOrInsertRuntimeFunction(OpBuilder &builder, ModuleOp module,
+                                        StringRef name, FunctionType type,
+                                        bool cInterface);
+
+} // namespace soap
+} // namespace mlir
+
+#endif // SOAP_DIALECT_SOAP_TRANSFORMS_BUFFERIZABLEOPINTERFACEIMPL_H

@@ -1,0 +1,357 @@
+//===- LowerToCPU.cpp - Partitioned program -> LLVM for the CPU -----------===//
+
+#include "soap/Conversion/LowerToCPU.h"
+
+#include "soap/Analysis/OpGraphExtraction.h"
+#include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
+#include "soap/Dialect/SOAP/IR/SOAPDialect.h"
+#include "soap/Dialect/SOAP/IR/SOAPOps.h"
+#include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::soap;
+
+/// Element types libsoaprt knows, for messages.
+static constexpr llvm::StringLiteral kSupportedTypes =
+    "f32, f64, f16, bf16, i1, i8, i16, i32 or i64";
+
+static int64_t getNumDevices(ModuleOp module) {
+  if (auto machine =
+          module->getAttrOfType<MachineAttr>(SOAPDialect::kMachineAttrName))
+    return machine.getNumDevices();
+  return 1;
+}
+
+//===----------------------------------------------------------------------===//
+// soap-cpu-prepare
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct CPUPreparePass
+    : public PassWrapper<CPUPreparePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CPUPreparePass)
+
+  CPUPreparePass() = default;
+  CPUPreparePass(const CPUPreparePass &other) : PassWrapper(other) {}
+  explicit CPUPreparePass(std::string entryName) { entry = entryName; }
+
+  StringRef getArgument() const final { return "soap-cpu-prepare"; }
+  StringRef getDescription() const final {
+    return "Check a (partitioned) program for the CPU lowering, keep the "
+           "entry's arguments read-only and lower soap.rank to libsoaprt";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, func::FuncDialect,
+                    bufferization::BufferizationDialect>();
+  }
+
+  Option<std::string> entry{*this, "entry",
+                            llvm::cl::desc("Entry function (default: the "
+                                           "public function no other calls)"),
+                            llvm::cl::init("")};
+
+  LogicalResult checkType(func::FuncOp func, Type type, StringRef what,
+                          unsigned index) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape() ||
+        failed(getRuntimeDTypeCode(tensor.getElementType())))
+      return func.emitError()
+             << "cannot lower '" << func.getSymName() << "' for the CPU: "
+             << what << " #" << index << " has type " << type
+             << "; entry arguments and results must be statically shaped "
+                "tensors of "
+             << kSupportedTypes;
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<func::FuncOp> maybeFunc = findEntryFunction(module, entry);
+    if (failed(maybeFunc))
+      return signalPassFailure();
+    func::FuncOp func = *maybeFunc;
+    for (StringRef reserved :
+         {"soap_main", "soap_setup", "soap_num_devices", "soap_num_inputs",
+          "soap_num_outputs"})
+      if (module.lookupSymbol(reserved)) {
+        module.emitError() << "cannot lower for the CPU: the module already "
+                              "defines '"
+                           << reserved << "', a name libsoaprt reserves";
+        return signalPassFailure();
+      }
+    FunctionType type = func.getFunctionType();
+    for (auto [i, t] : llvm::enumerate(type.getInputs()))
+      if (failed(checkType(func, t, "argument", i)))
+        return signalPassFailure();
+    for (auto [i, t] : llvm::enumerate(type.getResults()))
+      if (failed(checkType(func, t, "result", i)))
+        return signalPassFailure();
+
+    // Every device a communication op names must exist.
+    int64_t numDevices = getNumDevices(module);
+    auto checkDevice = [&](Operation *op, int64_t device) -> LogicalResult {
+      if (device >= 0 && device < numDevices)
+        return success();
+      return op->emitOpError()
+             << "uses device " << device << " but the program runs on "
+             << numDevices << " device" << (numDevices == 1 ? "" : "s")
+             << " (the module's soap.machine)";
+    };
+    WalkResult walk = module.walk([&](Operation *op) {
+      if (auto transfer = dyn_cast<TransferOp>(op)) {
+        if (failed(checkDevice(op, transfer.getFrom())) ||
+            failed(checkDevice(op, transfer.getTo())))
+          return WalkResult::interrupt();
+      } else if (auto allReduce = dyn_cast<AllReduceOp>(op)) {
+        for (int64_t d : allReduce.getDevices())
+          if (failed(checkDevice(op, d)))
+            return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+
+    // The inputs are bound once and reused by every iteration: the program
+    // must not write into them.
+    OpBuilder builder(module.getContext());
+    for (unsigned i = 0; i < func.getNumArguments(); ++i)
+      func.setArgAttr(i,
+                      bufferization::BufferizationDialect::kWritableAttrName,
+                      builder.getBoolAttr(false));
+    func->setAttr(kCPUEntryAttrName, builder.getUnitAttr());
+
+    // soap.rank -> soaprt_rank().
+    SmallVector<RankOp> ranks;
+    module.walk([&](RankOp op) { ranks.push_back(op); });
+    if (ranks.empty())
+      return;
+    func::FuncOp callee = getOrInsertRuntimeFunction(
+        builder, module, "soaprt_rank",
+        builder.getFunctionType({}, {builder.getI64Type()}),
+        /*cInterface=*/false);
+    for (RankOp op : ranks) {
+      builder.setInsertionPoint(op);
+      auto call = func::CallOp::create(builder, op.getLoc(), callee);
+      Value index = arith::IndexCastOp::create(
+          builder, op.getLoc(), builder.getIndexType(), call.getResult(0));
+      op.getResult().replaceAllUsesWith(index);
+      op.erase();
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// soap-cpu-entry
+//===----------------------------------------------------------------------===//
+
+struct CPUEntryPass
+    : public PassWrapper<CPUEntryPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CPUEntryPass)
+
+  StringRef getArgument() const final { return "soap-cpu-entry"; }
+  StringRef getDescription() const final {
+    return "Generate the entry points libsoaprt's main() drives (soap_setup, "
+           "soap_main, soap_num_devices, soap_num_inputs, soap_num_outputs) "
+           "around the bufferized entry function";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, func::FuncDialect,
+                    memref::MemRefDialect, LLVM::LLVMDialect>();
+  }
+
+  /// `func.func @name() -> i64 { return value }`.
+  static void constantFunction(OpBuilder &b, Location loc, StringRef name,
+                               int64_t value) {
+    auto func = func::FuncOp::create(
+        b, loc, name, b.getFunctionType({}, {b.getI64Type()}));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(func.addEntryBlock());
+    Value v = arith::ConstantIntOp::create(b, loc, value, 64);
+    func::ReturnOp::create(b, loc, v);
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    func::FuncOp entry;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func->hasAttr(kCPUEntryAttrName))
+        entry = func;
+    if (!entry) {
+      module.emitError("soap-cpu-entry: no entry function (run "
+                       "soap-cpu-prepare first)");
+      return signalPassFailure();
+    }
+    FunctionType type = entry.getFunctionType();
+    auto checkBuffer = [&](Type t, StringRef what, unsigned i) -> LogicalResult {
+      auto memref = dyn_cast<MemRefType>(t);
+      if (memref && memref.hasStaticShape() &&
+          memref.getLayout().isIdentity())
+        return success();
+      return entry.emitError()
+             << "soap-cpu-entry: " << what << " #" << i << " has type " << t
+             << "; expected a statically shaped memref with the identity "
+                "layout (bufferize with identity-layout-map function "
+                "boundaries)";
+    };
+    for (auto [i, t] : llvm::enumerate(type.getInputs()))
+      if (failed(checkBuffer(t, "argument", i)))
+        return signalPassFailure();
+    for (auto [i, t] : llvm::enumerate(type.getResults()))
+      if (failed(checkBuffer(t, "result", i)))
+        return signalPassFailure();
+
+    Location loc = entry.getLoc();
+    OpBuilder b(module.getContext());
+    Type i64 = b.getI64Type();
+    auto i64Constant = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, v, 64);
+    };
+    // soaprt_bind_input_<t>(index, buffer, dtype) / soaprt_bind_output_<t>.
+    auto bind = [&](StringRef base, int64_t index, Value buffer) {
+      auto t = cast<MemRefType>(buffer.getType());
+      Type u = UnrankedMemRefType::get(t.getElementType(), t.getMemorySpace());
+      func::FuncOp callee = getOrInsertRuntimeFunction(
+          b, module, getRuntimeFunctionName(base, t.getElementType()),
+          b.getFunctionType({i64, u, i64}, {}), /*cInterface=*/true);
+      Value cast = memref::CastOp::create(b, loc, u, buffer);
+      func::CallOp::create(
+          b, loc, callee,
+          ValueRange{i64Constant(index), cast,
+                     i64Constant(*getRuntimeDTypeCode(t.getElementType()))});
+    };
+
+    b.setInsertionPointToEnd(module.getBody());
+    // The inputs live in globals: bound once, read by every iteration.
+    SmallVector<std::string> globals;
+    for (auto [i, t] : llvm::enumerate(type.getInputs())) {
+      std::string name = "__soap_input_" + std::to_string(i);
+      memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"),
+                               cast<MemRefType>(t), b.getUnitAttr(),
+                               /*constant=*/false,
+                               /*alignment=*/b.getI64IntegerAttr(64));
+      globals.push_back(name);
+    }
+    auto getGlobals = [&]() {
+      SmallVector<Value> values;
+      for (auto [i, t] : llvm::enumerate(type.getInputs()))
+        values.push_back(memref::GetGlobalOp::create(
+            b, loc, cast<MemRefType>(t), globals[i]));
+      return values;
+    };
+
+    constantFunction(b, loc, "soap_num_devices", getNumDevices(module));
+    constantFunction(b, loc, "soap_num_inputs", type.getNumInputs());
+    constantFunction(b, loc, "soap_num_outputs", type.getNumResults());
+
+    // soap_setup(): bind every input buffer.
+    auto setup =
+        func::FuncOp::create(b, loc, "soap_setup", b.getFunctionType({}, {}));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(setup.addEntryBlock());
+      for (auto [i, buffer] : llvm::enumerate(getGlobals()))
+        bind("soaprt_bind_input", i, buffer);
+      func::ReturnOp::create(b, loc);
+    }
+
+    // soap_main(): run the model once, bind every result.
+    auto main =
+        func::FuncOp::create(b, loc, "soap_main", b.getFunctionType({}, {}));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(main.addEntryBlock());
+      auto call = func::CallOp::create(b, loc, entry, getGlobals());
+      for (auto [i, result] : llvm::enumerate(call.getResults()))
+        bind("soaprt_bind_output", i, result);
+      func::ReturnOp::create(b, loc);
+    }
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// The pipeline
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<Pass> mlir::soap::createCPUPreparePass(std::string entry) {
+  return std::make_unique<CPUPreparePass>(std::move(entry));
+}
+
+std::unique_ptr<Pass> mlir::soap::createCPUEntryPass() {
+  return std::make_unique<CPUEntryPass>();
+}
+
+void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
+                                         const LowerToCPUOptions &options) {
+  pm.addPass(createCPUPreparePass(options.entry));
+  pm.addPass(createCanonicalizerPass());
+
+  // Tensors to buffers. Function boundaries get identity layouts, so that
+  // the entry takes and returns plain contiguous buffers.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCPUEntryPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+
+  // Loops.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(arith::createArithExpandOpsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // LLVM: math where LLVM has intrinsics, libm for the rest (tanh, erf, ...).
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::soap::registerLowerToCPUPasses() {
+  PassRegistration<CPUPreparePass>();
+  PassRegistration<CPUEntryPass>();
+  PassPipelineRegistration<LowerToCPUOptions>(
+      "soap-lower-to-cpu",
+      "Lower a (partitioned) SOAP program to the LLVM dialect for the CPU "
+      "(bufferize, libsoaprt calls, entry points, loops, LLVM)",
+      buildLowerToCPUPipeline);
+}
+
+void mlir::soap::registerLowerToCPUDependencies(DialectRegistry &registry) {
+  registerBufferizableOpInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}

@@ -1,0 +1,237 @@
+//===- BufferizableOpInterfaceImpl.cpp - SOAP ops bufferization -----------===//
+
+#include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
+
+#include "soap/Dialect/SOAP/IR/SOAPDialect.h"
+#include "soap/Dialect/SOAP/IR/SOAPOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/SymbolTable.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+using namespace mlir::soap;
+
+FailureOr<int64_t> mlir::soap::getRuntimeDTypeCode(Type type) {
+  // Keep in sync with soaprt_dtype_t (include/soap/Runtime/soaprt.h).
+  if (type.isF32())
+    return 0;
+  if (type.isF64())
+    return 1;
+  if (type.isInteger(32))
+    return 2;
+  if (type.isInteger(64))
+    return 3;
+  if (type.isInteger(8))
+    return 4;
+  if (type.isInteger(16))
+    return 5;
+  if (type.isInteger(1))
+    return 6;
+  if (type.isF16())
+    return 7;
+  if (type.isBF16())
+    return 8;
+  return failure();
+}
+
+std::string mlir::soap::getRuntimeFunctionName(StringRef base, Type type) {
+  static const char *const names[] = {"f32", "f64", "i32", "i64", "i8",
+                                      "i16", "i1",  "f16", "bf16"};
+  FailureOr<int64_t> code = getRuntimeDTypeCode(type);
+  assert(succeeded(code) && "type without a libsoaprt dtype");
+  return (base + "_" + names[*code]).str();
+}
+
+func::FuncOp mlir::soap::getOrInsertRuntimeFunction(OpBuilder &builder,
+                                                    ModuleOp module,
+                                                    StringRef name,
+                                                    FunctionType type,
+                                                    bool cInterface) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(module.getBody());
+  auto func = func::FuncOp::create(builder, module.getLoc(), name, type);
+  func.setPrivate();
+  if (cInterface)
+    func->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                  builder.getUnitAttr());
+  return func;
+}
+
+namespace {
+
+/// The memref.subview of the op's region in `buffer`, as an unranked memref.
+static Value regionAsUnranked(RewriterBase &rewriter, Location loc,
+                              Value buffer, ArrayRef<int64_t> offsets,
+                              ArrayRef<int64_t> sizes) {
+  SmallVector<int64_t> strides(offsets.size(), 1);
+  Value region = memref::SubViewOp::create(rewriter, loc, buffer, offsets,
+                                           sizes, strides);
+  auto type = cast<MemRefType>(region.getType());
+  return memref::CastOp::create(
+      rewriter, loc,
+      UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
+      region);
+}
+
+static Value i64Constant(RewriterBase &rewriter, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(rewriter, loc, value, 64);
+}
+
+/// A constant global holding the device list, as an unranked i64 memref.
+static Value devicesAsUnranked(RewriterBase &rewriter, Location loc,
+                               ModuleOp module, ArrayRef<int64_t> devices) {
+  std::string name = "__soap_devices";
+  for (int64_t d : devices)
+    name += "_" + std::to_string(d);
+  auto type = MemRefType::get({static_cast<int64_t>(devices.size())},
+                              rewriter.getI64Type());
+  if (!module.lookupSymbol<memref::GlobalOp>(name)) {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(module.getBody());
+    auto tensorType = RankedTensorType::get(type.getShape(),
+                                            rewriter.getI64Type());
+    memref::GlobalOp::create(
+        rewriter, loc, name, rewriter.getStringAttr("private"), type,
+        DenseIntElementsAttr::get(tensorType, devices), /*constant=*/true,
+        /*alignment=*/IntegerAttr());
+  }
+  Value global = memref::GetGlobalOp::create(rewriter, loc, type, name);
+  return memref::CastOp::create(
+      rewriter, loc, UnrankedMemRefType::get(rewriter.getI64Type(), nullptr),
+      global);
+}
+
+/// Shared by both communication ops: in place, operand read and written.
+template <typename ConcreteModel, typename ConcreteOp>
+struct InPlaceCommModel
+    : public BufferizableOpInterface::ExternalModel<ConcreteModel,
+                                                    ConcreteOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return true;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+  bool resultBufferizesToMemoryWrite(Operation *, OpResult,
+                                     const AnalysisState &) const {
+    return true;
+  }
+
+  /// The common part of bufferize(): the buffer, the region, the dtype.
+  static LogicalResult prepare(Operation *op, RewriterBase &rewriter,
+                               const BufferizationOptions &options,
+                               BufferizationState &state, Value &buffer,
+                               Value &region, Value &dtype,
+                               ModuleOp &module) {
+    ConcreteOp comm = cast<ConcreteOp>(op);
+    module = op->getParentOfType<ModuleOp>();
+    if (!module)
+      return op->emitOpError("must be inside a module to be bufferized");
+    Type elementType = comm.getInput().getType().getElementType();
+    FailureOr<int64_t> code = getRuntimeDTypeCode(elementType);
+    if (failed(code))
+      return op->emitOpError("cannot be lowered to libsoaprt: element type ")
+             << elementType << " is not supported";
+    FailureOr<Value> maybeBuffer =
+        getBuffer(rewriter, comm.getInput(), options, state);
+    if (failed(maybeBuffer))
+      return failure();
+    buffer = *maybeBuffer;
+    Location loc = op->getLoc();
+    region = regionAsUnranked(rewriter, loc, buffer, comm.getOffsets(),
+                              comm.getSizes());
+    dtype = i64Constant(rewriter, loc, *code);
+    return success();
+  }
+};
+
+struct TransferOpModel : public InPlaceCommModel<TransferOpModel, TransferOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto transfer = cast<TransferOp>(op);
+    Value buffer, region, dtype;
+    ModuleOp module;
+    if (failed(prepare(op, rewriter, options, state, buffer, region, dtype,
+                       module)))
+      return failure();
+    Location loc = op->getLoc();
+    Type i64 = rewriter.getI64Type();
+    func::FuncOp callee = getOrInsertRuntimeFunction(
+        rewriter, module,
+        getRuntimeFunctionName("soaprt_transfer",
+                               transfer.getInput().getType().getElementType()),
+        rewriter.getFunctionType({region.getType(), i64, i64, i64}, {}),
+        /*cInterface=*/true);
+    func::CallOp::create(rewriter, loc, callee,
+                         ValueRange{region, dtype,
+                                    i64Constant(rewriter, loc,
+                                                transfer.getFrom()),
+                                    i64Constant(rewriter, loc,
+                                                transfer.getTo())});
+    replaceOpWithBufferizedValues(rewriter, op, buffer);
+    return success();
+  }
+};
+
+struct AllReduceOpModel
+    : public InPlaceCommModel<AllReduceOpModel, AllReduceOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto allReduce = cast<AllReduceOp>(op);
+    Value buffer, region, dtype;
+    ModuleOp module;
+    if (failed(prepare(op, rewriter, options, state, buffer, region, dtype,
+                       module)))
+      return failure();
+    Location loc = op->getLoc();
+    Type i64 = rewriter.getI64Type();
+    Value devices =
+        devicesAsUnranked(rewriter, loc, module, allReduce.getDevices());
+    func::FuncOp callee = getOrInsertRuntimeFunction(
+        rewriter, module,
+        getRuntimeFunctionName(
+            "soaprt_all_reduce",
+            allReduce.getInput().getType().getElementType()),
+        rewriter.getFunctionType({region.getType(), i64, i64,
+                                  devices.getType()},
+                                 {}),
+        /*cInterface=*/true);
+    // soaprt_reduction_t has the values of soap::ReductionKind.
+    Value kind = i64Constant(rewriter, loc,
+                             static_cast<int64_t>(allReduce.getKind()));
+    func::CallOp::create(rewriter, loc, callee,
+                         ValueRange{region, dtype, kind, devices});
+    replaceOpWithBufferizedValues(rewriter, op, buffer);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::soap::registerBufferizableOpInterfaceExternalModels(
+    DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, SOAPDialect *) {
+    TransferOp::attachInterface<TransferOpModel>(*ctx);
+    AllReduceOp::attachInterface<AllReduceOpModel>(*ctx);
+    ctx->loadDialect<arith::ArithDialect, func::FuncDialect,
+                     memref::MemRefDialect>();
+  });
+}

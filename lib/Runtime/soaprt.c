@@ -1,0 +1,535 @@
+/*===- soaprt.c - libsoaprt: communication and bindings (CPU, MPI) --------===*
+ *
+ * Regions are strided views of a tensor; they are packed into a contiguous
+ * buffer for MPI and unpacked after. all_reduce runs on a sub-communicator of
+ * exactly the listed devices, created the first time the group is seen and
+ * cached. Without SOAPRT_HAVE_MPI this is a one-rank stub.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "soaprt_internal.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SOAPRT_HAVE_MPI
+#include <mpi.h>
+#endif
+
+static int gRank = 0;
+static int gSize = 1;
+static int gInitialized = 0;
+
+/* ---------------------------------------------------------------- errors */
+
+void soaprt_fatal(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  fprintf(stderr, "soaprt: error: [rank %d] ", gRank);
+  vfprintf(stderr, fmt, args);
+  fprintf(stderr, "\n");
+  va_end(args);
+  fflush(stderr);
+#ifdef SOAPRT_HAVE_MPI
+  int up = 0;
+  MPI_Initialized(&up);
+  if (up)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+#endif
+  exit(1);
+}
+
+/* ---------------------------------------------------------------- dtypes */
+
+int64_t soaprt_dtype_size(int64_t dtype) {
+  switch (dtype) {
+  case SOAPRT_F32: case SOAPRT_I32: return 4;
+  case SOAPRT_F64: case SOAPRT_I64: return 8;
+  case SOAPRT_I8: case SOAPRT_I1: return 1;
+  case SOAPRT_I16: case SOAPRT_F16: case SOAPRT_BF16: return 2;
+  default: return 0;
+  }
+}
+
+const char *soaprt_dtype_npy(int64_t dtype) {
+  switch (dtype) {
+  case SOAPRT_F32: return "<f4";
+  case SOAPRT_F64: return "<f8";
+  case SOAPRT_I32: return "<i4";
+  case SOAPRT_I64: return "<i8";
+  case SOAPRT_I8: return "|i1";
+  case SOAPRT_I16: return "<i2";
+  case SOAPRT_I1: return "|b1";
+  case SOAPRT_F16: return "<f2";
+  case SOAPRT_BF16: return "<u2"; /* numpy has no bfloat16: raw bits */
+  default: return "?";
+  }
+}
+
+static int64_t checkedDtypeSize(int64_t dtype, const char *who) {
+  int64_t size = soaprt_dtype_size(dtype);
+  if (size == 0)
+    soaprt_fatal("%s: unknown element type code %lld", who, (long long)dtype);
+  return size;
+}
+
+/* ------------------------------------------------------- strided regions */
+
+typedef struct region {
+  char *base; /* first element */
+  int64_t rank;
+  const int64_t *sizes;
+  const int64_t *strides; /* elements */
+  int64_t elemSize;
+} region_t;
+
+static region_t viewOf(const soaprt_unranked_memref_t *m, int64_t elemSize) {
+  region_t r;
+  const int64_t *d = (const int64_t *)m->descriptor;
+  char *aligned = (char *)((void *const *)m->descriptor)[1];
+  r.rank = m->rank;
+  r.base = aligned + d[2] * elemSize;
+  r.sizes = d + 3;
+  r.strides = d + 3 + m->rank;
+  r.elemSize = elemSize;
+  return r;
+}
+
+static int64_t regionElements(const region_t *r) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < r->rank; ++i)
+    n *= r->sizes[i];
+  return n;
+}
+
+static int isContiguous(const region_t *r) {
+  int64_t expected = 1;
+  for (int64_t i = r->rank - 1; i >= 0; --i) {
+    if (r->sizes[i] != 1 && r->strides[i] != expected)
+      return 0;
+    expected *= r->sizes[i];
+  }
+  return 1;
+}
+
+/* Copies between a strided region and a packed buffer (toPacked: gather). */
+static void copyRegion(const region_t *r, char *packed, int toPacked) {
+  int64_t n = regionElements(r);
+  if (n == 0)
+    return;
+  if (isContiguous(r)) {
+    if (toPacked)
+      memcpy(packed, r->base, (size_t)(n * r->elemSize));
+    else
+      memcpy(r->base, packed, (size_t)(n * r->elemSize));
+    return;
+  }
+  if (r->rank > SOAPRT_MAX_RANK)
+    soaprt_fatal("regions of rank %lld are not supported", (long long)r->rank);
+  /* Rows along the innermost dimension; contiguous rows are one memcpy. */
+  int64_t inner = r->rank ? r->sizes[r->rank - 1] : 1;
+  int64_t innerStride = r->rank ? r->strides[r->rank - 1] : 1;
+  int64_t rows = n / inner;
+  int64_t index[SOAPRT_MAX_RANK] = {0};
+  size_t rowBytes = (size_t)(inner * r->elemSize);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d + 1 < r->rank; ++d)
+      offset += index[d] * r->strides[d];
+    char *src = r->base + offset * r->elemSize;
+    char *dst = packed + row * (int64_t)rowBytes;
+    if (innerStride == 1) {
+      if (toPacked)
+        memcpy(dst, src, rowBytes);
+      else
+        memcpy(src, dst, rowBytes);
+    } else {
+      for (int64_t i = 0; i < inner; ++i) {
+        char *e = src + i * innerStride * r->elemSize;
+        if (toPacked)
+          memcpy(dst + i * r->elemSize, e, (size_t)r->elemSize);
+        else
+          memcpy(e, dst + i * r->elemSize, (size_t)r->elemSize);
+      }
+    }
+    for (int64_t d = r->rank - 2; d >= 0; --d) {
+      if (++index[d] < r->sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+/* A packed copy of the region (or the region itself when contiguous). */
+static char *packRegion(const region_t *r, int *owned) {
+  if (isContiguous(r)) {
+    *owned = 0;
+    return r->base;
+  }
+  int64_t bytes = regionElements(r) * r->elemSize;
+  char *buffer = (char *)malloc(bytes ? (size_t)bytes : 1);
+  if (!buffer)
+    soaprt_fatal("out of memory (%lld bytes)", (long long)bytes);
+  copyRegion(r, buffer, 1);
+  *owned = 1;
+  return buffer;
+}
+
+/* memref.copy on non-identity layouts lowers to this (CRunnerUtils ABI). */
+void memrefCopy(int64_t elemSize, soaprt_unranked_memref_t *src,
+                soaprt_unranked_memref_t *dst) {
+  region_t s = viewOf(src, elemSize), d = viewOf(dst, elemSize);
+  int owned;
+  char *packed = packRegion(&s, &owned);
+  copyRegion(&d, packed, 0);
+  if (owned)
+    free(packed);
+}
+
+/* -------------------------------------------------------- initialization */
+
+int soaprt_init(int *argc, char ***argv) {
+  if (gInitialized)
+    return 0;
+#ifdef SOAPRT_HAVE_MPI
+  int up = 0;
+  MPI_Initialized(&up);
+  if (!up && MPI_Init(argc, argv) != MPI_SUCCESS)
+    return 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &gRank);
+  MPI_Comm_size(MPI_COMM_WORLD, &gSize);
+#else
+  (void)argc;
+  (void)argv;
+#endif
+  gInitialized = 1;
+  return 0;
+}
+
+int64_t soaprt_rank(void) { return gRank; }
+int64_t soaprt_size(void) { return gSize; }
+
+void soaprt_bcast(void *data, int64_t bytes, int root) {
+#ifdef SOAPRT_HAVE_MPI
+  char *p = (char *)data;
+  while (bytes > 0) {
+    int chunk = bytes > (1 << 30) ? (1 << 30) : (int)bytes;
+    MPI_Bcast(p, chunk, MPI_BYTE, root, MPI_COMM_WORLD);
+    p += chunk;
+    bytes -= chunk;
+  }
+#else
+  (void)data;
+  (void)bytes;
+  (void)root;
+#endif
+}
+
+void soaprt_barrier(void) {
+#ifdef SOAPRT_HAVE_MPI
+  MPI_Barrier(MPI_COMM_WORLD);
+#endif
+}
+
+int soaprt_any(int flag) {
+#ifdef SOAPRT_HAVE_MPI
+  int any = 0;
+  MPI_Allreduce(&flag, &any, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+  return any != 0;
+#else
+  return flag != 0;
+#endif
+}
+
+/* ------------------------------------------------------------ transfers */
+
+#ifdef SOAPRT_HAVE_MPI
+static void sendBytes(const char *p, int64_t bytes, int to) {
+  do {
+    int chunk = bytes > (1 << 30) ? (1 << 30) : (int)bytes;
+    MPI_Send(p, chunk, MPI_BYTE, to, 0, MPI_COMM_WORLD);
+    p += chunk;
+    bytes -= chunk;
+  } while (bytes > 0);
+}
+
+static void recvBytes(char *p, int64_t bytes, int from) {
+  do {
+    int chunk = bytes > (1 << 30) ? (1 << 30) : (int)bytes;
+    MPI_Recv(p, chunk, MPI_BYTE, from, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    p += chunk;
+    bytes -= chunk;
+  } while (bytes > 0);
+}
+#endif
+
+static void checkDevice(int64_t device, const char *who) {
+  if (device < 0 || device >= gSize)
+    soaprt_fatal("%s: device %lld does not exist (the program runs on %d "
+                 "ranks)",
+                 who, (long long)device, gSize);
+}
+
+void soaprt_transfer(soaprt_unranked_memref_t *m, int64_t dtype, int64_t from,
+                     int64_t to) {
+  checkDevice(from, "soaprt_transfer");
+  checkDevice(to, "soaprt_transfer");
+  if (from == to || (gRank != from && gRank != to))
+    return;
+  region_t r = viewOf(m, checkedDtypeSize(dtype, "soaprt_transfer"));
+  int64_t bytes = regionElements(&r) * r.elemSize;
+  if (bytes == 0)
+    return;
+#ifdef SOAPRT_HAVE_MPI
+  int owned;
+  if (gRank == from) {
+    char *packed = packRegion(&r, &owned);
+    sendBytes(packed, bytes, (int)to);
+    if (owned)
+      free(packed);
+  } else {
+    if (isContiguous(&r)) {
+      recvBytes(r.base, bytes, (int)from);
+    } else {
+      char *packed = (char *)malloc((size_t)bytes);
+      if (!packed)
+        soaprt_fatal("out of memory (%lld bytes)", (long long)bytes);
+      recvBytes(packed, bytes, (int)from);
+      copyRegion(&r, packed, 0);
+      free(packed);
+    }
+  }
+#endif
+}
+
+/* ----------------------------------------------------------- all-reduce */
+
+#ifdef SOAPRT_HAVE_MPI
+typedef struct group {
+  int64_t size;
+  int64_t *devices;
+  MPI_Comm comm;
+  struct group *next;
+} group_t;
+static group_t *gGroups = NULL;
+
+static MPI_Comm groupComm(const int64_t *devices, int64_t n) {
+  for (group_t *g = gGroups; g; g = g->next)
+    if (g->size == n && !memcmp(g->devices, devices, (size_t)n * 8))
+      return g->comm;
+  int *ranks = (int *)malloc((size_t)n * sizeof(int));
+  uint64_t hash = 1469598103934665603ull;
+  for (int64_t i = 0; i < n; ++i) {
+    ranks[i] = (int)devices[i];
+    hash = (hash ^ (uint64_t)devices[i]) * 1099511628211ull;
+  }
+  MPI_Group world, sub;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, (int)n, ranks, &sub);
+  MPI_Comm comm;
+  /* Only the members call this; the tag keeps overlapping groups apart. */
+  if (MPI_Comm_create_group(MPI_COMM_WORLD, sub, (int)(hash % 30000) + 1,
+                            &comm) != MPI_SUCCESS)
+    soaprt_fatal("cannot create a communicator for %lld devices",
+                 (long long)n);
+  MPI_Group_free(&sub);
+  MPI_Group_free(&world);
+  free(ranks);
+  group_t *g = (group_t *)malloc(sizeof(group_t));
+  g->size = n;
+  g->devices = (int64_t *)malloc((size_t)n * 8);
+  memcpy(g->devices, devices, (size_t)n * 8);
+  g->comm = comm;
+  g->next = gGroups;
+  gGroups = g;
+  return comm;
+}
+
+static MPI_Datatype mpiType(int64_t dtype) {
+  switch (dtype) {
+  case SOAPRT_F32: return MPI_FLOAT;
+  case SOAPRT_F64: return MPI_DOUBLE;
+  case SOAPRT_I32: return MPI_INT32_T;
+  case SOAPRT_I64: return MPI_INT64_T;
+  case SOAPRT_I8: return MPI_INT8_T;
+  case SOAPRT_I16: return MPI_INT16_T;
+  case SOAPRT_I1: return MPI_UINT8_T;
+  default:
+    soaprt_fatal("soaprt_all_reduce: element type %s is not supported "
+                 "(f32, f64, i1, i8, i16, i32, i64 are)",
+                 soaprt_dtype_npy(dtype));
+  }
+}
+#endif
+
+void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
+                       soaprt_unranked_memref_t *devicesRef) {
+  region_t dv = viewOf(devicesRef, 8);
+  int64_t n = regionElements(&dv);
+  int64_t devices[1024];
+  if (n > 1024)
+    soaprt_fatal("soaprt_all_reduce: more than 1024 devices");
+  copyRegion(&dv, (char *)devices, 1);
+  int member = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    checkDevice(devices[i], "soaprt_all_reduce");
+    member |= devices[i] == gRank;
+  }
+  if (kind < SOAPRT_SUM || kind > SOAPRT_MIN)
+    soaprt_fatal("soaprt_all_reduce: unknown reduction %lld", (long long)kind);
+  if (!member || n <= 1)
+    return;
+  region_t r = viewOf(m, checkedDtypeSize(dtype, "soaprt_all_reduce"));
+  int64_t count = regionElements(&r);
+  if (count == 0)
+    return;
+#ifdef SOAPRT_HAVE_MPI
+  MPI_Datatype type = mpiType(dtype);
+  MPI_Op op = kind == SOAPRT_SUM ? MPI_SUM : kind == SOAPRT_MAX ? MPI_MAX
+                                                                : MPI_MIN;
+  if (dtype == SOAPRT_I1 && kind == SOAPRT_SUM)
+    op = MPI_BOR;
+  MPI_Comm comm = groupComm(devices, n);
+  int owned;
+  char *packed = packRegion(&r, &owned);
+  for (int64_t done = 0; done < count;) {
+    int chunk = count - done > (1 << 28) ? (1 << 28) : (int)(count - done);
+    MPI_Allreduce(MPI_IN_PLACE, packed + done * r.elemSize, chunk, type, op,
+                  comm);
+    done += chunk;
+  }
+  if (owned) {
+    copyRegion(&r, packed, 0);
+    free(packed);
+  }
+#endif
+}
+
+/* ------------------------------------------------------------- bindings */
+
+#define SOAPRT_MAX_BINDINGS 4096
+static soaprt_binding_t gInputs[SOAPRT_MAX_BINDINGS];
+static soaprt_binding_t gOutputs[SOAPRT_MAX_BINDINGS];
+
+soaprt_binding_t *soaprt_input_binding(int64_t index) {
+  return index >= 0 && index < SOAPRT_MAX_BINDINGS ? &gInputs[index] : NULL;
+}
+soaprt_binding_t *soaprt_output_binding(int64_t index) {
+  return index >= 0 && index < SOAPRT_MAX_BINDINGS ? &gOutputs[index] : NULL;
+}
+
+int64_t soaprt_num_elements(const soaprt_binding_t *b) {
+  int64_t n = 1;
+  for (int64_t i = 0; i < b->rank; ++i)
+    n *= b->sizes[i];
+  return n;
+}
+
+static soaprt_binding_t *bind(soaprt_binding_t *table, int64_t index,
+                              soaprt_unranked_memref_t *m, int64_t dtype,
+                              const char *who, region_t *view) {
+  if (index < 0 || index >= SOAPRT_MAX_BINDINGS)
+    soaprt_fatal("%s: index %lld out of range", who, (long long)index);
+  if (m->rank > SOAPRT_MAX_RANK)
+    soaprt_fatal("%s: rank %lld tensors are not supported", who,
+                 (long long)m->rank);
+  *view = viewOf(m, checkedDtypeSize(dtype, who));
+  soaprt_binding_t *b = &table[index];
+  b->bound = 1;
+  b->dtype = dtype;
+  b->rank = m->rank;
+  for (int64_t i = 0; i < m->rank; ++i)
+    b->sizes[i] = view->sizes[i];
+  return b;
+}
+
+void soaprt_bind_input(int64_t index, soaprt_unranked_memref_t *m,
+                       int64_t dtype) {
+  region_t view;
+  soaprt_binding_t *b = bind(gInputs, index, m, dtype, "soaprt_bind_input",
+                             &view);
+  if (!isContiguous(&view))
+    soaprt_fatal("soaprt_bind_input: input %lld is not contiguous",
+                 (long long)index);
+  b->data = view.base;
+}
+
+void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *m,
+                        int64_t dtype) {
+  region_t view;
+  soaprt_binding_t *b = bind(gOutputs, index, m, dtype, "soaprt_bind_output",
+                             &view);
+  if (gRank != 0) /* results are valid on rank 0 only */
+    return;
+  int64_t bytes = regionElements(&view) * view.elemSize;
+  if (bytes > b->capacity) {
+    free(b->data);
+    b->data = (char *)malloc(bytes ? (size_t)bytes : 1);
+    if (!b->data)
+      soaprt_fatal("out of memory (%lld bytes)", (long long)bytes);
+    b->capacity = bytes;
+  }
+  copyRegion(&view, b->data, 1);
+}
+
+/* ------------------------------------------- per-element-type C entries */
+
+/* MLIR's unranked memref types include the element type, so compiled code
+ * calls one entry per type (soaprt_transfer_f32, ...); all forward to the
+ * generic functions above, which take the type from `dtype`. */
+#define SOAPRT_ENTRIES(T)                                                      \
+  void _mlir_ciface_soaprt_transfer_##T(soaprt_unranked_memref_t *m,          \
+                                        int64_t dtype, int64_t from,          \
+                                        int64_t to) {                         \
+    soaprt_transfer(m, dtype, from, to);                                      \
+  }                                                                           \
+  void _mlir_ciface_soaprt_all_reduce_##T(soaprt_unranked_memref_t *m,        \
+                                          int64_t dtype, int64_t kind,        \
+                                          soaprt_unranked_memref_t *devices) {\
+    soaprt_all_reduce(m, dtype, kind, devices);                               \
+  }                                                                           \
+  void _mlir_ciface_soaprt_bind_input_##T(int64_t index,                      \
+                                          soaprt_unranked_memref_t *m,        \
+                                          int64_t dtype) {                    \
+    soaprt_bind_input(index, m, dtype);                                       \
+  }                                                                           \
+  void _mlir_ciface_soaprt_bind_output_##T(int64_t index,                     \
+                                           soaprt_unranked_memref_t *m,       \
+                                           int64_t dtype) {                   \
+    soaprt_bind_output(index, m, dtype);                                      \
+  }
+SOAPRT_ENTRIES(f32)
+SOAPRT_ENTRIES(f64)
+SOAPRT_ENTRIES(i32)
+SOAPRT_ENTRIES(i64)
+SOAPRT_ENTRIES(i8)
+SOAPRT_ENTRIES(i16)
+SOAPRT_ENTRIES(i1)
+SOAPRT_ENTRIES(f16)
+SOAPRT_ENTRIES(bf16)
+
+void soaprt_finalize(void) {
+#ifdef SOAPRT_HAVE_MPI
+  while (gGroups) {
+    group_t *g = gGroups;
+    gGroups = g->next;
+    if (g->comm != MPI_COMM_NULL)
+      MPI_Comm_free(&g->comm);
+    free(g->devices);
+    free(g);
+  }
+  int up = 0, down = 0;
+  MPI_Initialized(&up);
+  MPI_Finalized(&down);
+  if (up && !down)
+    MPI_Finalize();
+#endif
+  for (int i = 0; i < SOAPRT_MAX_BINDINGS; ++i) {
+    free(gOutputs[i].data);
+    gOutputs[i].data = NULL;
+    gOutputs[i].capacity = 0;
+  }
+}

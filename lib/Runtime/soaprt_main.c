@@ -1,0 +1,398 @@
+/*===- soaprt_main.c - main() of the executables soapc links -------------===*
+ *
+ *   mpirun -np N ./model [--inputs A.npy B.npy ...] [--random-inputs=SEED]
+ *                        [--output-dir=DIR] [--iterations=K] [--quiet]
+ *
+ * See soap/Runtime/soaprt.h for the contract.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "soaprt_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define MESSAGE_BYTES 1024
+
+static int gQuiet = 0;
+
+static void usage(FILE *out, const char *prog) {
+  fprintf(out,
+          "usage: mpirun -np %lld %s [--inputs A.npy B.npy ...] "
+          "[--random-inputs=SEED]\n"
+          "       [--output-dir=DIR] [--iterations=K] [--quiet]\n",
+          (long long)soap_num_devices(), prog);
+}
+
+/* Every rank exits with status 1; rank 0 (or every rank with `all`) says why. */
+static int failAll(const char *message, int all) {
+  if (all || soaprt_rank() == 0) {
+    if (all && soaprt_size() > 1)
+      fprintf(stderr, "soaprt: error: [rank %lld] %s\n",
+              (long long)soaprt_rank(), message);
+    else
+      fprintf(stderr, "soaprt: error: %s\n", message);
+    fflush(stderr);
+  }
+  soaprt_finalize();
+  return 1;
+}
+
+/* ----------------------------------------------------------------- .npy */
+
+static void describeShape(char *out, size_t n, const int64_t *sizes,
+                          int64_t rank) {
+  size_t used = (size_t)snprintf(out, n, "(");
+  for (int64_t i = 0; i < rank && used < n; ++i)
+    used += (size_t)snprintf(out + used, n - used, "%s%lld", i ? ", " : "",
+                             (long long)sizes[i]);
+  if (used < n)
+    snprintf(out + used, n - used, rank == 1 ? ",)" : ")");
+}
+
+/* Reads `path` into b->data, checking dtype and shape. 0 or an error. */
+static int readNpy(const char *path, soaprt_binding_t *b, int64_t index,
+                   char *err) {
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    snprintf(err, MESSAGE_BYTES, "cannot open input %lld '%s': %s",
+             (long long)index, path, strerror(errno));
+    return 1;
+  }
+  unsigned char magic[8];
+  if (fread(magic, 1, 8, f) != 8 || memcmp(magic, "\x93NUMPY", 6) != 0 ||
+      magic[6] < 1 || magic[6] > 3) {
+    snprintf(err, MESSAGE_BYTES, "input %lld '%s' is not a .npy file",
+             (long long)index, path);
+    fclose(f);
+    return 1;
+  }
+  uint32_t headerLen = 0;
+  unsigned char len[4] = {0, 0, 0, 0};
+  size_t lenBytes = magic[6] == 1 ? 2 : 4;
+  if (fread(len, 1, lenBytes, f) != lenBytes) {
+    snprintf(err, MESSAGE_BYTES, "input %lld '%s': truncated header",
+             (long long)index, path);
+    fclose(f);
+    return 1;
+  }
+  headerLen = len[0] | (len[1] << 8) | ((uint32_t)len[2] << 16) |
+              ((uint32_t)len[3] << 24);
+  char *header = (char *)malloc(headerLen + 1);
+  if (!header || fread(header, 1, headerLen, f) != headerLen) {
+    snprintf(err, MESSAGE_BYTES, "input %lld '%s': truncated header",
+             (long long)index, path);
+    free(header);
+    fclose(f);
+    return 1;
+  }
+  header[headerLen] = 0;
+  /* descr */
+  char descr[16] = "";
+  const char *d = strstr(header, "'descr'");
+  if (d && (d = strchr(d + 7, '\'')) != NULL) {
+    const char *end = strchr(d + 1, '\'');
+    if (end && end - d - 1 < (long)sizeof(descr)) {
+      memcpy(descr, d + 1, (size_t)(end - d - 1));
+      descr[end - d - 1] = 0;
+    }
+  }
+  if (descr[0] == '=')
+    descr[0] = '<';
+  const char *want = soaprt_dtype_npy(b->dtype);
+  int descrOk = !strcmp(descr, want) ||
+                (want[0] == '|' && descr[0] == '<' && !strcmp(descr + 1, want + 1));
+  /* fortran_order */
+  const char *fo = strstr(header, "'fortran_order'");
+  int fortran = fo && strstr(fo, "True") && (!strstr(fo, "False") ||
+                                              strstr(fo, "True") < strstr(fo, "False"));
+  /* shape */
+  int64_t shape[SOAPRT_MAX_RANK];
+  int64_t rank = 0;
+  int shapeOk = 0;
+  const char *s = strstr(header, "'shape'");
+  if (s && (s = strchr(s, '(')) != NULL) {
+    ++s;
+    shapeOk = 1;
+    while (*s && *s != ')') {
+      while (*s == ' ' || *s == ',')
+        ++s;
+      if (*s == ')')
+        break;
+      char *end;
+      long long v = strtoll(s, &end, 10);
+      if (end == s || rank == SOAPRT_MAX_RANK) {
+        shapeOk = 0;
+        break;
+      }
+      shape[rank++] = v;
+      s = end;
+    }
+  }
+  free(header);
+  char wantShape[256], gotShape[256];
+  describeShape(wantShape, sizeof(wantShape), b->sizes, b->rank);
+  if (!descrOk || fortran || !shapeOk) {
+    snprintf(err, MESSAGE_BYTES,
+             "input %lld '%s': expected dtype %s and shape %s in C order, got "
+             "dtype %s%s",
+             (long long)index, path, want, wantShape, descr[0] ? descr : "?",
+             fortran ? " in Fortran order" : "");
+    fclose(f);
+    return 1;
+  }
+  int match = rank == b->rank;
+  for (int64_t i = 0; match && i < rank; ++i)
+    match = shape[i] == b->sizes[i];
+  if (!match) {
+    describeShape(gotShape, sizeof(gotShape), shape, rank);
+    snprintf(err, MESSAGE_BYTES, "input %lld '%s': expected shape %s, got %s",
+             (long long)index, path, wantShape, gotShape);
+    fclose(f);
+    return 1;
+  }
+  int64_t bytes = soaprt_num_elements(b) * soaprt_dtype_size(b->dtype);
+  if ((int64_t)fread(b->data, 1, (size_t)bytes, f) != bytes) {
+    snprintf(err, MESSAGE_BYTES,
+             "input %lld '%s': file holds fewer than the %lld bytes of data "
+             "its header promises",
+             (long long)index, path, (long long)bytes);
+    fclose(f);
+    return 1;
+  }
+  fclose(f);
+  return 0;
+}
+
+static int writeNpy(const char *path, const soaprt_binding_t *b) {
+  FILE *f = fopen(path, "wb");
+  if (!f)
+    return 1;
+  char shape[256];
+  describeShape(shape, sizeof(shape), b->sizes, b->rank);
+  char dict[512];
+  int n = snprintf(dict, sizeof(dict),
+                   "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
+                   soaprt_dtype_npy(b->dtype), shape);
+  int total = 10 + n + 1;
+  int pad = (64 - total % 64) % 64;
+  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
+  int headerLen = n + pad + 1;
+  pre[8] = (unsigned char)(headerLen & 0xff);
+  pre[9] = (unsigned char)(headerLen >> 8);
+  int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)n, f) == (size_t)n;
+  for (int i = 0; ok && i < pad; ++i)
+    ok = fputc(' ', f) != EOF;
+  ok = ok && fputc('\n', f) != EOF;
+  int64_t bytes = soaprt_num_elements(b) * soaprt_dtype_size(b->dtype);
+  ok = ok && (int64_t)fwrite(b->data, 1, (size_t)bytes, f) == bytes;
+  return (fclose(f) != 0 || !ok) ? 1 : 0;
+}
+
+/* ------------------------------------------------------- random inputs */
+
+static uint64_t splitmix64(uint64_t *state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static uint16_t floatToHalfBits(float x, int bf16) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  if (bf16)
+    return (uint16_t)(u >> 16);
+  uint32_t sign = (u >> 16) & 0x8000;
+  int32_t exp = (int32_t)((u >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = (u >> 13) & 0x3ff;
+  if (exp <= 0)
+    return (uint16_t)sign;
+  if (exp >= 31)
+    return (uint16_t)(sign | 0x7c00);
+  return (uint16_t)(sign | ((uint32_t)exp << 10) | mant);
+}
+
+/* Same values on every rank, for any number of ranks. */
+static void fillRandom(soaprt_binding_t *b, int64_t index, uint64_t seed) {
+  uint64_t state = seed * 0xD1B54A32D192ED03ull + (uint64_t)index * 0x9E3779B97F4A7C15ull;
+  int64_t n = soaprt_num_elements(b);
+  int oneD = b->rank <= 1;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t r = splitmix64(&state);
+    double unit = (double)(r >> 11) * (1.0 / 9007199254740992.0); /* [0,1) */
+    double x = oneD ? 0.5 + unit : 2.0 * unit - 1.0;
+    int64_t k = (int64_t)(r % 1000);
+    switch (b->dtype) {
+    case SOAPRT_F32: ((float *)b->data)[i] = (float)x; break;
+    case SOAPRT_F64: ((double *)b->data)[i] = x; break;
+    case SOAPRT_F16: ((uint16_t *)b->data)[i] = floatToHalfBits((float)x, 0); break;
+    case SOAPRT_BF16: ((uint16_t *)b->data)[i] = floatToHalfBits((float)x, 1); break;
+    case SOAPRT_I32: ((int32_t *)b->data)[i] = (int32_t)k; break;
+    case SOAPRT_I64: ((int64_t *)b->data)[i] = k; break;
+    case SOAPRT_I16: ((int16_t *)b->data)[i] = (int16_t)k; break;
+    case SOAPRT_I8: ((int8_t *)b->data)[i] = (int8_t)(r % 100); break;
+    case SOAPRT_I1: ((uint8_t *)b->data)[i] = (uint8_t)(r & 1); break;
+    default: break;
+    }
+  }
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ----------------------------------------------------------------- main */
+
+int main(int argc, char **argv) {
+  if (soaprt_init(&argc, &argv) != 0) {
+    fprintf(stderr, "soaprt: error: cannot initialize MPI\n");
+    return 1;
+  }
+  const char *prog = argc ? argv[0] : "model";
+  char message[MESSAGE_BYTES];
+  const char **inputFiles = (const char **)calloc((size_t)argc + 1, sizeof(char *));
+  int numInputFiles = 0, haveInputs = 0, haveSeed = 0;
+  uint64_t seed = 1;
+  long iterations = 1;
+  const char *outputDir = ".";
+  for (int i = 1; i < argc; ++i) {
+    const char *a = argv[i];
+    char *end;
+    if (!strcmp(a, "--inputs")) {
+      haveInputs = 1;
+      while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0)
+        inputFiles[numInputFiles++] = argv[++i];
+    } else if (!strncmp(a, "--random-inputs=", 16)) {
+      haveSeed = 1;
+      seed = strtoull(a + 16, &end, 10);
+      if (end == a + 16 || *end) {
+        snprintf(message, sizeof(message), "bad seed in '%s'", a);
+        return failAll(message, 0);
+      }
+    } else if (!strncmp(a, "--output-dir=", 13)) {
+      outputDir = a + 13;
+    } else if (!strncmp(a, "--iterations=", 13)) {
+      iterations = strtol(a + 13, &end, 10);
+      if (end == a + 13 || *end || iterations < 1) {
+        snprintf(message, sizeof(message),
+                 "bad '%s' (expected a positive number)", a);
+        return failAll(message, 0);
+      }
+    } else if (!strcmp(a, "--quiet")) {
+      gQuiet = 1;
+    } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+      if (soaprt_rank() == 0)
+        usage(stdout, prog);
+      soaprt_finalize();
+      return 0;
+    } else {
+      if (soaprt_rank() == 0)
+        usage(stderr, prog);
+      snprintf(message, sizeof(message), "unknown argument '%s'", a);
+      return failAll(message, 0);
+    }
+  }
+  if (haveInputs && haveSeed)
+    return failAll("give either --inputs or --random-inputs, not both", 0);
+
+  /* The number of ranks, before any work. */
+  int64_t devices = soap_num_devices();
+  if (soaprt_size() != devices) {
+    snprintf(message, sizeof(message),
+             "this program was partitioned for %lld devices but runs on %lld "
+             "ranks: run it as 'mpirun -np %lld %s'",
+             (long long)devices, (long long)soaprt_size(), (long long)devices,
+             prog);
+    return failAll(message, 1);
+  }
+
+  /* Inputs. */
+  soap_setup();
+  int64_t numInputs = soap_num_inputs(), numOutputs = soap_num_outputs();
+  for (int64_t i = 0; i < numInputs; ++i)
+    if (!soaprt_input_binding(i)->bound)
+      return failAll("internal error: the program did not bind all inputs", 1);
+  if (haveInputs) {
+    int status = 0;
+    message[0] = 0;
+    if (soaprt_rank() == 0) {
+      if (numInputFiles != numInputs) {
+        status = 1;
+        snprintf(message, sizeof(message),
+                 "the model has %lld inputs but --inputs gives %d files",
+                 (long long)numInputs, numInputFiles);
+      }
+      for (int64_t i = 0; !status && i < numInputs; ++i)
+        status = readNpy(inputFiles[i], soaprt_input_binding(i), i, message);
+    }
+    soaprt_bcast(&status, sizeof(status), 0);
+    if (status)
+      return failAll(message, 0);
+    for (int64_t i = 0; i < numInputs; ++i) {
+      soaprt_binding_t *b = soaprt_input_binding(i);
+      soaprt_bcast(b->data, soaprt_num_elements(b) * soaprt_dtype_size(b->dtype),
+                   0);
+    }
+  } else {
+    for (int64_t i = 0; i < numInputs; ++i)
+      fillRandom(soaprt_input_binding(i), i, seed);
+  }
+  free(inputFiles);
+
+  /* Run. */
+  for (long it = 0; it < iterations; ++it) {
+    soaprt_barrier();
+    double start = now();
+    soap_main();
+    soaprt_barrier();
+    double seconds = now() - start;
+    if (iterations > 1 && soaprt_rank() == 0) {
+      printf("iteration %ld: %.3f ms\n", it, seconds * 1e3);
+      fflush(stdout);
+    }
+  }
+
+  /* Outputs (rank 0). */
+  int status = 0;
+  message[0] = 0;
+  if (soaprt_rank() == 0) {
+    if (mkdir(outputDir, 0777) != 0 && errno != EEXIST) {
+      status = 1;
+      snprintf(message, sizeof(message), "cannot create '%s': %s", outputDir,
+               strerror(errno));
+    }
+    for (int64_t i = 0; !status && i < numOutputs; ++i) {
+      soaprt_binding_t *b = soaprt_output_binding(i);
+      char path[4096];
+      snprintf(path, sizeof(path), "%s/result%lld.npy", outputDir,
+               (long long)i);
+      if (!b->bound) {
+        status = 1;
+        snprintf(message, sizeof(message),
+                 "internal error: result %lld was not bound", (long long)i);
+      } else if (writeNpy(path, b) != 0) {
+        status = 1;
+        snprintf(message, sizeof(message), "cannot write '%s': %s", path,
+                 strerror(errno));
+      } else if (!gQuiet) {
+        char shape[256];
+        describeShape(shape, sizeof(shape), b->sizes, b->rank);
+        printf("soaprt: wrote %s (%s %s)\n", path, soaprt_dtype_npy(b->dtype),
+               shape);
+      }
+    }
+    fflush(stdout);
+  }
+  soaprt_bcast(&status, sizeof(status), 0);
+  if (status)
+    return failAll(message, 0);
+  soaprt_finalize();
+  return 0;
+}
