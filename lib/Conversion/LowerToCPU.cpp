@@ -16,7 +16,9 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/Builders.h"
@@ -139,6 +141,23 @@ struct CPUPreparePass
                       bufferization::BufferizationDialect::kWritableAttrName,
                       builder.getBoolAttr(false));
     func->setAttr(kCPUEntryAttrName, builder.getUnitAttr());
+
+    // The SOAP annotations have done their work; their verifiers expect
+    // tensors, so they go before bufferization.
+    auto isAnnotation = [](NamedAttribute attr) {
+      StringRef name = attr.getName().getValue();
+      return name == SOAPDialect::kConfigAttrName ||
+             name == SOAPDialect::kNameAttrName ||
+             name == SOAPDialect::kParameterAttrName;
+    };
+    module.walk([&](Operation *op) {
+      for (NamedAttribute attr : llvm::to_vector(op->getDiscardableAttrs()))
+        if (isAnnotation(attr))
+          op->removeDiscardableAttr(attr.getName());
+    });
+    for (auto f : module.getOps<func::FuncOp>())
+      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+        f.removeArgAttr(i, SOAPDialect::kParameterAttrName);
 
     // soap.rank -> soaprt_rank().
     SmallVector<RankOp> ranks;
@@ -287,6 +306,71 @@ struct CPUEntryPass
     }
   }
 };
+//===----------------------------------------------------------------------===//
+// soap-cpu-loop-order
+//===----------------------------------------------------------------------===//
+
+/// Makes the loop that runs along the output's last (contiguous) dimension
+/// the innermost one, keeping the other loops in order: a matmul's loops go
+/// from (i, j, k) to (i, k, j), so the inner loop streams through rows of B
+/// and C. Each output element still accumulates its reduction in the same
+/// order, so results are bit-for-bit those of the original loop order.
+struct CPULoopOrderPass
+    : public PassWrapper<CPULoopOrderPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CPULoopOrderPass)
+
+  StringRef getArgument() const final { return "soap-cpu-loop-order"; }
+  StringRef getDescription() const final {
+    return "Make the loop along the output's contiguous dimension the "
+           "innermost loop of every linalg op (bitwise-identical results)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+
+  /// The new loop order for `op`, or empty when it is fine as it is.
+  static SmallVector<unsigned> desiredOrder(linalg::LinalgOp op) {
+    if (op.getNumDpsInits() != 1 || op.getNumLoops() < 2)
+      return {};
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    if (map.getNumResults() == 0)
+      return {};
+    auto dim = dyn_cast<AffineDimExpr>(map.getResults().back());
+    unsigned last = op.getNumLoops() - 1;
+    if (!dim || dim.getPosition() == last ||
+        op.getIteratorTypesArray()[dim.getPosition()] !=
+            utils::IteratorType::parallel)
+      return {};
+    SmallVector<unsigned> order;
+    for (unsigned i = 0; i <= last; ++i)
+      if (i != dim.getPosition())
+        order.push_back(i);
+    order.push_back(dim.getPosition());
+    return order;
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (!desiredOrder(op).empty())
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops) {
+      SmallVector<unsigned> order = desiredOrder(op);
+      rewriter.setInsertionPoint(op);
+      linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(*op);
+      if (!generic) {
+        FailureOr<linalg::GenericOp> generalized =
+            linalg::generalizeNamedOp(rewriter, op);
+        if (failed(generalized))
+          continue;
+        generic = *generalized;
+      }
+      (void)linalg::interchangeGenericOp(rewriter, generic, order);
+    }
+  }
+};
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -318,6 +402,7 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Loops.
+  pm.addNestedPass<func::FuncOp>(std::make_unique<CPULoopOrderPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -343,6 +428,7 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
 void mlir::soap::registerLowerToCPUPasses() {
   PassRegistration<CPUPreparePass>();
   PassRegistration<CPUEntryPass>();
+  PassRegistration<CPULoopOrderPass>();
   PassPipelineRegistration<LowerToCPUOptions>(
       "soap-lower-to-cpu",
       "Lower a (partitioned) SOAP program to the LLVM dialect for the CPU "

@@ -4,17 +4,22 @@
 //       [--strategy=search|data-parallel|expert|random|single|FILE.json]
 //       [--search-budget=SECONDS] [--seed=N] [--batch=N] [--entry=NAME]
 //       [--strategy-out=FILE.json] [--report=FILE.json] [--trace=FILE.json]
-//       [--emit=mlir] [-o OUT]
+//       [--emit=none|mlir|partitioned|llvm|obj|exe] [--target=cpu]
+//       [--mcpu=host|generic|NAME] [-o OUT]
 // soapc --list-machines
 //
 // Imports the model, extracts its op graph, finds (or takes) a strategy,
-// simulates it, prints a summary, and writes what was asked for.
+// simulates it, prints a summary, and writes what was asked for. With
+// --emit=obj|exe it applies the strategy (soap-partition), lowers the SPMD
+// program for the CPU (soap-lower-to-cpu) and writes an object file, or an
+// executable linked with libsoaprt and MPI (run it as mpirun -np N OUT).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Summary.h"
 
 #include "soap/Analysis/OpGraphExtraction.h"
+#include "soap/Conversion/LowerToCPU.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 #include "soap/Simulator/CostModel.h"
 #include "soap/Simulator/Machine.h"
@@ -22,6 +27,7 @@
 #include "soap/Simulator/Simulator.h"
 #include "soap/Simulator/Strategy.h"
 #include "soap/Simulator/Trace.h"
+#include "soap/Transforms/Passes.h"
 #include "soap/Transforms/Pipelines.h"
 #include "soap/Transforms/StrategyAttributes.h"
 
@@ -39,6 +45,9 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -102,10 +111,21 @@ static cl::opt<std::string> traceFile(
 static cl::opt<std::string> profileFile(
     "profile", cl::desc("Measured op costs (profile table JSON)"),
     cl::value_desc("FILE.json"), cl::cat(soapcCategory));
+static cl::opt<std::string> emit(
+    "emit",
+    cl::desc("What to write to -o: none | mlir (the model annotated with the "
+             "strategy) | partitioned (the SPMD program) | llvm (lowered to "
+             "the LLVM dialect) | obj (object file) | exe (executable linked "
+             "with libsoaprt and MPI)"),
+    cl::init("none"), cl::cat(soapcCategory));
+static cl::opt<std::string> target("target",
+                                   cl::desc("Code generation target: cpu"),
+                                   cl::init("cpu"), cl::cat(soapcCategory));
 static cl::opt<std::string>
-    emit("emit", cl::desc("What to write to -o: none | mlir (the model "
-                          "annotated with the strategy)"),
-         cl::init("none"), cl::cat(soapcCategory));
+    mcpu("mcpu",
+         cl::desc("CPU to generate code for: host (default), generic or an "
+                  "LLVM CPU name"),
+         cl::init("host"), cl::cat(soapcCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("OUT"), cl::init("-"),
                                        cl::cat(soapcCategory));
@@ -129,6 +149,86 @@ static bool writeFile(StringRef path, StringRef contents) {
   return true;
 }
 
+#ifndef SOAP_RUNTIME_DIR
+#define SOAP_RUNTIME_DIR ""
+#endif
+#ifndef SOAP_LINKER
+#define SOAP_LINKER "cc"
+#endif
+
+/// Applies the strategy (soap-partition) and, past --emit=partitioned,
+/// lowers for the CPU and writes the object file or executable.
+static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
+  MLIRContext *context = module.getContext();
+  PassManager pm(context);
+  mlir::soap::PartitionOptions partitionOptions;
+  partitionOptions.entry = entryName.str();
+  pm.addPass(mlir::soap::createPartition(partitionOptions));
+  if (emit != "partitioned") {
+    mlir::soap::LowerToCPUOptions lowerOptions;
+    lowerOptions.entry = entryName.str();
+    mlir::soap::buildLowerToCPUPipeline(pm, lowerOptions);
+  }
+  if (failed(pm.run(module)))
+    return failure();
+  if (emit != "obj" && emit != "exe")
+    return success();
+
+  // The object file: -o itself, or a temporary one to link.
+  SmallString<128> objectPath(outputFile);
+  if (emit == "exe") {
+    int fd;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("soapc", "o", fd, objectPath)) {
+      fail("cannot create a temporary file: " + ec.message());
+      return failure();
+    }
+    llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  }
+  llvm::FileRemover removeObject(emit == "exe" ? objectPath.str() : "");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
+    if (ec) {
+      fail("cannot write '" + objectPath + "': " + ec.message());
+      return failure();
+    }
+    if (failed(mlir::soap::emitObjectFile(module, os, mcpu)))
+      return failure();
+  }
+  if (emit == "obj")
+    return success();
+
+  // Link with libsoaprt (its main() drives the model) and MPI.
+  std::string linker = SOAP_LINKER;
+  llvm::ErrorOr<std::string> linkerPath = llvm::sys::findProgramByName(linker);
+  if (!linkerPath) {
+    fail("cannot find the linker '" + linker + "'");
+    return failure();
+  }
+  std::string runtimeDir = SOAP_RUNTIME_DIR;
+  std::string mainLib = runtimeDir + "/libsoaprt_main.a";
+  std::string rtLib = runtimeDir + "/libsoaprt.a";
+  for (const std::string &lib : {mainLib, rtLib})
+    if (!llvm::sys::fs::exists(lib)) {
+      fail("cannot find the runtime library '" + lib + "'");
+      return failure();
+    }
+  SmallVector<StringRef> args = {*linkerPath, objectPath, mainLib,
+                                 rtLib,       "-lm",      "-o",
+                                 outputFile};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(*linkerPath, args, std::nullopt, {}, 0,
+                                     0, &message);
+  if (rc != 0) {
+    std::string command = llvm::join(args, " ");
+    fail("linking failed (" + command + ")" +
+         (message.empty() ? "" : ": " + message));
+    return failure();
+  }
+  return success();
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(soapcCategory);
@@ -147,8 +247,18 @@ int main(int argc, char **argv) {
   }
   if (inputFile.empty())
     return fail("no model given (usage: soapc MODEL.mlir --machine=PRESET)");
-  if (emit != "none" && emit != "mlir")
-    return fail("unknown --emit='" + emit + "' (expected none or mlir)");
+  if (!llvm::is_contained({"none", "mlir", "partitioned", "llvm", "obj", "exe"},
+                          StringRef(emit)))
+    return fail("unknown --emit='" + emit +
+                "' (expected none, mlir, partitioned, llvm, obj or exe)");
+  bool codegen = emit != "none" && emit != "mlir";
+  if (target != "cpu" && target != "cuda")
+    return fail("unknown --target='" + target + "' (expected cpu or cuda)");
+  if (codegen && target != "cpu")
+    return fail("--target=" + target +
+                " cannot generate code yet (only --target=cpu can)");
+  if (codegen && outputFile == "-" && (emit == "obj" || emit == "exe"))
+    return fail("--emit=" + emit + " needs an output file (-o OUT)");
   if (!strategyIn.empty()) {
     if (strategyOpt.getNumOccurrences())
       return fail("give either --strategy or --strategy-in, not both");
@@ -195,6 +305,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registry.insert<mlir::soap::SOAPDialect>();
+  mlir::soap::registerLowerToCPUDependencies(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
@@ -297,12 +408,16 @@ int main(int argc, char **argv) {
     if (!writeFile(reportFile, text))
       return 1;
   }
-  if (emit == "mlir") {
+  if (emit != "none") {
     mlir::soap::annotateStrategy(*extracted, strategy);
     (*module)->setAttr(mlir::soap::SOAPDialect::kMachineAttrName,
                        mlir::soap::machineToAttr(&context, machine));
     if (failed(verify(*module)))
       return fail("the annotated module does not verify");
+  }
+  if (codegen && failed(generateCode(*module, (*func).getSymName())))
+    return 1;
+  if (emit == "mlir" || emit == "partitioned" || emit == "llvm") {
     std::string text;
     llvm::raw_string_ostream os(text);
     module->print(os);
