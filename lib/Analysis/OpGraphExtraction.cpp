@@ -175,6 +175,10 @@ private:
   // Tensors and nodes.
   FailureOr<int32_t> getTensor(Value value, Operation *user);
   int32_t newNode(Operation *anchor, StringRef kind);
+  /// A node for tensor data movement (pad, slices, reshapes, concat): loops
+  /// and kinds from the op's iteration space (IterationSpace.h), and the
+  /// identity access over those loops.
+  int32_t newDataMovementNode(Operation *op, SmallVector<DimAccess> &identity);
   LogicalResult setOutput(int32_t node, Value value,
                           SmallVector<DimAccess> dims, bool append = false);
   LogicalResult addInput(int32_t node, Value value,
@@ -442,6 +446,20 @@ int32_t Extractor::newNode(Operation *anchor, StringRef kind) {
   return id;
 }
 
+int32_t Extractor::newDataMovementNode(Operation *op,
+                                       SmallVector<DimAccess> &identity) {
+  int32_t node = newNode(op, op->getName().getStringRef());
+  Node &n = result.graph.nodes[node];
+  FailureOr<IterationSpace> space = getIterationSpace(op);
+  assert(succeeded(space) && "data movement ops have an iteration space");
+  n.extents.assign(space->extents.begin(), space->extents.end());
+  n.loopKinds.assign(space->kinds.begin(), space->kinds.end());
+  identity.clear();
+  for (int32_t d = 0; d < n.numLoops(); ++d)
+    identity.push_back(loopAccess(d));
+  return node;
+}
+
 LogicalResult Extractor::addInput(int32_t node, Value value,
                                   SmallVector<DimAccess> dims,
                                   Operation *user) {
@@ -687,16 +705,10 @@ LogicalResult Extractor::visitPad(tensor::PadOp op) {
     return success();
   }
   // A pad of its own: loops over the padded result.
-  auto type = op.getResultType();
-  int32_t node = newNode(op, op->getName().getStringRef());
-  Node &n = this->result.graph.nodes[node];
   SmallVector<DimAccess> in, out;
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    n.extents.push_back(type.getDimSize(d));
-    n.loopKinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
+  int32_t node = newDataMovementNode(op, out);
+  for (int64_t d = 0; d < op.getResultType().getRank(); ++d)
     in.push_back(loopAccess(d, -low[d]));
-    out.push_back(loopAccess(d));
-  }
   if (failed(addInput(node, op.getSource(), in, op)))
     return failure();
   return setOutput(node, result, out);
@@ -734,19 +746,11 @@ LogicalResult Extractor::visitInsertSlice(tensor::InsertSliceOp op) {
     result.graph.nodes[node].groupedOps.push_back(
         op->getName().getStringRef().str());
   } else {
-    node = newNode(op, op->getName().getStringRef());
-    Node &n = result.graph.nodes[node];
-    for (int64_t d = 0; d < op.getType().getRank(); ++d) {
-      n.extents.push_back(op.getType().getDimSize(d));
-      n.loopKinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
-    }
-    if (!isa_and_nonnull<tensor::EmptyOp, linalg::FillOp>(dest.getDefiningOp())) {
-      SmallVector<DimAccess> identity;
-      for (int64_t d = 0; d < op.getType().getRank(); ++d)
-        identity.push_back(loopAccess(d));
-      if (failed(addInput(node, dest, identity, op)))
-        return failure();
-    }
+    SmallVector<DimAccess> identity;
+    node = newDataMovementNode(op, identity);
+    if (!isa_and_nonnull<tensor::EmptyOp, linalg::FillOp>(dest.getDefiningOp()) &&
+        failed(addInput(node, dest, identity, op)))
+      return failure();
   }
   if (failed(addInput(node, op.getSource(), in, op)))
     return failure();
@@ -761,14 +765,8 @@ LogicalResult Extractor::visitConcat(tensor::ConcatOp op) {
     return op.emitError() << "'tensor.concat' of dynamic shape cannot be "
                              "partitioned";
   auto type = cast<RankedTensorType>(op.getType());
-  int32_t node = newNode(op, op->getName().getStringRef());
-  Node &n = result.graph.nodes[node];
   SmallVector<DimAccess> out;
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    n.extents.push_back(type.getDimSize(d));
-    n.loopKinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
-    out.push_back(loopAccess(d));
-  }
+  int32_t node = newDataMovementNode(op, out);
   int64_t offset = 0;
   uint64_t axis = op.getDim();
   for (Value input : op.getInputs()) {
@@ -788,15 +786,8 @@ LogicalResult Extractor::visitExtractSlice(tensor::ExtractSliceOp op) {
       !hasStaticShape(op.getResult()))
     return op.emitError() << "'tensor.extract_slice' with dynamic offsets, "
                              "strides or sizes cannot be partitioned";
-  RankedTensorType type = op.getType();
-  int32_t node = newNode(op, op->getName().getStringRef());
-  Node &n = result.graph.nodes[node];
   SmallVector<DimAccess> out;
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    n.extents.push_back(type.getDimSize(d));
-    n.loopKinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
-    out.push_back(loopAccess(d));
-  }
+  int32_t node = newDataMovementNode(op, out);
   llvm::SmallBitVector dropped = op.getDroppedDims();
   SmallVector<DimAccess> in;
   int32_t loop = 0;
@@ -822,14 +813,8 @@ LogicalResult Extractor::visitReshape(Operation *op,
   if (!collapsed.hasStaticShape() || !expanded.hasStaticShape())
     return op->emitError() << "'" << op->getName()
                            << "' of dynamic shape cannot be partitioned";
-  int32_t node = newNode(op, op->getName().getStringRef());
-  Node &n = result.graph.nodes[node];
   SmallVector<DimAccess> expandedAccess, collapsedAccess;
-  for (int64_t d = 0; d < expanded.getRank(); ++d) {
-    n.extents.push_back(expanded.getDimSize(d));
-    n.loopKinds.push_back(d == 0 ? LoopKind::Sample : LoopKind::Attribute);
-    expandedAccess.push_back(loopAccess(d));
-  }
+  int32_t node = newDataMovementNode(op, expandedAccess);
   for (const ReassociationIndices &group : groups) {
     // Row-major: the last dimension of the group varies fastest.
     SmallVector<int64_t> strides(group.size(), 1);
