@@ -28,3 +28,19 @@ tools = ["soap-opt", "soapc", "soap-models", "mlir-opt"]
 llvm_config.add_tool_substitutions(
     [t for t in tools if any(os.path.exists(os.path.join(d, t)) for d in tool_dirs)],
     tool_dirs)
+
+# MPI: end-to-end tests of executables built by soapc (libsoaprt over MPI).
+import shutil
+config.soap_lib_dir = os.path.join(config.soap_obj_root, "lib")
+config.substitutions.append(("%soap_lib_dir", config.soap_lib_dir))
+if shutil.which("mpirun") and shutil.which("mpicc") and os.path.exists(
+        os.path.join(config.soap_lib_dir, "libsoaprt.a")):
+    config.available_features.add("mpi")
+    mpirun = "mpirun --oversubscribe"
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        mpirun += " --allow-run-as-root"
+    config.substitutions.append(("%mpirun", mpirun))
+    config.substitutions.append(("%mpicc", shutil.which("mpicc")))
+for tool in ["soap-npy-compare", "mlir-translate"]:
+    if any(os.path.exists(os.path.join(d, tool)) for d in tool_dirs):
+        llvm_config.add_tool_substitutions([tool], tool_dirs)

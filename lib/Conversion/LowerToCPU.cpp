@@ -304,6 +304,9 @@ struct CPUEntryPass
         bind("soaprt_bind_output", i, result);
       func::ReturnOp::create(b, loc);
     }
+    // soap_num_devices() now says what the machine did.
+    module->removeAttr(SOAPDialect::kMachineAttrName);
+    entry->removeAttr(kCPUEntryAttrName);
   }
 };
 //===----------------------------------------------------------------------===//

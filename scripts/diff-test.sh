@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Differential test of a partitioned program against the unpartitioned one.
+#
+#   scripts/diff-test.sh MODEL STRATEGY NRANKS [SOAPC OPTIONS...]
+#
+# MODEL: a .mlir file, or a soap-models name (mlp, transformer, ...).
+# STRATEGY: anything soapc's --strategy takes (data-parallel, expert, random,
+# search, FILE.json). Compiles the model twice with soapc --target=cpu
+# --emit=exe: with --strategy=single on one device (the reference) and with
+# STRATEGY on NRANKS devices; runs both on the same random inputs (the
+# reference alone, the partitioned one under mpirun -np NRANKS) and compares
+# every result with soap-npy-compare (relative error max|a-b|/max|a| <= RTOL,
+# default 1e-5; integers exactly). Exits non-zero on any mismatch or error.
+#
+# Environment: SOAP_BIN (folder with soapc, soap-models, soap-npy-compare;
+# default build-cpu/bin or build/bin beside this script), MACHINE (default
+# p100-4x4), BATCH (soap-models batch, default 4), SEED (inputs and random
+# strategies, default 1), RTOL, TIMEOUT (seconds per run, default 600),
+# KEEP=1 to keep the work folder.
+set -euo pipefail
+
+if [ $# -lt 3 ]; then
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+fi
+MODEL=$1 STRATEGY=$2 NRANKS=$3
+shift 3
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${SOAP_BIN:-}" ]; then
+  for d in "$ROOT/build-cpu/bin" "$ROOT/build/bin"; do
+    if [ -x "$d/soapc" ] && [ -x "$d/soap-npy-compare" ]; then SOAP_BIN=$d; break; fi
+  done
+fi
+: "${SOAP_BIN:?set SOAP_BIN to the folder with soapc and soap-npy-compare}"
+MACHINE=${MACHINE:-p100-4x4} BATCH=${BATCH:-4} SEED=${SEED:-1}
+RTOL=${RTOL:-1e-5} TIMEOUT=${TIMEOUT:-600}
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-diff.XXXXXX")
+if [ "${KEEP:-0}" = 1 ]; then
+  echo "diff-test: work folder $WORK"
+else
+  trap 'rm -rf "$WORK"' EXIT
+fi
+
+MPIRUN=(mpirun -np "$NRANKS" --oversubscribe)
+[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+
+if [[ "$MODEL" == *.mlir ]]; then
+  SRC=$MODEL
+else
+  SRC=$WORK/$MODEL.mlir
+  "$SOAP_BIN/soap-models" "$MODEL" --batch="$BATCH" -o "$SRC"
+fi
+NAME=$(basename "$SRC" .mlir)
+
+COMMON=(--machine="$MACHINE" --seed="$SEED" --target=cpu --emit=exe --quiet "$@")
+"$SOAP_BIN/soapc" "$SRC" "${COMMON[@]}" --devices=1 --strategy=single \
+  -o "$WORK/reference" > "$WORK/reference.log" ||
+  { cat "$WORK/reference.log"; echo "diff-test: FAIL: cannot compile the reference"; exit 1; }
+"$SOAP_BIN/soapc" "$SRC" "${COMMON[@]}" --devices="$NRANKS" \
+  --strategy="$STRATEGY" --strategy-out="$WORK/strategy.json" \
+  -o "$WORK/partitioned" > "$WORK/partitioned.log" ||
+  { cat "$WORK/partitioned.log"; echo "diff-test: FAIL: cannot compile $STRATEGY on $NRANKS devices"; exit 1; }
+
+timeout "$TIMEOUT" "$WORK/reference" --random-inputs="$SEED" --quiet \
+  --output-dir="$WORK/expected" ||
+  { echo "diff-test: FAIL: the reference run failed"; exit 1; }
+timeout "$TIMEOUT" "${MPIRUN[@]}" "$WORK/partitioned" --random-inputs="$SEED" \
+  --quiet --output-dir="$WORK/actual" ||
+  { echo "diff-test: FAIL: the partitioned run failed"; exit 1; }
+
+status=0 count=0
+for expected in "$WORK"/expected/result*.npy; do
+  actual=$WORK/actual/$(basename "$expected")
+  count=$((count + 1))
+  if [ ! -f "$actual" ]; then
+    echo "diff-test: $(basename "$expected") is missing from the partitioned run"
+    status=1
+    continue
+  fi
+  line=$("$SOAP_BIN/soap-npy-compare" "$expected" "$actual" --rtol="$RTOL") || status=1
+  echo "  ${line#"$WORK"/actual/}"
+done
+if [ "$count" = 0 ]; then
+  echo "diff-test: FAIL: the reference wrote no results"
+  exit 1
+fi
+if [ "$status" = 0 ]; then
+  echo "diff-test: PASS: $NAME, $STRATEGY on $NRANKS ranks, $count result(s) match the single-device run"
+else
+  echo "diff-test: FAIL: $NAME, $STRATEGY on $NRANKS ranks; the strategy:"
+  cat "$WORK/strategy.json"
+fi
+exit "$status"
