@@ -56,6 +56,80 @@ static bool covers(const Box &outer, const Box &inner) {
   return true;
 }
 
+/// The exact set of elements `operand` touches when its loops range over
+/// `loops`, as boxes. Region.h's accessRegion gives the bounding box, which is
+/// what a reader needs; an owner must not claim more than it wrote, and a
+/// dimension indexed by several loops (a collapsed reshape, `8*d0 + d1`) is not
+/// a box when a tile covers part of the inner loop.
+static SmallVector<Box, 4> exactRegions(const ::soap::Operand &operand,
+                                        const ::soap::Tensor &tensor,
+                                        const Box &loops) {
+  Box bbox = ::soap::accessRegion(operand, tensor, loops);
+  SmallVector<SmallVector<::soap::Range, 4>> perDim;
+  for (int32_t d = 0; d < bbox.rank; ++d) {
+    const ::soap::DimAccess &access = operand.dims[d];
+    if (access.whole || access.terms.size() <= 1) {
+      perDim.push_back({bbox.dims[d]});
+      continue;
+    }
+    // The innermost term (smallest coefficient) gives contiguous runs when
+    // its coefficient is 1; every other term is enumerated.
+    size_t inner = 0;
+    for (size_t i = 1; i < access.terms.size(); ++i)
+      if (std::abs(access.terms[i].coefficient) <
+          std::abs(access.terms[inner].coefficient))
+        inner = i;
+    const ::soap::LoopTerm &in = access.terms[inner];
+    bool contiguous = in.coefficient == 1;
+    SmallVector<int64_t> bases{access.constant};
+    for (size_t i = 0; i < access.terms.size(); ++i) {
+      if (i == inner && contiguous)
+        continue;
+      const ::soap::LoopTerm &t = access.terms[i];
+      const ::soap::Range &r = loops.dims[t.loop];
+      SmallVector<int64_t> next;
+      for (int64_t base : bases)
+        for (int64_t v = r.lo; v < r.hi; ++v)
+          next.push_back(base + t.coefficient * v);
+      bases = std::move(next);
+    }
+    const ::soap::Range &innerRange = loops.dims[in.loop];
+    int64_t extent = tensor.shape[d];
+    SmallVector<::soap::Range, 4> ranges;
+    for (int64_t base : bases) {
+      ::soap::Range r = contiguous
+                            ? ::soap::Range{base + innerRange.lo,
+                                            base + innerRange.hi}
+                            : ::soap::Range{base, base + 1};
+      r.lo = std::max<int64_t>(r.lo, 0);
+      r.hi = std::min<int64_t>(r.hi, extent);
+      if (r.size() > 0)
+        ranges.push_back(r);
+    }
+    llvm::sort(ranges, [](auto &a, auto &b) { return a.lo < b.lo; });
+    SmallVector<::soap::Range, 4> merged;
+    for (const ::soap::Range &r : ranges) {
+      if (!merged.empty() && r.lo <= merged.back().hi)
+        merged.back().hi = std::max(merged.back().hi, r.hi);
+      else
+        merged.push_back(r);
+    }
+    perDim.push_back(merged);
+  }
+  SmallVector<Box, 4> boxes{bbox};
+  for (int32_t d = 0; d < bbox.rank; ++d) {
+    SmallVector<Box, 4> next;
+    for (const Box &b : boxes)
+      for (const ::soap::Range &r : perDim[d]) {
+        Box c = b;
+        c.dims[d] = r;
+        next.push_back(c);
+      }
+    boxes = std::move(next);
+  }
+  return boxes;
+}
+
 /// The combiner of a linalg op's reduction: what its body yields for the
 /// output, combined with the output block argument.
 static FailureOr<ReductionKind> getCombiner(linalg::LinalgOp op) {
@@ -373,6 +447,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     return true;
   };
 
+  // The loop box of each tile whose outputs are meaningful, and its device.
   SmallVector<std::pair<Box, int32_t>, 4> owned;
   if (!splitsReduction) {
     for (int32_t t = 0; t < tiles; ++t) {
@@ -384,10 +459,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
       if (next.empty())
         return failure();
       outputs = next;
-      if (!node.outputs.empty())
-        owned.push_back({::soap::tileOutputRegion(graph, nodeIndex,
-                                                  config.degrees, t, 0),
-                         config.devices[t]});
+      owned.push_back({loops, config.devices[t]});
     }
   } else {
     // Phase 1: partial results of the anchor, tile by tile.
@@ -457,8 +529,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     if (!hasEpilogue) {
       outputs = partial;
       for (int32_t t = 0; t < tiles; ++t)
-        owned.push_back({::soap::tileOutputRegion(graph, nodeIndex,
-                                                  config.degrees, t, 0),
+        owned.push_back({::soap::tileLoopBox(node, config.degrees, t),
                          config.devices[t]});
     } else {
       for (int32_t t = 0; t < tiles; ++t) {
@@ -474,31 +545,20 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
         if (next.empty())
           return failure();
         outputs = next;
-        owned.push_back({::soap::tileOutputRegion(graph, nodeIndex,
-                                                  config.degrees, t, 0),
-                         config.devices[t]});
+        owned.push_back({loops, config.devices[t]});
       }
     }
   }
 
+  // Each device owns exactly what its tiles wrote.
   for (auto [i, out] : llvm::enumerate(node.outputs)) {
     Value original = extracted.tensorValues[out.tensor];
     versions[original] = outputs[i];
     Layout layout;
-    for (auto &[box, device] : owned) {
-      Box region = i == 0 ? box
-                          : ::soap::accessRegion(out, graph.tensors[out.tensor],
-                                                 box);
-      layout.pieces.push_back({region, device});
-    }
-    if (i > 0) {
-      // Other outputs: recompute their regions from the tiles.
-      layout.pieces.clear();
-      for (int32_t t = 0; t < tiles; ++t)
-        layout.pieces.push_back(
-            {::soap::tileOutputRegion(graph, nodeIndex, config.degrees, t, i),
-             config.devices[t]});
-    }
+    for (auto &[loops, device] : owned)
+      for (const Box &box :
+           exactRegions(out, graph.tensors[out.tensor], loops))
+        layout.pieces.push_back({box, device});
     layouts[original] = layout;
   }
   return success();
