@@ -4,35 +4,37 @@
 //
 // Blocks. The task graph is cut into blocks whose order is fixed by the
 // graph alone (never by the strategy):
-//   forward:  for n = 0..N-1: for each input edge e of n: FT(e), FR(e); F(n)
-//   backward: for n = N-1..0: for each output edge e of n: GT(e), GR(e); B(n)
+//   forward:  for n = 0..N-1: for each input edge e of n: FT(e); F(n)
+//   backward: for n = N-1..0: for each output edge e of n: GT(e); B(n)
 //   updates:  for n = N-1..0: U(n)
-// FT/GT hold an edge's forward / gradient transfers, FR/GR one zero-time
-// "receive" join per consumer / producer tile (what F(n, b) / B(p, a) wait
-// for), F the forward tasks, partial sums and combines, B the backward
-// tasks and all-reduces, U the updates. The static priority of a task is
-// (block, index in block); every dependency goes to a strictly smaller
-// priority, and every block depends only on earlier blocks, through `begin
-// + local index` of blocks that are rebuilt whenever their numbering may
-// change (a receive block keeps its size, hence its place, while only its
-// other endpoint changes).
+// FT/GT hold an edge's forward / gradient transfers (what each consumer /
+// producer tile waits for is kept per edge and read when F / B is built), F
+// the forward tasks, partial sums and combines, B the backward tasks and
+// all-reduces, U the updates. The static priority of a task is (block,
+// index in block); every dependency goes to a strictly smaller priority,
+// and every block depends only on earlier blocks.
 //
 // Storage. Tasks live in flat struct-of-arrays pools; each block owns a
-// range [begin, begin + cap) of the task pool and of the predecessor pool
-// (CSR) and is rebuilt in place when it fits, else moved to the end of the
+// range [begin, begin + cap] of the task pool (one slot for the sentinel of
+// the CSR predecessor lists) and a range of the predecessor pool, which
+// also holds the resource lists of its multi-resource tasks (all-reduces).
+// A block is rebuilt in place when it fits, else moved to the end of the
 // pool with a doubled capacity; simulateFull() lays all blocks out afresh in
 // priority order. Nothing is allocated once capacities have settled.
 //
 // Sweep. With static per-resource order a schedule is one pass in priority
 // order keeping the last end per resource (`cur`). A delta simulation
-// rebuilds the changed node's blocks and its edges' blocks and re-sweeps
-// from a checkpoint of `cur` (saved every kCheckpoint blocks) before the
-// first rebuilt block. A block is recomputed when rebuilt or when a block it
-// depends on changed an end time ("input dirty"); otherwise only its tasks
-// whose resource predecessor's end differs from the one they saw are
-// recomputed. The sweep stops once it is past the last rebuilt block, no
-// input-dirty block is pending and every resource's running end equals the
-// old schedule's at that point (tracked exactly per resource).
+// rebuilds the changed node's blocks and its edges' blocks (relinking the
+// neighbours' F / B blocks) and re-sweeps from a checkpoint of `cur` (saved
+// every kCheckpoint blocks) at or before the first rebuilt block. A block is
+// recomputed when rebuilt or when a block it depends on changed an end time
+// ("input dirty"); otherwise only its tasks whose resource predecessors'
+// latest end differs from the one they saw (`chainIn`) are recomputed. At
+// each later checkpoint the old schedule's `cur` is still stored: once past
+// the last rebuilt block, with no input-dirty block pending and `cur` equal
+// to it, the rest of the schedule is the old one and the sweep stops. (In
+// practice a config change shifts everything after it, so the sweep's inner
+// loop, recomputeRange(), is what a delta costs.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,10 +137,12 @@ struct Block {
 };
 
 /// A block under construction. Predecessors >= 0 are global task ids; a
-/// negative one, ~i, is task i of the block.
+/// negative one, ~i, is task i of the block. A task on several resources
+/// (or none) has res = ~o, its resources being resLists[o + 1 ..] (count
+/// resLists[o]).
 struct Stage {
   std::vector<double> dur, bytes;
-  std::vector<int32_t> res, predStart, preds;
+  std::vector<int32_t> res, predStart, preds, resLists;
   std::vector<uint8_t> kind;
   void clear() {
     dur.clear();
@@ -146,6 +150,7 @@ struct Stage {
     res.clear();
     predStart.clear();
     preds.clear();
+    resLists.clear();
     kind.clear();
   }
   int32_t size() const { return static_cast<int32_t>(dur.size()); }
@@ -159,6 +164,16 @@ struct Stage {
     return static_cast<int32_t>(dur.size()) - 1;
   }
   void pred(int32_t p) { preds.push_back(p); }
+  /// Task i runs on all of `resources` at once.
+  void setResources(int32_t i, const std::vector<int32_t> &resources) {
+    if (resources.size() == 1) {
+      res[i] = resources[0];
+      return;
+    }
+    res[i] = ~static_cast<int32_t>(resLists.size());
+    resLists.push_back(static_cast<int32_t>(resources.size()));
+    resLists.insert(resLists.end(), resources.begin(), resources.end());
+  }
 };
 
 /// Per edge: the intersecting tile pairs (cached per pair of geometry
@@ -196,23 +211,22 @@ struct Simulator::Impl {
   std::vector<int32_t> fwdTransferBlock, gradTransferBlock, forwardBlock,
       backwardBlock, updateBlock;
 
-  // Task pool (struct of arrays).
+  // Task pool (struct of arrays). Task t's predecessors are
+  // predPool[predBegin[t], predBegin[t + 1]): a block's lists are
+  // contiguous and every block reserves one task slot past its capacity
+  // for the sentinel. res[t] >= 0 is t's resource; ~o < 0 means the
+  // resources predPool[o + 1 ..] (count predPool[o], after the block's
+  // predecessor lists). start = max(ready, chainIn) is not stored.
   int32_t poolSize = 0, predPoolSize = 0;
-  std::vector<double> dur, ready, start, end, chainIn, bytes;
-  std::vector<int32_t> res, predBegin, predEnd;
+  std::vector<double> dur, ready, end, chainIn, bytes;
+  std::vector<int32_t> res, predBegin;
   std::vector<uint8_t> kind;
   std::vector<int32_t> predPool;
 
   // Sweep state.
   std::vector<double> cur, finalEnd, snapshots;
-  std::vector<uint8_t> dirty, inputDirty, rebuild;
-  int32_t dirtyCount = 0, pendingDirty = 0;
-  // Per-resource scratch of a rebuilt block.
-  std::vector<uint32_t> stampTouch, stampOld;
-  std::vector<double> before, oldLast;
-  std::vector<uint8_t> dirtyBefore;
-  std::vector<int32_t> touched;
-  uint32_t epoch = 0;
+  std::vector<uint8_t> inputDirty, rebuild;
+  int32_t pendingDirty = 0;
 
   std::vector<int64_t> memory; // per device
   int64_t comm = 0;
@@ -345,14 +359,8 @@ struct Simulator::Impl {
     finalEnd.assign(R, 0.0);
     snapshots.assign(size_t((NB + kCheckpoint - 1) / kCheckpoint + 1) * R,
                      0.0);
-    dirty.assign(R, 0);
     inputDirty.assign(NB, 0);
     rebuild.assign(NB, 0);
-    stampTouch.assign(R, 0);
-    stampOld.assign(R, 0);
-    before.assign(R, 0.0);
-    oldLast.assign(R, 0.0);
-    dirtyBefore.assign(R, 0);
     memory.assign(D, 0);
     linkSlot.assign(machine.numLinks(), -1);
     linkTable.assign(size_t(D) * D, -1);
@@ -513,13 +521,11 @@ struct Simulator::Impl {
       size_t n = std::max<size_t>(size_t(poolSize), dur.size() * 3 / 2);
       dur.resize(n);
       ready.resize(n);
-      start.resize(n);
       end.resize(n);
       chainIn.resize(n);
       bytes.resize(n);
       res.resize(n);
       predBegin.resize(n);
-      predEnd.resize(n);
       kind.resize(n);
     }
     if (static_cast<int32_t>(predPool.size()) < predPoolSize)
@@ -532,33 +538,45 @@ struct Simulator::Impl {
     Block &bl = blocks[b];
     int32_t n = st.size();
     int32_t np = static_cast<int32_t>(st.preds.size());
+    int32_t nl = static_cast<int32_t>(st.resLists.size());
     if (bl.begin < 0 || n > bl.cap) {
       bl.cap = std::max(n, bl.begin < 0 ? bl.cap : 2 * bl.cap);
       bl.begin = poolSize;
-      poolSize += bl.cap;
+      poolSize += bl.cap + 1; // + the sentinel
     }
-    if (bl.pbegin < 0 || np > bl.pcap) {
-      bl.pcap = std::max(np, bl.pbegin < 0 ? bl.pcap : 2 * bl.pcap);
+    if (bl.pbegin < 0 || np + nl > bl.pcap) {
+      bl.pcap = std::max(np + nl, bl.pbegin < 0 ? bl.pcap : 2 * bl.pcap);
       bl.pbegin = predPoolSize;
       predPoolSize += bl.pcap;
     }
     growPools();
     bl.size = n;
-    bl.psize = np;
+    bl.psize = np + nl;
     int32_t base = bl.begin;
+    int32_t *pp = predPool.data() + bl.pbegin;
     for (int32_t k = 0; k < np; ++k) {
       int32_t p = st.preds[k];
-      predPool[bl.pbegin + k] = p >= 0 ? p : base + ~p;
+      pp[k] = p >= 0 ? p : base + ~p;
     }
+    std::copy(st.resLists.begin(), st.resLists.end(), pp + np);
+    int32_t lists = bl.pbegin + np;
     for (int32_t i = 0; i < n; ++i) {
       int32_t t = bl.begin + i;
       dur[t] = st.dur[i];
       bytes[t] = st.bytes[i];
-      res[t] = st.res[i];
+      int32_t r = st.res[i];
+      res[t] = r >= 0 ? r : ~(lists + ~r);
       kind[t] = st.kind[i];
       predBegin[t] = bl.pbegin + st.predStart[i];
-      predEnd[t] = bl.pbegin + (i + 1 < n ? st.predStart[i + 1] : np);
     }
+    predBegin[bl.begin + n] = bl.pbegin + np;
+  }
+
+  /// The resources of a task with res[t] < 0: [first, first + count).
+  const int32_t *resourceList(int32_t t, int32_t &count) const {
+    const int32_t *l = predPool.data() + ~res[t];
+    count = l[0];
+    return l + 1;
   }
 
   void addMemory(Block &bl, int32_t device, int64_t b) {
@@ -996,9 +1014,6 @@ struct Simulator::Impl {
             vol *= reg[d].size();
           nbytes += vol * graph.tensors[node.inputs[i].tensor].elementBytes;
         }
-        int32_t join1 = st.add(TaskKind::Join, -1, 0.0);
-        for (int32_t q = from; q < to; ++q)
-          st.pred(~bucketItems[q]);
         scratchDevs.clear();
         for (int32_t q = from; q < to; ++q)
           scratchDevs.push_back(g.devices[bucketItems[q]]);
@@ -1016,18 +1031,19 @@ struct Simulator::Impl {
         scratchLinks.erase(
             std::unique(scratchLinks.begin(), scratchLinks.end()),
             scratchLinks.end());
+        for (int32_t &l : scratchLinks)
+          l += D;
         double factor = 2.0 * (k - 1) / k;
         double time = factor * double(nbytes) / bwMin + 2.0 * (k - 1) * latMax;
-        int32_t firstAR = st.size();
-        for (int32_t l : scratchLinks) {
-          st.add(TaskKind::AllReduce, D + l, time, factor * double(nbytes));
-          st.pred(~join1);
-        }
-        int32_t join2 = st.add(TaskKind::Join, -1, 0.0);
-        for (int32_t q = firstAR; q < join2; ++q)
-          st.pred(~q);
+        // One task on all the ring's links, after the group's backward
+        // tasks.
+        int32_t ar =
+            st.add(TaskKind::AllReduce, 0, time, factor * double(nbytes));
+        st.setResources(ar, scratchLinks);
         for (int32_t q = from; q < to; ++q)
-          tileJoins[size_t(c) * T + bucketItems[q]] = join2;
+          st.pred(~bucketItems[q]);
+        for (int32_t q = from; q < to; ++q)
+          tileJoins[size_t(c) * T + bucketItems[q]] = ar;
         moved += 2 * int64_t(k - 1) * nbytes;
         from = to;
       }
@@ -1115,140 +1131,102 @@ struct Simulator::Impl {
   // Sweep
   //===--------------------------------------------------------------------===//
 
-  void setDirty(int32_t r, bool v) {
-    if (dirty[r] != uint8_t(v)) {
-      dirty[r] = v;
-      dirtyCount += v ? 1 : -1;
-    }
+  /// Latest running end over the resources of a multi-resource task (0 for
+  /// none).
+  static double chainOfList(const double *cu, const int32_t *l, int32_t n) {
+    double c = 0;
+    for (int32_t i = 0; i < n; ++i)
+      c = cu[l[i]] > c ? cu[l[i]] : c;
+    return c;
+  }
+  static void setChainOfList(double *cu, const int32_t *l, int32_t n,
+                             double e) {
+    for (int32_t i = 0; i < n; ++i)
+      cu[l[i]] = e;
   }
 
-  /// Recomputes every task of block b. Track: compare with the old ends and
-  /// maintain the dirty flags (not for rebuilt blocks). Returns whether some
-  /// end changed.
-  template <bool Track>
+  /// Recomputes every task of block b. Returns whether some end changed.
   bool recompute(int32_t b) {
     const Block &bl = blocks[b];
-    return recomputeRange<Track>(bl.begin, bl.begin + bl.size);
+    return recomputeRange(bl.begin, bl.begin + bl.size);
   }
 
-  /// The sweep's inner loop over tasks [t0, t1) (raw pointers: no aliasing
-  /// reloads).
-  template <bool Track>
+  /// The sweep's inner loop over tasks [t0, t1) of one block (raw pointers:
+  /// no aliasing reloads).
   bool recomputeRange(int32_t t0, int32_t t1) {
     const int32_t *__restrict pb = predBegin.data();
-    const int32_t *__restrict pe = predEnd.data();
     const int32_t *__restrict pp = predPool.data();
     const int32_t *__restrict rsp = res.data();
     const double *__restrict du = dur.data();
     double *__restrict en = end.data();
     double *__restrict rd = ready.data();
-    double *__restrict st = start.data();
     double *__restrict ci = chainIn.data();
     double *__restrict cu = cur.data();
-    uint8_t *__restrict di = dirty.data();
-    int32_t dc = dirtyCount;
     bool changed = false;
+    int32_t k = pb[t0];
     for (int32_t t = t0; t < t1; ++t) {
       double r = 0;
-      for (int32_t k = pb[t], ke = pe[t]; k < ke; ++k) {
+      // Few predecessors each: unrolling costs more than it saves.
+#pragma clang loop unroll(disable)
+      for (int32_t ke = pb[t + 1]; k < ke; ++k) {
         double v = en[pp[k]];
         r = v > r ? v : r;
       }
       rd[t] = r;
       int32_t rs = rsp[t];
-      double s = r;
-      if (rs >= 0) {
-        double c = cu[rs];
-        ci[t] = c;
-        s = c > s ? c : s;
-      }
-      double e = s + du[t];
-      st[t] = s;
-      bool ch = e != en[t];
-      changed |= ch;
-      en[t] = e;
-      if (rs >= 0) {
+      double c, e;
+      if (__builtin_expect(rs >= 0, 1)) {
+        c = cu[rs];
+        e = (c > r ? c : r) + du[t];
         cu[rs] = e;
-        if (Track) {
-          dc += int32_t(ch) - int32_t(di[rs]);
-          di[rs] = ch;
-        }
+      } else {
+        const int32_t *l = pp + ~rs;
+        c = chainOfList(cu, l + 1, l[0]);
+        e = (c > r ? c : r) + du[t];
+        setChainOfList(cu, l + 1, l[0], e);
       }
+      ci[t] = c;
+      changed |= e != en[t];
+      en[t] = e;
     }
-    dirtyCount = dc;
     return changed;
   }
 
   /// A block whose inputs are unchanged: only tasks whose resource
   /// predecessor ended differently are recomputed (and, after the first
-  /// change, everything after it in the block).
+  /// changed end, everything after it in the block).
   bool lazy(int32_t b) {
     const Block &bl = blocks[b];
+    double *cu = cur.data();
     for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t) {
       int32_t rs = res[t];
-      if (rs < 0)
-        continue;
-      double c = cur[rs];
-      if (c == chainIn[t]) {
-        cur[rs] = end[t];
-        setDirty(rs, false);
-        continue;
+      const int32_t *l = nullptr;
+      int32_t nl = 0;
+      double c;
+      if (rs >= 0) {
+        c = cu[rs];
+      } else {
+        l = resourceList(t, nl);
+        c = chainOfList(cu, l, nl);
       }
-      chainIn[t] = c;
-      double s = std::max(ready[t], c);
-      double en = s + dur[t];
-      start[t] = s;
-      ++processed;
-      cur[rs] = en;
-      if (en == end[t]) {
-        setDirty(rs, false);
-        continue;
+      double en = end[t];
+      if (c != chainIn[t]) {
+        chainIn[t] = c;
+        en = (c > ready[t] ? c : ready[t]) + dur[t];
+        ++processed;
       }
-      end[t] = en;
-      setDirty(rs, true);
-      processed += e - t - 1;
-      recomputeRange<true>(t + 1, e);
-      return true;
+      if (rs >= 0)
+        cu[rs] = en;
+      else
+        setChainOfList(cu, l, nl, en);
+      if (en != end[t]) {
+        end[t] = en;
+        processed += e - t - 1;
+        recomputeRange(t + 1, e);
+        return true;
+      }
     }
     return false;
-  }
-
-  void touch(int32_t r) {
-    if (stampTouch[r] == epoch)
-      return;
-    stampTouch[r] = epoch;
-    touched.push_back(r);
-    before[r] = cur[r];
-    dirtyBefore[r] = dirty[r];
-  }
-
-  /// Delta: rebuilds block b and recomputes it; afterwards a resource is
-  /// dirty unless its running end provably equals the old schedule's.
-  void rebuildAndProcess(int32_t b) {
-    ++epoch;
-    touched.clear();
-    const Block &bl = blocks[b];
-    if (bl.begin >= 0)
-      for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t)
-        if (res[t] >= 0) {
-          touch(res[t]);
-          stampOld[res[t]] = epoch;
-          oldLast[res[t]] = end[t];
-        }
-    buildBlock(b);
-    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t)
-      if (res[t] >= 0)
-        touch(res[t]);
-    processed += bl.size;
-    recompute<false>(b);
-    for (int32_t r : touched) {
-      bool clean;
-      if (stampOld[r] == epoch)
-        clean = cur[r] == oldLast[r];
-      else
-        clean = !dirtyBefore[r] && cur[r] == before[r];
-      setDirty(r, !clean);
-    }
   }
 
   void markSuccessors(int32_t b) {
@@ -1261,9 +1239,8 @@ struct Simulator::Impl {
     }
   }
 
-  void saveSnapshot(int32_t b) {
-    std::copy(cur.begin(), cur.end(),
-              snapshots.begin() + size_t(b / kCheckpoint) * R);
+  double *snapshot(int32_t b) {
+    return snapshots.data() + size_t(b / kCheckpoint) * R;
   }
 
   void full() {
@@ -1280,9 +1257,9 @@ struct Simulator::Impl {
     std::fill(cur.begin(), cur.end(), 0.0);
     for (int32_t b = 0; b < NB; ++b) {
       if (b % kCheckpoint == 0)
-        saveSnapshot(b);
+        std::copy(cur.begin(), cur.end(), snapshot(b));
       buildBlock(b);
-      recompute<false>(b);
+      recompute(b);
     }
     finalEnd = cur;
   }
@@ -1311,13 +1288,19 @@ struct Simulator::Impl {
       flag(forwardBlock[edges[e].consumer], Relink);
     }
     int32_t b0 = first / kCheckpoint * kCheckpoint;
-    std::copy(snapshots.begin() + size_t(b0 / kCheckpoint) * R,
-              snapshots.begin() + size_t(b0 / kCheckpoint + 1) * R,
-              cur.begin());
+    std::copy(snapshot(b0), snapshot(b0) + R, cur.begin());
     int32_t b = b0;
     for (; b < NB; ++b) {
-      if (b % kCheckpoint == 0 && b != b0)
-        saveSnapshot(b);
+      if (b % kCheckpoint == 0 && b != b0) {
+        // The checkpoint still holds the old schedule's running ends here:
+        // when they match and no later block reads a changed task, the
+        // rest of the schedule is the old one.
+        double *snap = snapshot(b);
+        if (b > last && pendingDirty == 0 &&
+            std::equal(cur.begin(), cur.end(), snap))
+          break;
+        std::copy(cur.begin(), cur.end(), snap);
+      }
       bool changed;
       if (rebuild[b]) {
         uint8_t how = rebuild[b];
@@ -1326,35 +1309,26 @@ struct Simulator::Impl {
           inputDirty[b] = 0;
           --pendingDirty;
         }
-        if (how == Rebuild) {
-          rebuildAndProcess(b);
-          changed = true;
-        } else {
-          // Same tasks in the same slots, new predecessor lists.
-          buildBlock(b);
-          processed += blocks[b].size;
-          changed = recompute<true>(b);
-        }
+        // Rebuilt: new tasks; relinked: same tasks in the same slots, new
+        // predecessor lists.
+        buildBlock(b);
+        processed += blocks[b].size;
+        changed = recompute(b) || how == Rebuild;
       } else if (inputDirty[b]) {
         inputDirty[b] = 0;
         --pendingDirty;
         processed += blocks[b].size;
-        changed = recompute<true>(b);
+        changed = recompute(b);
       } else {
         changed = lazy(b);
       }
       if (changed)
         markSuccessors(b);
-      if (b >= last && pendingDirty == 0 && dirtyCount == 0)
-        break;
     }
-    if (b >= NB) {
+    if (b >= NB)
       finalEnd = cur;
-      for (int32_t r = 0; r < R; ++r)
-        dirty[r] = 0;
-      dirtyCount = 0;
-    }
-    assert(pendingDirty == 0 && dirtyCount == 0);
+    // An early stop leaves blocks marked input-dirty only before it.
+    assert(pendingDirty == 0);
   }
 
   double iterationTime() const {
@@ -1438,17 +1412,25 @@ SimulationReport Simulator::report() const {
   int32_t D = machine.numDevices();
   r.deviceBusySeconds.assign(D, 0.0);
   r.linkBusySeconds.assign(machine.numLinks(), 0.0);
+  auto busy = [&](int32_t res, double d) {
+    if (res < D)
+      r.deviceBusySeconds[res] += d;
+    else
+      r.linkBusySeconds[res - D] += d;
+  };
   // Sum in priority order for a deterministic result.
   for (int32_t b = 0; b < im.NB; ++b) {
     const Block &bl = im.blocks[b];
     for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t) {
       int32_t res = im.res[t];
-      if (res < 0)
+      if (res >= 0) {
+        busy(res, im.dur[t]);
         continue;
-      if (res < D)
-        r.deviceBusySeconds[res] += im.dur[t];
-      else
-        r.linkBusySeconds[res - D] += im.dur[t];
+      }
+      int32_t n;
+      const int32_t *l = im.resourceList(t, n);
+      for (int32_t i = 0; i < n; ++i)
+        busy(l[i], im.dur[t]);
     }
     r.numTasks += bl.size;
   }
@@ -1464,9 +1446,24 @@ std::vector<ScheduledTask> Simulator::scheduledTasks() const {
   std::vector<ScheduledTask> tasks;
   for (int32_t b = 0; b < im.NB; ++b) {
     const Block &bl = im.blocks[b];
-    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t)
-      tasks.push_back({static_cast<TaskKind>(im.kind[t]), im.blockNode[b],
-                       im.res[t], im.start[t], im.end[t], im.bytes[t]});
+    for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t) {
+      double c = im.chainIn[t], r = im.ready[t];
+      ScheduledTask st{static_cast<TaskKind>(im.kind[t]), im.blockNode[b],
+                       im.res[t], c > r ? c : r, im.end[t], im.bytes[t]};
+      if (st.resource >= 0) {
+        tasks.push_back(st);
+        continue;
+      }
+      int32_t n;
+      const int32_t *l = im.resourceList(t, n);
+      st.resource = -1;
+      if (n == 0)
+        tasks.push_back(st);
+      for (int32_t i = 0; i < n; ++i) {
+        st.resource = l[i];
+        tasks.push_back(st);
+      }
+    }
   }
   return tasks;
 }
@@ -1485,16 +1482,17 @@ std::string Simulator::verifySchedule() const {
   }
   std::vector<double> last(numResources(), 0.0);
   auto describe = [&](int32_t b, int32_t t) {
+    double c = im.chainIn[t], r = im.ready[t];
     return std::string(taskKindName(static_cast<TaskKind>(im.kind[t]))) +
            " of " + graph.nodes[im.blockNode[b]].name + " start " +
-           std::to_string(im.start[t] * 1e6) + " end " +
+           std::to_string((c > r ? c : r) * 1e6) + " end " +
            std::to_string(im.end[t] * 1e6);
   };
   for (int32_t b = 0; b < im.NB; ++b) {
     const Block &bl = im.blocks[b];
     for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t) {
       double r = 0;
-      for (int32_t k = im.predBegin[t]; k < im.predEnd[t]; ++k) {
+      for (int32_t k = im.predBegin[t]; k < im.predBegin[t + 1]; ++k) {
         int32_t q = im.predPool[k];
         if (q < 0 || q >= static_cast<int32_t>(pos.size()) || pos[q] < 0 ||
             pos[q] >= pos[t])
@@ -1503,16 +1501,20 @@ std::string Simulator::verifySchedule() const {
       }
       if (im.ready[t] != r)
         return "wrong ready time: " + describe(b, t);
-      int32_t res = im.res[t];
-      double s = res >= 0 ? std::max(r, last[res]) : r;
-      if (im.start[t] != s)
+      int32_t one = im.res[t], n = 1;
+      const int32_t *l = one >= 0 ? &one : im.resourceList(t, n);
+      double s = r;
+      for (int32_t i = 0; i < n; ++i)
+        s = std::max(s, last[l[i]]);
+      double c = im.chainIn[t];
+      if ((c > r ? c : r) != s)
         return "wrong start" +
-               (res >= 0 ? " on " + resourceName(res) : std::string()) + ": " +
+               (n > 0 ? " on " + resourceName(l[0]) : std::string()) + ": " +
                describe(b, t);
-      if (im.end[t] != im.start[t] + im.dur[t])
+      if (im.end[t] != s + im.dur[t])
         return "wrong end: " + describe(b, t);
-      if (res >= 0)
-        last[res] = im.end[t];
+      for (int32_t i = 0; i < n; ++i)
+        last[l[i]] = im.end[t];
     }
   }
   for (int32_t r = 0; r < numResources(); ++r)

@@ -107,8 +107,9 @@ TEST(Simulator, DataParallelAllReduce) {
     CostModel costs(m, &prof);
     Simulator sim(g, m, costs);
     double t = sim.simulateFull(dataParallelStrategy(g, k));
-    // Ring all-reduce: 2(k-1)/k * bytes / 1 GB/s + 2(k-1) * 1 us; the ring
-    // links of a point-to-point machine are distinct, so they overlap.
+    // Ring all-reduce: 2(k-1)/k * bytes / 1 GB/s + 2(k-1) * 1 us, one task
+    // holding all the ring's links, which are free when every replica's
+    // backward ends (10 + 20 us); each replica's update follows it.
     double allReduce = 2.0 * (k - 1) / k * wBytes / 1e9 + 2.0 * (k - 1) * 1e-6;
     if (k == 2)
       EXPECT_NEAR(allReduce, 133.072e-6, 1e-15);

@@ -23,11 +23,12 @@
 // split loops that index it. A node's parameters whose replicas form the
 // same groups are synchronized together (one gradient bucket per layer):
 // each group of k > 1 replicas gets one ring all-reduce of the summed bytes
-// after their backward tasks, one task per distinct link of the ring
-// (devices in increasing order), each lasting 2(k-1)/k * bytes / (slowest
-// ring link bandwidth) + 2(k-1) * (largest ring link latency), between two
-// zero-time joins (TaskKind::Join, no resource). Then ONE update task per
-// tile updates all of the node's parameters on that tile. A parameter shared
+// after their backward tasks: ONE task that holds every distinct link of the
+// ring (devices in increasing order) at once, lasting 2(k-1)/k * bytes /
+// (slowest ring link bandwidth) + 2(k-1) * (largest ring link latency); it
+// starts once the group's backward tasks have ended and all those links are
+// free. Then ONE update task per tile (after the all-reduces of its groups)
+// updates all of the node's parameters on that tile. A parameter shared
 // by several nodes (RNN weights) is synchronized per node (an
 // approximation).
 //
@@ -37,24 +38,24 @@
 //   1. forward, for n = 0..N-1: the forward transfers into n (per input edge,
 //      per link), then F(n,*), n's partial sums and combines;
 //   2. backward, for n = N-1..0: the gradient transfers into n (per output
-//      edge, per link), then B(n,*) and n's all-reduces (per group, per
-//      link);
+//      edge, per link), then B(n,*) and n's all-reduces (per group);
 //   3. updates, for n = N-1..0;
 // within a group, tasks are ordered by tile (or link). Each device and each
 // link runs its tasks in this static order (not in order of readiness):
 //   ready(t) = max over predecessors p of end(p)   (0 without predecessors)
-//   start(t) = max(ready(t), end of the previous task of t's resource in
-//              priority order)                     (ready(t) without one)
+//   start(t) = max(ready(t), end of the previous task in priority order of
+//              each of t's resources)  (an all-reduce has several)
 //   end(t)   = start(t) + duration(t)
 // So all-reduces overlap with the backward pass of earlier nodes, and the
 // updates run after the whole backward pass. simulateFull() builds the task
 // graph and computes this in one sweep in priority order. simulateDelta()
 // rebuilds only the changed node's tasks and those of its incident edges
-// and re-sweeps from the first rebuilt task, recomputing only tasks whose
-// inputs or resource predecessor changed and stopping as soon as nothing
-// differs from the previous schedule; it yields the same times, bit for
-// bit, as simulateFull() of the new strategy. Neither allocates once the
-// task pools have reached their size.
+// and re-sweeps from a checkpoint before the first rebuilt task, skipping
+// tasks whose inputs and resource predecessors are unchanged and stopping at
+// the first checkpoint past the rebuilt tasks where every resource is where
+// the previous schedule had it and no later task reads a changed one; it
+// yields the same times, bit for bit, as simulateFull() of the new strategy.
+// Neither allocates once the task pools have reached their size.
 //
 // Memory per device (bytes, exact integers): parameters and their gradients
 // for the regions each tile reads, the output regions each tile keeps for
@@ -88,15 +89,16 @@ enum class TaskKind : uint8_t {
   GradientTransfer, ///< backward gradient region
   PartialSum,       ///< partial result of a split reduction to its owner
   Combine,          ///< summing partial results
-  Join,             ///< zero-time barrier of a collective (no resource)
-  AllReduce,        ///< one ring link's share of a gradient all-reduce
+  Join,             ///< zero-time barrier, no resource (not generated now)
+  AllReduce,        ///< a gradient all-reduce, on all of its ring's links
   Update,           ///< parameter update
 };
 const char *taskKindName(TaskKind kind);
 
 struct SimulationReport {
   double iterationSeconds = 0;
-  /// Sum of task durations per device / per link.
+  /// Sum of task durations per device / per link (an all-reduce counts on
+  /// each of its links).
   std::vector<double> deviceBusySeconds;
   std::vector<double> linkBusySeconds;
   /// Bytes moved between devices: transfers, partial sums and all-reduce
@@ -109,7 +111,8 @@ struct SimulationReport {
   int64_t numTasks = 0;
 };
 
-/// One scheduled task, for traces and tests.
+/// One scheduled task, for traces and tests. A task on several resources
+/// (an all-reduce) is listed once per resource.
 struct ScheduledTask {
   TaskKind kind;
   int32_t node;     ///< owning node (for edges: the consumer)
@@ -145,11 +148,11 @@ public:
   bool overCapacity() const;
   int64_t communicationBytes() const { return commBytes; }
   /// Tasks (re)computed by all delta simulations so far (rebuilt tasks and
-  /// tasks whose inputs or resource predecessor changed).
+  /// tasks whose inputs or resource predecessors changed).
   int64_t deltaTasksProcessed() const;
 
   SimulationReport report() const;
-  /// All tasks, in priority order.
+  /// All tasks, in priority order (see ScheduledTask).
   std::vector<ScheduledTask> scheduledTasks() const;
   /// Resource names: devices "gpu N", then Machine::linkName of each link.
   std::string resourceName(int32_t resource) const;
