@@ -2,6 +2,7 @@
 
 #include "soap/Analysis/IterationSpace.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
@@ -22,6 +23,27 @@ std::string IterationSpace::getKindLetters() const {
   for (LoopKind kind : kinds)
     letters.push_back(loopKindLetter(kind));
   return letters;
+}
+
+FailureOr<ReductionKind> mlir::soap::getReductionCombiner(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumDpsInits() != 1)
+    return failure();
+  Block *body = linalgOp.getBlock();
+  if (!body)
+    return failure();
+  Operation *def = body->getTerminator()->getOperand(0).getDefiningOp();
+  BlockArgument acc =
+      linalgOp.getMatchingBlockArgument(linalgOp.getDpsInitOperand(0));
+  if (!def || !llvm::is_contained(def->getOperands(), acc))
+    return failure();
+  if (isa<arith::AddFOp, arith::AddIOp>(def))
+    return ReductionKind::Sum;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(def))
+    return ReductionKind::Max;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(def))
+    return ReductionKind::Min;
+  return failure();
 }
 
 bool mlir::soap::hasIterationSpace(Operation *op) {

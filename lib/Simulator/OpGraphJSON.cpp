@@ -73,6 +73,8 @@ std::string soap::writeOpGraphJSON(const OpGraph &graph) {
             j.attribute("loops", loops);
             j.attribute("flops", n.flops);
             j.attribute("bytes", n.bytes);
+            if (!n.reductionSplittable)
+              j.attribute("reduction_splittable", false);
             j.attributeArray("grouped_ops", [&] {
               for (const std::string &g : n.groupedOps)
                 j.value(g);
@@ -214,7 +216,8 @@ llvm::Expected<OpGraph> soap::readOpGraphJSON(StringRef text) {
     if (!r.asObject((*nodes)[i], path, obj) ||
         !r.checkKeys(*obj, path,
                      {"name", "kind", "extents", "loops", "flops", "bytes",
-                      "grouped_ops", "inputs", "outputs"}))
+                      "grouped_ops", "inputs", "outputs",
+                      "reduction_splittable"}))
       return r.takeError("op graph");
     Node n;
     const json::Array *extents, *grouped, *inputs, *outputs;
@@ -227,6 +230,8 @@ llvm::Expected<OpGraph> soap::readOpGraphJSON(StringRef text) {
         !r.getNumber(*obj, path, "flops", n.flops, false) ||
         !r.getNumber(*obj, path, "bytes", n.bytes, false) ||
         !r.getArray(*obj, path, "grouped_ops", grouped, false) ||
+        !r.getBool(*obj, path, "reduction_splittable", n.reductionSplittable,
+                   false) ||
         !r.getArray(*obj, path, "inputs", inputs) ||
         !r.getArray(*obj, path, "outputs", outputs))
       return r.takeError("op graph");

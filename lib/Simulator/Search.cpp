@@ -80,8 +80,10 @@ ConfigSpace::ConfigSpace(const OpGraph &graph, int32_t numDevices)
     NodeSpace &ns = nodes[n];
     ns.loops = node.numLoops();
     choices.clear();
-    for (int64_t e : node.extents)
-      choices.push_back(loopDegrees(e, numDevices));
+    for (int32_t l = 0; l < node.numLoops(); ++l)
+      choices.push_back(node.canSplit(l)
+                            ? loopDegrees(node.extents[l], numDevices)
+                            : std::vector<int32_t>{1});
     cur.assign(ns.loops, 1);
     ns.cumulative.push_back(0);
     // Depth-first over loops, degrees ascending: vector 0 is all ones.

@@ -69,6 +69,11 @@ std::string soap::validateConfig(const Node &node, const ParallelConfig &c,
           << " does not divide its extent " << node.extents[l];
       return err.str();
     }
+    if (c.degrees[l] > 1 && !node.canSplit(l)) {
+      err << "splits reduction loop " << l
+          << " whose partial results cannot be combined";
+      return err.str();
+    }
     tiles *= c.degrees[l];
     if (tiles > (int64_t(1) << 30)) {
       err << "has too many tiles";
@@ -130,7 +135,9 @@ ParallelConfig soap::randomConfig(const Node &node, int32_t numDevices,
   std::vector<int32_t> divisors;
   for (int32_t l : order) {
     divisors.clear();
-    for (int64_t d = 1; d <= budget && d <= node.extents[l]; ++d)
+    for (int64_t d = 1; d <= budget && d <= node.extents[l] &&
+                        (d == 1 || node.canSplit(l));
+         ++d)
       if (node.extents[l] % d == 0)
         divisors.push_back(static_cast<int32_t>(d));
     int32_t d = divisors[below(rng, divisors.size())];

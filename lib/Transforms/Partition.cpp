@@ -8,6 +8,7 @@
 
 #include "soap/Transforms/Passes.h"
 
+#include "soap/Analysis/IterationSpace.h"
 #include "soap/Analysis/OpGraphExtraction.h"
 #include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
 #include "soap/Dialect/SOAP/IR/SOAPOps.h"
@@ -128,28 +129,6 @@ static SmallVector<Box, 4> exactRegions(const ::soap::Operand &operand,
     boxes = std::move(next);
   }
   return boxes;
-}
-
-/// The combiner of a linalg op's reduction: what its body yields for the
-/// output, combined with the output block argument.
-static FailureOr<ReductionKind> getCombiner(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  if (!body || op.getNumDpsInits() != 1)
-    return failure();
-  Value yielded = body->getTerminator()->getOperand(0);
-  Operation *def = yielded.getDefiningOp();
-  if (!def)
-    return failure();
-  BlockArgument acc = op.getMatchingBlockArgument(op.getDpsInitOperand(0));
-  if (!llvm::is_contained(def->getOperands(), acc))
-    return failure();
-  if (isa<arith::AddFOp, arith::AddIOp>(def))
-    return ReductionKind::Sum;
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(def))
-    return ReductionKind::Max;
-  if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(def))
-    return ReductionKind::Min;
-  return failure();
 }
 
 /// The identity of a combiner for `type`'s element type.
@@ -341,7 +320,7 @@ Partitioner::emitTile(OpBuilder &b, int32_t nodeIndex, const Box &loopBox,
         sizes.push_back(loopBox.dims[l].size());
       }
       if (identityInit) {
-        FailureOr<ReductionKind> kind = getCombiner(linalgOp);
+        FailureOr<ReductionKind> kind = getReductionCombiner(linalgOp);
         if (failed(kind))
           return op->emitError()
                  << "cannot split the reduction of '" << op->getName()
@@ -478,7 +457,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     }
     // Phase 2: combine each output region over the devices that share it.
     FailureOr<ReductionKind> kind =
-        getCombiner(cast<linalg::LinalgOp>(anchor));
+        getReductionCombiner(anchor);
     if (failed(kind))
       return anchor->emitError()
              << "cannot split the reduction of '" << anchor->getName()
@@ -573,11 +552,14 @@ LogicalResult Partitioner::run() {
   if (failed(read))
     return failure();
   strategy = std::move(*read);
-  std::string invalid =
-      ::soap::validateStrategy(extracted.graph, strategy, numDevices);
-  if (!invalid.empty())
-    return func.emitError() << "invalid strategy for " << numDevices
-                            << " devices: " << invalid;
+  for (auto [node, ops, config] : llvm::zip(
+           extracted.graph.nodes, extracted.nodeOps, strategy.configs)) {
+    std::string invalid = ::soap::validateConfig(node, config, numDevices);
+    if (!invalid.empty())
+      return ops.front()->emitError()
+             << "config of layer '" << node.name << "' on " << numDevices
+             << " devices " << invalid;
+  }
   std::string untileable = ::soap::validateForTiling(extracted.graph);
   if (!untileable.empty())
     return func.emitError() << untileable;

@@ -23,12 +23,23 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
 // A reduction whose combiner is a product cannot be split.
 module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
   func.func @product(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
-    // expected-error @below {{cannot split the reduction of 'linalg.reduce': its combiner is not a sum, max or min}}
+    // expected-error @below {{config of layer 'reduce_0' on 2 devices splits reduction loop 1 whose partial results cannot be combined}}
     %0 = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%init : tensor<4xf32>) dimensions = [1] {soap.config = #soap.config<degrees = [1, 2]>}
       (%in: f32, %acc: f32) {
         %p = arith.mulf %in, %acc : f32
         linalg.yield %p : f32
       }
     return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+// More tiles than devices: the dialect's verifier already refuses it.
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @too_many(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    // expected-error @below {{'linalg.matmul' op config has 4 tiles but the machine has only 2 devices}}
+    %0 = linalg.matmul {soap.config = #soap.config<degrees = [4, 1, 1], devices = [0, 1, 2, 3]>} ins(%a, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%c : tensor<4x4xf32>) -> tensor<4x4xf32>
+    return %0 : tensor<4x4xf32>
   }
 }

@@ -12,6 +12,7 @@
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
+#include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
 #include "soap/Simulator/LoopKind.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -45,6 +46,11 @@ struct IterationSpace {
   /// "SAPR"-style string: one letter per loop.
   std::string getKindLetters() const;
 };
+
+/// How the partial results of a linalg op's split reduction combine: the
+/// op's body combines its one output's block argument with a sum, max or
+/// min. Fails for anything else (products, argmax, several outputs).
+FailureOr<ReductionKind> getReductionCombiner(Operation *op);
 
 /// True when `op` has an iteration space SOAP can partition: a linalg op, an
 /// op implementing TilingInterface, or tensor data movement (slices, reshapes,

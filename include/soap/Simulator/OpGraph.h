@@ -83,8 +83,15 @@ struct Node {
   double bytes = 0;
   /// Ops grouped into this node (elementwise chains), by name, anchor first.
   std::vector<std::string> groupedOps;
+  /// Whether the Reduction loops may be split: the partial results combine
+  /// with a sum, max or min (an argmax, say, does not).
+  bool reductionSplittable = true;
 
   int32_t numLoops() const { return static_cast<int32_t>(extents.size()); }
+  /// Whether loop `l` may be split (degree > 1).
+  bool canSplit(int32_t l) const {
+    return reductionSplittable || loopKinds[l] != LoopKind::Reduction;
+  }
 };
 
 /// The operator graph of one training step's forward pass. Nodes are in a

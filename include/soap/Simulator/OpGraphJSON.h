@@ -8,6 +8,7 @@
 //                 "is_parameter", "is_output"}],
 //    "nodes": [{"name", "kind", "extents": [..], "loops": "SAPR",
 //               "flops", "bytes", "grouped_ops": [..],
+//               "reduction_splittable" (only written when false),
 //               "inputs":  [{"tensor": i, "dims": [{"terms": [[loop, coef]..],
 //                                                   "constant": c,
 //                                                   "whole": false}]}],
