@@ -43,6 +43,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 
 using namespace soap;
 
@@ -216,9 +217,13 @@ struct Simulator::Impl {
   // contiguous and every block reserves one task slot past its capacity
   // for the sentinel. res[t] >= 0 is t's resource; ~o < 0 means the
   // resources predPool[o + 1 ..] (count predPool[o], after the block's
-  // predecessor lists). start = max(ready, chainIn) is not stored.
+  // predecessor lists). chainIn[t] is the latest end of t's resources'
+  // previous tasks; start = max(ready, chainIn), and the ready time (latest
+  // predecessor end) is recomputed where needed, not stored.
+  // A predecessor on t's own (single) resource is left out of the list: the
+  // resource's chain already makes t wait for it.
   int32_t poolSize = 0, predPoolSize = 0;
-  std::vector<double> dur, ready, end, chainIn, bytes;
+  std::vector<double> dur, end, chainIn, bytes;
   std::vector<int32_t> res, predBegin;
   std::vector<uint8_t> kind;
   std::vector<int32_t> predPool;
@@ -244,7 +249,8 @@ struct Simulator::Impl {
       bucketItems, keys, scratchDevs, scratchLinks, classOf, classMask,
       tileJoins;
   std::vector<int64_t> slotBytes, recvBytes;
-  std::vector<uint64_t> masks;
+  std::vector<uint64_t> masks, candMasks, dimMasks;
+  std::vector<Range> distinctRanges;
 
   Impl(const OpGraph &g, const Machine &m, const CostModel &c,
        const Strategy &s)
@@ -520,7 +526,6 @@ struct Simulator::Impl {
     if (static_cast<int32_t>(dur.size()) < poolSize) {
       size_t n = std::max<size_t>(size_t(poolSize), dur.size() * 3 / 2);
       dur.resize(n);
-      ready.resize(n);
       end.resize(n);
       chainIn.resize(n);
       bytes.resize(n);
@@ -551,25 +556,42 @@ struct Simulator::Impl {
     }
     growPools();
     bl.size = n;
-    bl.psize = np + nl;
     int32_t base = bl.begin;
     int32_t *pp = predPool.data() + bl.pbegin;
-    for (int32_t k = 0; k < np; ++k) {
-      int32_t p = st.preds[k];
-      pp[k] = p >= 0 ? p : base + ~p;
-    }
-    std::copy(st.resLists.begin(), st.resLists.end(), pp + np);
-    int32_t lists = bl.pbegin + np;
+    // Predecessors, without those on the task's own resource (see above).
+    int32_t kept = 0;
     for (int32_t i = 0; i < n; ++i) {
-      int32_t t = bl.begin + i;
+      predBegin[base + i] = bl.pbegin + kept;
+      int32_t r = st.res[i];
+      int32_t to = i + 1 < n ? st.predStart[i + 1] : np;
+      for (int32_t k = st.predStart[i]; k < to; ++k) {
+        int32_t p = st.preds[k];
+        int32_t pr = p >= 0 ? res[p] : st.res[~p];
+        if (r >= 0 && pr == r)
+          continue;
+        pp[kept++] = p >= 0 ? p : base + ~p;
+      }
+    }
+    predBegin[base + n] = bl.pbegin + kept;
+    std::copy(st.resLists.begin(), st.resLists.end(), pp + kept);
+    bl.psize = kept + nl;
+    int32_t lists = bl.pbegin + kept;
+    for (int32_t i = 0; i < n; ++i) {
+      int32_t t = base + i;
       dur[t] = st.dur[i];
       bytes[t] = st.bytes[i];
       int32_t r = st.res[i];
       res[t] = r >= 0 ? r : ~(lists + ~r);
       kind[t] = st.kind[i];
-      predBegin[t] = bl.pbegin + st.predStart[i];
     }
-    predBegin[bl.begin + n] = bl.pbegin + np;
+  }
+
+  /// Latest end of t's predecessors (0 without any).
+  double readyOf(int32_t t) const {
+    double r = 0;
+    for (int32_t k = predBegin[t]; k < predBegin[t + 1]; ++k)
+      r = end[predPool[k]] > r ? end[predPool[k]] : r;
+    return r;
   }
 
   /// The resources of a task with res[t] < 0: [first, first + count).
@@ -599,13 +621,15 @@ struct Simulator::Impl {
   /// Slot of `link` among the transfers being built (new slots get bytes 0
   /// and `words` zero mask words).
   int32_t slotFor(int32_t link, size_t words) {
-    int32_t &s = linkSlot[link];
-    if (s < 0) {
-      s = static_cast<int32_t>(slotLink.size());
-      slotLink.push_back(link);
-      slotBytes.push_back(0);
-      masks.resize(masks.size() + words, 0);
-    }
+    int32_t s = linkSlot[link];
+    return s >= 0 ? s : newSlot(link, words);
+  }
+  __attribute__((noinline)) int32_t newSlot(int32_t link, size_t words) {
+    int32_t s = static_cast<int32_t>(slotLink.size());
+    linkSlot[link] = s;
+    slotLink.push_back(link);
+    slotBytes.push_back(0);
+    masks.resize(masks.size() + words, 0);
     return s;
   }
   void resetSlots() {
@@ -667,26 +691,62 @@ struct Simulator::Impl {
         return;
       }
     }
+    // Per dimension, the producer tiles meeting each distinct consumer range
+    // (bit masks over producer tiles); a consumer tile meets the
+    // intersection of its dimensions' masks.
+    size_t words = size_t(Tp + 63) / 64;
+    candMasks.assign(size_t(Tc) * words, ~uint64_t(0));
+    if (Tp % 64)
+      for (int32_t b = 0; b < Tc; ++b)
+        candMasks[size_t(b) * words + words - 1] =
+            (uint64_t(1) << (Tp % 64)) - 1;
+    for (int32_t d = 0; d < rank; ++d) {
+      distinctRanges.clear();
+      dimMasks.clear();
+      for (int32_t b = 0; b < Tc; ++b) {
+        Range c = gc.region(opC, b, rank)[d];
+        size_t j = 0;
+        while (j < distinctRanges.size() && !(distinctRanges[j] == c))
+          ++j;
+        if (j == distinctRanges.size()) {
+          distinctRanges.push_back(c);
+          dimMasks.resize(dimMasks.size() + words, 0);
+          uint64_t *m = dimMasks.data() + j * words;
+          for (int32_t a = 0; a < Tp; ++a) {
+            const Range &P = gp.region(opP, a, rank)[d];
+            if (std::min(P.hi, c.hi) > std::max(P.lo, c.lo))
+              m[a / 64] |= uint64_t(1) << (a % 64);
+          }
+        }
+        const uint64_t *m = dimMasks.data() + j * words;
+        uint64_t *cm = candMasks.data() + size_t(b) * words;
+        for (size_t w = 0; w < words; ++w)
+          cm[w] &= m[w];
+      }
+    }
+    size_t count = 0;
+    for (uint64_t m : candMasks)
+      count += static_cast<size_t>(__builtin_popcountll(m));
+    pl.a.resize(count);
+    pl.b.resize(count);
+    pl.vol.resize(count);
+    int32_t *pa = pl.a.data(), *pb = pl.b.data();
+    int64_t *pv = pl.vol.data();
+    size_t k = 0;
     for (int32_t b = 0; b < Tc; ++b) {
       const Range *C = gc.region(opC, b, rank);
-      for (int32_t a = 0; a < Tp; ++a) {
-        const Range *P = gp.region(opP, a, rank);
-        int64_t v = 1;
-        for (int32_t d = 0; d < rank; ++d) {
-          int64_t l = std::max(P[d].lo, C[d].lo);
-          int64_t h = std::min(P[d].hi, C[d].hi);
-          if (h <= l) {
-            v = 0;
-            break;
-          }
-          v *= h - l;
+      const uint64_t *cm = candMasks.data() + size_t(b) * words;
+      for (size_t w = 0; w < words; ++w)
+        for (uint64_t m = cm[w]; m; m &= m - 1, ++k) {
+          int32_t a = static_cast<int32_t>(w * 64) + __builtin_ctzll(m);
+          const Range *P = gp.region(opP, a, rank);
+          int64_t v = 1;
+          for (int32_t d = 0; d < rank; ++d)
+            v *= std::min(P[d].hi, C[d].hi) - std::max(P[d].lo, C[d].lo);
+          pa[k] = a;
+          pb[k] = b;
+          pv[k] = v;
         }
-        if (v == 0)
-          continue;
-        pl.a.push_back(a);
-        pl.b.push_back(b);
-        pl.vol.push_back(v);
-      }
     }
   }
 
@@ -1159,10 +1219,9 @@ struct Simulator::Impl {
     const int32_t *__restrict rsp = res.data();
     const double *__restrict du = dur.data();
     double *__restrict en = end.data();
-    double *__restrict rd = ready.data();
     double *__restrict ci = chainIn.data();
     double *__restrict cu = cur.data();
-    bool changed = false;
+    uint64_t diff = 0; // some end's bits changed
     int32_t k = pb[t0];
     for (int32_t t = t0; t < t1; ++t) {
       double r = 0;
@@ -1172,7 +1231,6 @@ struct Simulator::Impl {
         double v = en[pp[k]];
         r = v > r ? v : r;
       }
-      rd[t] = r;
       int32_t rs = rsp[t];
       double c, e;
       if (__builtin_expect(rs >= 0, 1)) {
@@ -1186,10 +1244,13 @@ struct Simulator::Impl {
         setChainOfList(cu, l + 1, l[0], e);
       }
       ci[t] = c;
-      changed |= e != en[t];
+      uint64_t nb, ob;
+      std::memcpy(&nb, &e, sizeof nb);
+      std::memcpy(&ob, en + t, sizeof ob);
+      diff |= nb ^ ob;
       en[t] = e;
     }
-    return changed;
+    return diff != 0;
   }
 
   /// A block whose inputs are unchanged: only tasks whose resource
@@ -1212,7 +1273,8 @@ struct Simulator::Impl {
       double en = end[t];
       if (c != chainIn[t]) {
         chainIn[t] = c;
-        en = (c > ready[t] ? c : ready[t]) + dur[t];
+        double r = readyOf(t);
+        en = (c > r ? c : r) + dur[t];
         ++processed;
       }
       if (rs >= 0)
@@ -1447,7 +1509,7 @@ std::vector<ScheduledTask> Simulator::scheduledTasks() const {
   for (int32_t b = 0; b < im.NB; ++b) {
     const Block &bl = im.blocks[b];
     for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t) {
-      double c = im.chainIn[t], r = im.ready[t];
+      double c = im.chainIn[t], r = im.readyOf(t);
       ScheduledTask st{static_cast<TaskKind>(im.kind[t]), im.blockNode[b],
                        im.res[t], c > r ? c : r, im.end[t], im.bytes[t]};
       if (st.resource >= 0) {
@@ -1482,7 +1544,7 @@ std::string Simulator::verifySchedule() const {
   }
   std::vector<double> last(numResources(), 0.0);
   auto describe = [&](int32_t b, int32_t t) {
-    double c = im.chainIn[t], r = im.ready[t];
+    double c = im.chainIn[t], r = im.readyOf(t);
     return std::string(taskKindName(static_cast<TaskKind>(im.kind[t]))) +
            " of " + graph.nodes[im.blockNode[b]].name + " start " +
            std::to_string((c > r ? c : r) * 1e6) + " end " +
@@ -1499,18 +1561,16 @@ std::string Simulator::verifySchedule() const {
           return "predecessor not before its successor: " + describe(b, t);
         r = std::max(r, im.end[q]);
       }
-      if (im.ready[t] != r)
-        return "wrong ready time: " + describe(b, t);
       int32_t one = im.res[t], n = 1;
       const int32_t *l = one >= 0 ? &one : im.resourceList(t, n);
-      double s = r;
+      double c = 0;
       for (int32_t i = 0; i < n; ++i)
-        s = std::max(s, last[l[i]]);
-      double c = im.chainIn[t];
-      if ((c > r ? c : r) != s)
+        c = std::max(c, last[l[i]]);
+      if (im.chainIn[t] != c)
         return "wrong start" +
                (n > 0 ? " on " + resourceName(l[0]) : std::string()) + ": " +
                describe(b, t);
+      double s = std::max(r, c);
       if (im.end[t] != s + im.dur[t])
         return "wrong end: " + describe(b, t);
       for (int32_t i = 0; i < n; ++i)
