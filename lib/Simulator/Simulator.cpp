@@ -26,15 +26,16 @@
 // order keeping the last end per resource (`cur`). A delta simulation
 // rebuilds the changed node's blocks and its edges' blocks (relinking the
 // neighbours' F / B blocks) and re-sweeps from a checkpoint of `cur` (saved
-// every kCheckpoint blocks) at or before the first rebuilt block. A block is
-// recomputed when rebuilt or when a block it depends on changed an end time
-// ("input dirty"); otherwise only its tasks whose resource predecessors'
-// latest end differs from the one they saw (`chainIn`) are recomputed. At
-// each later checkpoint the old schedule's `cur` is still stored: once past
-// the last rebuilt block, with no input-dirty block pending and `cur` equal
-// to it, the rest of the schedule is the old one and the sweep stops. (In
-// practice a config change shifts everything after it, so the sweep's inner
-// loop, recomputeRange(), is what a delta costs.)
+// every kCheckpoint blocks) at or before the first rebuilt block: the
+// blocks before that one only replay their stored ends into `cur`, every
+// block from it on is recomputed (a config change usually shifts everything
+// after it, so looking for what did not move costs more than it saves). A
+// block that changed an end time marks the blocks reading it ("input
+// dirty"). At each later checkpoint the old schedule's `cur` is still
+// stored: once past the last rebuilt block, with no input-dirty block
+// pending and `cur` equal to it, the rest of the schedule is the old one and
+// the sweep stops. The sweep's inner loop, recomputeRange(), is what a delta
+// costs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -217,13 +218,12 @@ struct Simulator::Impl {
   // contiguous and every block reserves one task slot past its capacity
   // for the sentinel. res[t] >= 0 is t's resource; ~o < 0 means the
   // resources predPool[o + 1 ..] (count predPool[o], after the block's
-  // predecessor lists). chainIn[t] is the latest end of t's resources'
-  // previous tasks; start = max(ready, chainIn), and the ready time (latest
-  // predecessor end) is recomputed where needed, not stored.
+  // predecessor lists). Only end times are stored: start = max(ready, latest
+  // end of the resources' previous tasks) is recomputed where needed.
   // A predecessor on t's own (single) resource is left out of the list: the
   // resource's chain already makes t wait for it.
   int32_t poolSize = 0, predPoolSize = 0;
-  std::vector<double> dur, end, chainIn, bytes;
+  std::vector<double> dur, end, bytes;
   std::vector<int32_t> res, predBegin;
   std::vector<uint8_t> kind;
   std::vector<int32_t> predPool;
@@ -527,7 +527,6 @@ struct Simulator::Impl {
       size_t n = std::max<size_t>(size_t(poolSize), dur.size() * 3 / 2);
       dur.resize(n);
       end.resize(n);
-      chainIn.resize(n);
       bytes.resize(n);
       res.resize(n);
       predBegin.resize(n);
@@ -1219,7 +1218,6 @@ struct Simulator::Impl {
     const int32_t *__restrict rsp = res.data();
     const double *__restrict du = dur.data();
     double *__restrict en = end.data();
-    double *__restrict ci = chainIn.data();
     double *__restrict cu = cur.data();
     uint64_t diff = 0; // some end's bits changed
     int32_t k = pb[t0];
@@ -1243,7 +1241,6 @@ struct Simulator::Impl {
         e = (c > r ? c : r) + du[t];
         setChainOfList(cu, l + 1, l[0], e);
       }
-      ci[t] = c;
       uint64_t nb, ob;
       std::memcpy(&nb, &e, sizeof nb);
       std::memcpy(&ob, en + t, sizeof ob);
@@ -1253,42 +1250,21 @@ struct Simulator::Impl {
     return diff != 0;
   }
 
-  /// A block whose inputs are unchanged: only tasks whose resource
-  /// predecessor ended differently are recomputed (and, after the first
-  /// changed end, everything after it in the block).
-  bool lazy(int32_t b) {
+  /// A block before the first changed one: its tasks keep their times;
+  /// only the running ends of their resources are replayed.
+  void replay(int32_t b) {
     const Block &bl = blocks[b];
     double *cu = cur.data();
     for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t) {
       int32_t rs = res[t];
-      const int32_t *l = nullptr;
-      int32_t nl = 0;
-      double c;
       if (rs >= 0) {
-        c = cu[rs];
+        cu[rs] = end[t];
       } else {
-        l = resourceList(t, nl);
-        c = chainOfList(cu, l, nl);
-      }
-      double en = end[t];
-      if (c != chainIn[t]) {
-        chainIn[t] = c;
-        double r = readyOf(t);
-        en = (c > r ? c : r) + dur[t];
-        ++processed;
-      }
-      if (rs >= 0)
-        cu[rs] = en;
-      else
-        setChainOfList(cu, l, nl, en);
-      if (en != end[t]) {
-        end[t] = en;
-        processed += e - t - 1;
-        recomputeRange(t + 1, e);
-        return true;
+        int32_t nl;
+        const int32_t *l = resourceList(t, nl);
+        setChainOfList(cu, l, nl, end[t]);
       }
     }
-    return false;
   }
 
   void markSuccessors(int32_t b) {
@@ -1363,6 +1339,10 @@ struct Simulator::Impl {
           break;
         std::copy(cur.begin(), cur.end(), snap);
       }
+      if (b < first) {
+        replay(b);
+        continue;
+      }
       bool changed;
       if (rebuild[b]) {
         uint8_t how = rebuild[b];
@@ -1376,13 +1356,15 @@ struct Simulator::Impl {
         buildBlock(b);
         processed += blocks[b].size;
         changed = recompute(b) || how == Rebuild;
-      } else if (inputDirty[b]) {
-        inputDirty[b] = 0;
-        --pendingDirty;
+      } else {
+        // Past the first change everything is recomputed (cheaper than
+        // finding what did not move: usually everything did).
+        if (inputDirty[b]) {
+          inputDirty[b] = 0;
+          --pendingDirty;
+        }
         processed += blocks[b].size;
         changed = recompute(b);
-      } else {
-        changed = lazy(b);
       }
       if (changed)
         markSuccessors(b);
@@ -1506,24 +1488,24 @@ SimulationReport Simulator::report() const {
 std::vector<ScheduledTask> Simulator::scheduledTasks() const {
   const Impl &im = *impl;
   std::vector<ScheduledTask> tasks;
+  // Start times from a replay of the resources' running ends.
+  std::vector<double> last(numResources(), 0.0);
   for (int32_t b = 0; b < im.NB; ++b) {
     const Block &bl = im.blocks[b];
     for (int32_t t = bl.begin, e = bl.begin + bl.size; t < e; ++t) {
-      double c = im.chainIn[t], r = im.readyOf(t);
+      int32_t one = im.res[t], n = 1;
+      const int32_t *l = one >= 0 ? &one : im.resourceList(t, n);
+      double c = 0, r = im.readyOf(t);
+      for (int32_t i = 0; i < n; ++i)
+        c = last[l[i]] > c ? last[l[i]] : c;
       ScheduledTask st{static_cast<TaskKind>(im.kind[t]), im.blockNode[b],
-                       im.res[t], c > r ? c : r, im.end[t], im.bytes[t]};
-      if (st.resource >= 0) {
-        tasks.push_back(st);
-        continue;
-      }
-      int32_t n;
-      const int32_t *l = im.resourceList(t, n);
-      st.resource = -1;
+                       -1, c > r ? c : r, im.end[t], im.bytes[t]};
       if (n == 0)
         tasks.push_back(st);
       for (int32_t i = 0; i < n; ++i) {
         st.resource = l[i];
         tasks.push_back(st);
+        last[l[i]] = im.end[t];
       }
     }
   }
@@ -1544,10 +1526,8 @@ std::string Simulator::verifySchedule() const {
   }
   std::vector<double> last(numResources(), 0.0);
   auto describe = [&](int32_t b, int32_t t) {
-    double c = im.chainIn[t], r = im.readyOf(t);
     return std::string(taskKindName(static_cast<TaskKind>(im.kind[t]))) +
-           " of " + graph.nodes[im.blockNode[b]].name + " start " +
-           std::to_string((c > r ? c : r) * 1e6) + " end " +
+           " of " + graph.nodes[im.blockNode[b]].name + " end " +
            std::to_string(im.end[t] * 1e6);
   };
   for (int32_t b = 0; b < im.NB; ++b) {
@@ -1566,13 +1546,11 @@ std::string Simulator::verifySchedule() const {
       double c = 0;
       for (int32_t i = 0; i < n; ++i)
         c = std::max(c, last[l[i]]);
-      if (im.chainIn[t] != c)
-        return "wrong start" +
-               (n > 0 ? " on " + resourceName(l[0]) : std::string()) + ": " +
-               describe(b, t);
       double s = std::max(r, c);
       if (im.end[t] != s + im.dur[t])
-        return "wrong end: " + describe(b, t);
+        return "wrong end" +
+               (n > 0 ? " on " + resourceName(l[0]) : std::string()) + ": " +
+               describe(b, t);
       for (int32_t i = 0; i < n; ++i)
         last[l[i]] = im.end[t];
     }

@@ -50,10 +50,10 @@
 // updates run after the whole backward pass. simulateFull() builds the task
 // graph and computes this in one sweep in priority order. simulateDelta()
 // rebuilds only the changed node's tasks and those of its incident edges
-// and re-sweeps from a checkpoint before the first rebuilt task, skipping
-// tasks whose inputs and resource predecessors are unchanged and stopping at
-// the first checkpoint past the rebuilt tasks where every resource is where
-// the previous schedule had it and no later task reads a changed one; it
+// and re-sweeps from the first rebuilt task (resuming the resources' state
+// from a checkpoint), stopping at the first checkpoint past the rebuilt
+// tasks where every resource is where the previous schedule had it and no
+// later task reads a changed one; it
 // yields the same times, bit for bit, as simulateFull() of the new strategy.
 // Neither allocates once the task pools have reached their size.
 //
