@@ -22,6 +22,8 @@ if os.path.isdir(os.path.join(config.soap_shared_dir, "models")):
     config.available_features.add("shared-models")
 
 config.soap_tools_dir = os.path.join(config.soap_obj_root, "bin")
+config.substitutions.append(("%soap_bin_dir", config.soap_tools_dir))
+config.substitutions.append(("%soap_src_root", config.soap_src_root))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.soap_tools_dir, config.llvm_tools_dir]
 tools = ["soap-opt", "soapc", "soap-models", "mlir-opt"]

@@ -126,6 +126,14 @@ static cl::opt<std::string>
          cl::desc("CPU to generate code for: host (default), generic or an "
                   "LLVM CPU name"),
          cl::init("host"), cl::cat(soapcCategory));
+static cl::opt<unsigned> optLevel(
+    "O", cl::desc("LLVM optimization level of the object code (0-3)"),
+    cl::Prefix, cl::init(2), cl::cat(soapcCategory));
+static cl::opt<bool> splitReductions(
+    "split-reductions",
+    cl::desc("Let strategies split reduction loops (partial results summed "
+             "in another order: not bitwise reproducible)"),
+    cl::init(true), cl::cat(soapcCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("OUT"), cl::init("-"),
                                        cl::cat(soapcCategory));
@@ -193,7 +201,7 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
       fail("cannot write '" + objectPath + "': " + ec.message());
       return failure();
     }
-    if (failed(mlir::soap::emitObjectFile(module, os, mcpu)))
+    if (failed(mlir::soap::emitObjectFile(module, os, mcpu, optLevel)))
       return failure();
   }
   if (emit == "obj")
@@ -334,6 +342,11 @@ int main(int argc, char **argv) {
       mlir::soap::extractOpGraph(*func, extractOptions);
   if (failed(extracted))
     return 1;
+  if (!splitReductions)
+    for (::soap::Node &node : extracted->graph.nodes)
+      node.reductionSplittable = false;
+  if (optLevel > 3)
+    return fail("-O must be 0, 1, 2 or 3");
   const ::soap::OpGraph &graph = extracted->graph;
   std::string modelName = llvm::sys::path::stem(inputFile).str();
 
