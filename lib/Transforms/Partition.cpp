@@ -160,8 +160,7 @@ private:
   LogicalResult partitionNode(int32_t node);
   /// Makes region `region` of (the current version of) `value` valid on
   /// `device`, emitting transfers from the devices that hold its parts.
-  void ensureValid(Value value, const Box &region, int32_t device,
-                   const ::soap::Tensor &tensor);
+  void ensureValid(Value value, const Box &region, int32_t device);
   /// Emits `scf.if (rank == device)` whose then-branch `body` computes new
   /// full-size values of `resultTypes`; the else-branch yields `current`.
   SmallVector<Value>
@@ -200,8 +199,8 @@ private:
 
 } // namespace
 
-void Partitioner::ensureValid(Value value, const Box &region, int32_t device,
-                              const ::soap::Tensor &tensor) {
+void Partitioner::ensureValid(Value value, const Box &region,
+                              int32_t device) {
   if (region.empty())
     return;
   Layout &layout = layoutOf(value);
@@ -402,8 +401,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     for (const ::soap::Operand &in : node.inputs) {
       const ::soap::Tensor &tensor = graph.tensors[in.tensor];
       ensureValid(extracted.tensorValues[in.tensor],
-                  ::soap::accessRegion(in, tensor, loops), config.devices[t],
-                  tensor);
+                  ::soap::accessRegion(in, tensor, loops), config.devices[t]);
     }
   }
 
@@ -501,10 +499,11 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
           builder.getDenseI64ArrayAttr(devices));
     }
     // Phase 3: the rest of the group on the first tile of each group.
-    bool hasEpilogue = extracted.nodeOps[nodeIndex].size() > 1 &&
-                       llvm::any_of(extracted.nodeOps[nodeIndex], [&](Operation *op) {
-                         return op != anchor && op->isBeforeInBlock(anchor) == false;
-                       });
+    // Ops of the group after the anchor (its elementwise epilogue).
+    Operation *anchorOp = anchor;
+    bool hasEpilogue = llvm::any_of(
+        extracted.nodeOps[nodeIndex],
+        [&](Operation *op) { return anchorOp->isBeforeInBlock(op); });
     if (!hasEpilogue) {
       outputs = partial;
       for (int32_t t = 0; t < tiles; ++t)
@@ -601,7 +600,7 @@ LogicalResult Partitioner::run() {
         tensor = extracted.graph.tensors[it - extracted.tensorValues.begin()];
       else
         tensor.shape.assign(type.getShape().begin(), type.getShape().end());
-      ensureValid(original, ::soap::wholeTensor(tensor), 0, tensor);
+      ensureValid(original, ::soap::wholeTensor(tensor), 0);
     }
     operand.set(current(original));
   }
