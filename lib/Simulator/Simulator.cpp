@@ -5,12 +5,15 @@
 // Blocks. The task graph is cut into blocks whose order is fixed by the
 // graph alone (never by the strategy):
 //   forward:  for n = 0..N-1: for each input edge e of n: FT(e); F(n)
-//   backward: for n = N-1..0: for each output edge e of n: GT(e); B(n)
-//   updates:  for n = N-1..0: U(n)
+//   backward: for n = N-1..0: for each output edge e of n: GT(e); B(n);
+//             S(p) for each shared parameter p whose first reader is n
+//   updates:  for n = N-1..0: U(n); SU(p) for the same p
 // FT/GT hold an edge's forward / gradient transfers (what each consumer /
 // producer tile waits for is kept per edge and read when F / B is built), F
 // the forward tasks, partial sums and combines, B the backward tasks and
-// all-reduces, U the updates. The static priority of a task is (block,
+// all-reduces, U the updates, S(p) / SU(p) the all-reduces / updates of a
+// parameter read by several nodes (rebuilt when any reader changes). The
+// static priority of a task is (block,
 // index in block); every dependency goes to a strictly smaller priority,
 // and every block depends only on earlier blocks.
 //
@@ -82,6 +85,8 @@ enum BlockKind : uint8_t {
   GradTransfers,
   BackwardBlock,
   UpdateBlock,
+  SyncBlock,       ///< all-reduces of one shared parameter
+  SharedUpdBlock,  ///< updates of one shared parameter
 };
 
 /// Delta flags of a block.
@@ -129,6 +134,21 @@ struct NodeStatic {
   int32_t outElementBytes = 4;
   /// Per input: bitmask of loops that index it (parameters only).
   std::vector<uint32_t> paramLoops;
+  /// Per input: index of the shared parameter it reads, or -1.
+  std::vector<int32_t> sharedOf;
+  /// Shared parameters read by the node (distinct).
+  std::vector<int32_t> shared;
+};
+
+/// A parameter tensor read by several (node, input) pairs: synchronized once
+/// (see Simulator.h), in its own blocks.
+struct SharedParam {
+  int32_t tensor = -1, minReader = -1;
+  std::vector<std::pair<int32_t, int32_t>> readers; ///< (node, input)
+  /// Updates (built with the sync block): device, duration, predecessors
+  /// (global ids, or ~local index in the sync block).
+  std::vector<int32_t> updDev, updPredStart, updPreds;
+  std::vector<double> updDur;
 };
 
 struct Block {
@@ -202,6 +222,8 @@ struct Simulator::Impl {
   std::vector<NodeStatic> nstat;
   std::vector<NodeGeom> geom;
   std::vector<EdgeData> edata; // per edge
+  std::vector<SharedParam> sharedParams;
+  std::vector<int32_t> syncBlock, sharedUpdBlock; // per shared parameter
   uint64_t versionCounter = 0;
 
   // Blocks (index = priority order).
@@ -248,6 +270,7 @@ struct Simulator::Impl {
   std::vector<int32_t> linkSlot, slotLink, pairSlot, lastSeen, bucketCount,
       bucketItems, keys, scratchDevs, scratchLinks, classOf, classMask,
       tileJoins;
+  std::vector<int32_t> contribTask, contribDev, meets;
   std::vector<int64_t> slotBytes, recvBytes;
   std::vector<uint64_t> masks, candMasks, dimMasks;
   std::vector<Range> distinctRanges;
@@ -294,6 +317,7 @@ struct Simulator::Impl {
                 if (term.coefficient != 0)
                   mask |= 1u << term.loop;
         ns.paramLoops.push_back(mask);
+        ns.sharedOf.push_back(-1);
         int32_t t = op.tensor;
         int32_t p = graph.tensors[t].producer;
         if (p < 0)
@@ -308,6 +332,38 @@ struct Simulator::Impl {
         ns.inEdges.push_back(id);
       }
     }
+    // Shared parameters: read by more than one (node, input).
+    {
+      std::vector<std::vector<std::pair<int32_t, int32_t>>> readers(
+          graph.tensors.size());
+      for (int32_t n = 0; n < N; ++n)
+        for (int32_t i = 0,
+                     e = static_cast<int32_t>(graph.nodes[n].inputs.size());
+             i < e; ++i) {
+          int32_t t = graph.nodes[n].inputs[i].tensor;
+          if (graph.tensors[t].isParameter)
+            readers[t].push_back({n, i});
+        }
+      for (size_t t = 0; t < readers.size(); ++t) {
+        if (readers[t].size() < 2)
+          continue;
+        int32_t id = static_cast<int32_t>(sharedParams.size());
+        SharedParam sp;
+        sp.tensor = static_cast<int32_t>(t);
+        sp.readers = readers[t];
+        sp.minReader = readers[t][0].first;
+        for (auto &r : readers[t]) {
+          nstat[r.first].sharedOf[r.second] = id;
+          std::vector<int32_t> &sh = nstat[r.first].shared;
+          if (std::find(sh.begin(), sh.end(), id) == sh.end())
+            sh.push_back(id);
+        }
+        sharedParams.push_back(std::move(sp));
+      }
+    }
+    int32_t S = static_cast<int32_t>(sharedParams.size());
+    syncBlock.assign(S, -1);
+    sharedUpdBlock.assign(S, -1);
     int32_t E = static_cast<int32_t>(edges.size());
     edata.resize(E);
     fwdTransferBlock.assign(E, -1);
@@ -330,9 +386,18 @@ struct Simulator::Impl {
       for (int32_t e : nstat[n].outEdges)
         gradTransferBlock[e] = addBlock(GradTransfers, e, edges[e].consumer);
       backwardBlock[n] = addBlock(BackwardBlock, n, n);
+      // A shared parameter's sync follows the backward task of its first
+      // reader, the last of its readers to run backward.
+      for (int32_t p = 0; p < S; ++p)
+        if (sharedParams[p].minReader == n)
+          syncBlock[p] = addBlock(SyncBlock, p, n);
     }
-    for (int32_t n = N - 1; n >= 0; --n)
+    for (int32_t n = N - 1; n >= 0; --n) {
       updateBlock[n] = addBlock(UpdateBlock, n, n);
+      for (int32_t p = 0; p < S; ++p)
+        if (sharedParams[p].minReader == n)
+          sharedUpdBlock[p] = addBlock(SharedUpdBlock, p, n);
+    }
     NB = static_cast<int32_t>(blockKind.size());
     blocks.resize(NB);
     // Static successors: the blocks that read a block's tasks.
@@ -349,6 +414,13 @@ struct Simulator::Impl {
     for (int32_t n = 0; n < N; ++n) {
       succ[forwardBlock[n]].push_back(backwardBlock[n]);
       succ[backwardBlock[n]].push_back(updateBlock[n]);
+    }
+    for (int32_t p = 0; p < S; ++p) {
+      for (auto &r : sharedParams[p].readers) {
+        succ[backwardBlock[r.first]].push_back(syncBlock[p]);
+        succ[backwardBlock[r.first]].push_back(sharedUpdBlock[p]);
+      }
+      succ[syncBlock[p]].push_back(sharedUpdBlock[p]);
     }
     succBegin.assign(NB + 1, 0);
     for (int32_t b = 0; b < NB; ++b) {
@@ -470,8 +542,10 @@ struct Simulator::Impl {
         int64_t rb = vol * tensor.elementBytes;
         tileBytes += rb;
         if (k < NI) {
-          if (tensor.isParameter)
-            kept += 2 * rb; // weights and their gradient
+          if (tensor.isParameter) {
+            if (ns.sharedOf[k] < 0) // shared: counted by its sync block
+              kept += 2 * rb;       // weights and their gradient
+          }
           else if (tensor.producer < 0)
             kept += rb; // graph input shard
         } else {
@@ -1002,7 +1076,8 @@ struct Simulator::Impl {
     classMask.clear();
     int32_t firstParam = -1;
     for (int32_t i = 0; i < NI; ++i) {
-      if (!graph.tensors[node.inputs[i].tensor].isParameter)
+      if (!graph.tensors[node.inputs[i].tensor].isParameter ||
+          ns.sharedOf[i] >= 0)
         continue;
       if (firstParam < 0)
         firstParam = i;
@@ -1150,6 +1225,144 @@ struct Simulator::Impl {
     }
   }
 
+  /// Ring all-reduce of `nbytes` over the sorted distinct devices
+  /// scratchDevs (k > 1): adds the task (on every ring link) to `st`.
+  int32_t addAllReduce(Stage &st, int64_t nbytes) {
+    int32_t k = static_cast<int32_t>(scratchDevs.size());
+    double bwMin = 0, latMax = 0;
+    scratchLinks.clear();
+    for (int32_t j = 0; j < k; ++j) {
+      int32_t l = linkOf(scratchDevs[j], scratchDevs[(j + 1) % k]);
+      double bw = machine.linkBandwidth(l);
+      bwMin = j == 0 ? bw : std::min(bwMin, bw);
+      latMax = std::max(latMax, machine.linkLatency(l));
+      scratchLinks.push_back(l);
+    }
+    std::sort(scratchLinks.begin(), scratchLinks.end());
+    scratchLinks.erase(std::unique(scratchLinks.begin(), scratchLinks.end()),
+                       scratchLinks.end());
+    for (int32_t &l : scratchLinks)
+      l += D;
+    double factor = 2.0 * (k - 1) / k;
+    double time = factor * double(nbytes) / bwMin + 2.0 * (k - 1) * latMax;
+    int32_t ar = st.add(TaskKind::AllReduce, 0, time, factor * double(nbytes));
+    st.setResources(ar, scratchLinks);
+    return ar;
+  }
+
+  /// Sync(p): per distinct region of shared parameter p held by the
+  /// readers' tiles, one all-reduce over the devices holding it (when more
+  /// than one), after the backward tasks of every reader tile whose region
+  /// meets it. Also prepares p's updates (one per region and device) and
+  /// accounts its weights and gradients once per region and device.
+  void buildSync(int32_t p) {
+    SharedParam &sp = sharedParams[p];
+    Block &bl = blocks[syncBlock[p]];
+    Stage &st = stageMain;
+    st.clear();
+    const Tensor &tensor = graph.tensors[sp.tensor];
+    int32_t rank = static_cast<int32_t>(tensor.shape.size());
+    int32_t eb = tensor.elementBytes;
+    distinctRanges.clear();
+    keys.clear();
+    contribTask.clear();
+    contribDev.clear();
+    for (const auto &rd : sp.readers) {
+      const NodeGeom &g = geom[rd.first];
+      int32_t base = beginOf(backwardBlock[rd.first]);
+      for (int32_t t = 0; t < g.tiles; ++t) {
+        const Range *r = g.region(rd.second, t, rank);
+        int64_t vol = 1;
+        for (int32_t d = 0; d < rank; ++d)
+          vol *= r[d].size();
+        if (vol == 0)
+          continue;
+        size_t J = distinctRanges.size() / size_t(std::max(rank, 1));
+        size_t j = 0;
+        for (; j < J; ++j)
+          if (std::equal(r, r + rank, distinctRanges.data() + j * rank))
+            break;
+        if (j == J)
+          distinctRanges.insert(distinctRanges.end(), r, r + rank);
+        keys.push_back(static_cast<int32_t>(j));
+        contribTask.push_back(base + t);
+        contribDev.push_back(g.devices[t]);
+      }
+    }
+    if (rank == 0 && !keys.empty())
+      distinctRanges.clear(); // scalar: one region, no ranges
+    int32_t J = rank == 0 ? (keys.empty() ? 0 : 1)
+                          : static_cast<int32_t>(distinctRanges.size() / rank);
+    int32_t C = static_cast<int32_t>(keys.size());
+    sp.updDev.clear();
+    sp.updDur.clear();
+    sp.updPredStart.clear();
+    sp.updPreds.clear();
+    int64_t moved = 0;
+    meets.resize(J);
+    for (int32_t j = 0; j < J; ++j) {
+      const Range *R = distinctRanges.data() + size_t(j) * rank;
+      int64_t vol = 1;
+      for (int32_t d = 0; d < rank; ++d)
+        vol *= R[d].size();
+      int64_t nbytes = vol * eb;
+      for (int32_t q = 0; q < J; ++q) {
+        const Range *Q = distinctRanges.data() + size_t(q) * rank;
+        bool m = true;
+        for (int32_t d = 0; d < rank && m; ++d)
+          m = std::min(Q[d].hi, R[d].hi) > std::max(Q[d].lo, R[d].lo);
+        meets[q] = m;
+      }
+      scratchDevs.clear();
+      for (int32_t c = 0; c < C; ++c)
+        if (keys[c] == j)
+          scratchDevs.push_back(contribDev[c]);
+      std::sort(scratchDevs.begin(), scratchDevs.end());
+      scratchDevs.erase(std::unique(scratchDevs.begin(), scratchDevs.end()),
+                        scratchDevs.end());
+      int32_t k = static_cast<int32_t>(scratchDevs.size());
+      int32_t ar = -1;
+      if (k > 1) {
+        ar = addAllReduce(st, nbytes);
+        for (int32_t c = 0; c < C; ++c)
+          if (meets[keys[c]])
+            st.pred(contribTask[c]);
+        moved += 2 * int64_t(k - 1) * nbytes;
+      }
+      double upd = costs.updateTime(double(nbytes), eb);
+      for (int32_t dev : scratchDevs) {
+        addMemory(bl, dev, 2 * nbytes); // weights and their gradient
+        sp.updDev.push_back(dev);
+        sp.updDur.push_back(upd);
+        sp.updPredStart.push_back(static_cast<int32_t>(sp.updPreds.size()));
+        if (ar >= 0) {
+          sp.updPreds.push_back(~ar);
+          continue;
+        }
+        for (int32_t c = 0; c < C; ++c)
+          if (meets[keys[c]])
+            sp.updPreds.push_back(contribTask[c]);
+      }
+    }
+    sp.updPredStart.push_back(static_cast<int32_t>(sp.updPreds.size()));
+    bl.comm = moved;
+    comm += moved;
+  }
+
+  void buildSharedUpdates(int32_t p) {
+    const SharedParam &sp = sharedParams[p];
+    Stage &st = stageMain;
+    st.clear();
+    int32_t base = beginOf(syncBlock[p]);
+    for (size_t u = 0; u < sp.updDur.size(); ++u) {
+      st.add(TaskKind::Update, sp.updDev[u], sp.updDur[u]);
+      for (int32_t k = sp.updPredStart[u]; k < sp.updPredStart[u + 1]; ++k) {
+        int32_t q = sp.updPreds[k];
+        st.pred(q >= 0 ? q : base + ~q);
+      }
+    }
+  }
+
   /// Builds and commits block b.
   void buildBlock(int32_t b) {
     Block &bl = blocks[b];
@@ -1181,6 +1394,14 @@ struct Simulator::Impl {
       break;
     case UpdateBlock:
       buildUpdates(owner);
+      commit(b, stageMain);
+      break;
+    case SyncBlock:
+      buildSync(owner);
+      commit(b, stageMain);
+      break;
+    case SharedUpdBlock:
+      buildSharedUpdates(owner);
       commit(b, stageMain);
       break;
     }
@@ -1313,6 +1534,12 @@ struct Simulator::Impl {
     flag(forwardBlock[n], Rebuild);
     flag(backwardBlock[n], Rebuild);
     flag(updateBlock[n], Rebuild);
+    // The syncs of the shared parameters it reads (every reader's tiles
+    // feed them) and their updates.
+    for (int32_t p : nstat[n].shared) {
+      flag(syncBlock[p], Rebuild);
+      flag(sharedUpdBlock[p], Rebuild);
+    }
     // The neighbours' blocks keep their tasks but read the rebuilt edges'
     // delivery lists: relinked in place.
     for (int32_t e : nstat[n].inEdges) {

@@ -122,6 +122,66 @@ TEST(Simulator, DataParallelAllReduce) {
   }
 }
 
+TEST(Simulator, SharedWeightAllReducedOnce) {
+  // h = x * w; y = h * w: one parameter read by two nodes (tied weights).
+  GraphBuilder b("tied");
+  int32_t x = b.input("x", {64, 128});
+  int32_t w = b.parameter("w", {128, 128});
+  int32_t h = b.matmul("fc1", x, w);
+  b.markOutput(b.matmul("fc2", h, w));
+  OpGraph g = b.take();
+  ASSERT_EQ(g.validate(), "");
+  Machine m = testMachine(2);
+  ProfileTable prof;
+  addProfile(prof, g.nodes[0], {32, 128, 128}, 10, 20);
+  CostModel costs(m, &prof);
+  Simulator sim(g, m, costs);
+  double t = sim.simulateFull(dataParallelStrategy(g, 2));
+  EXPECT_EQ(sim.verifySchedule(), "");
+  // Forward fc1, fc2 (0-20 us), backward fc2, fc1 (20-60 us) on each
+  // device; then ONE all-reduce of w's 65536 bytes over the pair:
+  // 2(2-1)/2 * 65536 / 1 GB/s + 2 * 1 us = 67.536 us; then one update of w
+  // per device.
+  const double wBytes = 128 * 128 * 4;
+  double allReduce = wBytes / 1e9 + 2e-6;
+  EXPECT_NEAR(t, 60e-6 + allReduce + updateSeconds(wBytes), 1e-15);
+  SimulationReport r = sim.report();
+  EXPECT_EQ(r.communicationBytes, 2 * int64_t(wBytes));
+  int32_t allReduces = 0, updates = 0, ringLinks = 0;
+  double arStart = -1;
+  for (const ScheduledTask &st : sim.scheduledTasks()) {
+    if (st.kind == TaskKind::Update)
+      ++updates;
+    if (st.kind != TaskKind::AllReduce)
+      continue;
+    ++ringLinks; // listed once per link of its ring
+    EXPECT_EQ(st.bytes, wBytes);
+    if (st.start != arStart) {
+      ++allReduces;
+      arStart = st.start;
+    }
+    EXPECT_NEAR(st.start, 60e-6, 1e-15);
+  }
+  EXPECT_EQ(allReduces, 1);
+  EXPECT_GE(ringLinks, 1);
+  EXPECT_LE(ringLinks, 2);
+  EXPECT_EQ(updates, 2);
+  // Memory: w and its gradient once per device (131072), plus the x shard,
+  // h and y (16384 each).
+  EXPECT_EQ(r.memoryBytesPerDevice[0], 2 * int64_t(wBytes) + 3 * 16384);
+  EXPECT_EQ(r.memoryBytesPerDevice[1], 2 * int64_t(wBytes) + 3 * 16384);
+  // Delta back and forth agrees with a full simulation.
+  ASSERT_EQ(g.nodes[1].numLoops(), 3);
+  ParallelConfig one{{1, 1, 1}, {0}};
+  double d = sim.simulateDelta(1, one);
+  Strategy s = dataParallelStrategy(g, 2);
+  s.configs[1] = one;
+  Simulator ref(g, m, costs);
+  EXPECT_EQ(d, ref.simulateFull(s));
+  EXPECT_EQ(sim.communicationBytes(), ref.communicationBytes());
+  EXPECT_EQ(sim.simulateDelta(1, dataParallelStrategy(g, 2).configs[1]), t);
+}
+
 TEST(Simulator, SplitReductionCombinesPartialSums) {
   OpGraph g = singleMatmul(64, 128, 256);
   Machine m = testMachine(2);

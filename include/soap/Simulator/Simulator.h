@@ -20,17 +20,29 @@
 // one partial-sum task per link, and that tile sums them in a combine task;
 // consumers read the combined region.
 // Replicas of a parameter are the tiles with the same coordinates on the
-// split loops that index it. A node's parameters whose replicas form the
-// same groups are synchronized together (one gradient bucket per layer):
+// split loops that index it. A node's own parameters (read by no other
+// node) whose replicas form the same groups are synchronized together (one
+// gradient bucket per layer):
 // each group of k > 1 replicas gets one ring all-reduce of the summed bytes
 // after their backward tasks: ONE task that holds every distinct link of the
 // ring (devices in increasing order) at once, lasting 2(k-1)/k * bytes /
 // (slowest ring link bandwidth) + 2(k-1) * (largest ring link latency); it
 // starts once the group's backward tasks have ended and all those links are
 // free. Then ONE update task per tile (after the all-reduces of its groups)
-// updates all of the node's parameters on that tile. A parameter shared
-// by several nodes (RNN weights) is synchronized per node (an
-// approximation).
+// updates all of the node's own parameters on that tile.
+// A parameter shared by several nodes (RNN weights, tied embeddings) is
+// synchronized per parameter, not per node: its gradient contributions are
+// summed locally and all-reduced once. Its replica groups: for each
+// distinct region of it read by some reader tile (any reading node), the
+// distinct devices of the reader tiles holding exactly that region; a group
+// of k > 1 devices gets one ring all-reduce (as above) of the region's
+// bytes, after the backward tasks of every reader tile whose region meets
+// it (all readers, so with readers whose tile layouts differ, each distinct
+// (region, device set) is all-reduced once over the union of the
+// overlapping contributions: an approximation). It is emitted right after
+// B of its first reader (the last of its readers in the backward pass).
+// Then one update per (region, device) follows it (or, for k = 1, the
+// contributing backward tasks), emitted after the first reader's updates.
 //
 // Schedule (static program order). The generated program is SPMD
 // straight-line code: every device runs its operations, and issues its
@@ -38,8 +50,10 @@
 //   1. forward, for n = 0..N-1: the forward transfers into n (per input edge,
 //      per link), then F(n,*), n's partial sums and combines;
 //   2. backward, for n = N-1..0: the gradient transfers into n (per output
-//      edge, per link), then B(n,*) and n's all-reduces (per group);
-//   3. updates, for n = N-1..0;
+//      edge, per link), then B(n,*) and n's all-reduces (per group), then
+//      the all-reduces of the shared parameters whose first reader is n;
+//   3. updates, for n = N-1..0 (n's, then those of the shared parameters
+//      whose first reader is n);
 // within a group, tasks are ordered by tile (or link). Each device and each
 // link runs its tasks in this static order (not in order of readiness):
 //   ready(t) = max over predecessors p of end(p)   (0 without predecessors)
@@ -49,8 +63,9 @@
 // So all-reduces overlap with the backward pass of earlier nodes, and the
 // updates run after the whole backward pass. simulateFull() builds the task
 // graph and computes this in one sweep in priority order. simulateDelta()
-// rebuilds only the changed node's tasks and those of its incident edges
-// and re-sweeps from the first rebuilt task (resuming the resources' state
+// rebuilds only the changed node's tasks, those of its incident edges and
+// the all-reduces and updates of the shared parameters it reads, and
+// re-sweeps from the first rebuilt task (resuming the resources' state
 // from a checkpoint), stopping at the first checkpoint past the rebuilt
 // tasks where every resource is where the previous schedule had it and no
 // later task reads a changed one; it
@@ -58,7 +73,8 @@
 // Neither allocates once the task pools have reached their size.
 //
 // Memory per device (bytes, exact integers): parameters and their gradients
-// for the regions each tile reads, the output regions each tile keeps for
+// for the regions each tile reads (a shared parameter's once per distinct
+// region and device), the output regions each tile keeps for
 // backward, graph-input regions it reads, and activations it receives from
 // other devices. Nothing is freed within the iteration, so the total is the
 // peak; a device over the machine's capacity makes the strategy over
