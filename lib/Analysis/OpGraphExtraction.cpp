@@ -82,7 +82,7 @@ static DimAccess toDimAccess(AffineExpr expr) {
   return access;
 }
 
-static SmallVector<DimAccess> toAccesses(AffineMap map) {
+SmallVector<DimAccess> mlir::soap::getDimAccesses(AffineMap map) {
   SmallVector<DimAccess> dims;
   for (AffineExpr expr : map.getResults())
     dims.push_back(toDimAccess(expr));
@@ -603,7 +603,7 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
   openOutput.erase(main->get());
   auto remapAll = [&](AffineMap map) {
     SmallVector<DimAccess> dims;
-    for (const DimAccess &d : toAccesses(map))
+    for (const DimAccess &d : getDimAccesses(map))
       dims.push_back(remapLoops(d, loopMap));
     return dims;
   };
@@ -664,7 +664,7 @@ LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
     if (isa_and_nonnull<tensor::EmptyOp>(in->get().getDefiningOp()))
       continue;
     if (failed(addInput(node, in->get(),
-                        toAccesses(op.getMatchingIndexingMap(in)), op)))
+                        getDimAccesses(op.getMatchingIndexingMap(in)), op)))
       return failure();
   }
   for (OpOperand &init : op.getDpsInitsMutable()) {
@@ -679,12 +679,12 @@ LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
         !op.payloadUsesValueFromOperand(&init))
       continue;
     if (failed(addInput(node, init.get(),
-                        toAccesses(op.getMatchingIndexingMap(&init)), op)))
+                        getDimAccesses(op.getMatchingIndexingMap(&init)), op)))
       return failure();
   }
   for (auto [i, init] : llvm::enumerate(op.getDpsInitsMutable()))
     if (failed(setOutput(node, op->getResult(i),
-                         toAccesses(op.getMatchingIndexingMap(&init)),
+                         getDimAccesses(op.getMatchingIndexingMap(&init)),
                          /*append=*/i > 0)))
       return failure();
   return success();

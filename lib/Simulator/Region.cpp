@@ -3,6 +3,7 @@
 #include "soap/Simulator/Region.h"
 
 #include <cassert>
+#include <cstdlib>
 
 using namespace soap;
 
@@ -105,3 +106,71 @@ std::string soap::validateForTiling(const OpGraph &graph) {
              " are supported";
   return "";
 }
+
+std::vector<Box> soap::exactAccessRegions(const Operand &operand,
+                                          const Tensor &tensor,
+                                          const Box &loops) {
+  Box bbox = accessRegion(operand, tensor, loops);
+  std::vector<std::vector<Range>> perDim;
+  for (int32_t d = 0; d < bbox.rank; ++d) {
+    const DimAccess &access = operand.dims[d];
+    if (access.whole || access.terms.size() <= 1) {
+      perDim.push_back(std::vector<Range>{bbox.dims[d]});
+      continue;
+    }
+    // The innermost term (smallest coefficient) gives contiguous runs when
+    // its coefficient is 1; every other term is enumerated.
+    size_t inner = 0;
+    for (size_t i = 1; i < access.terms.size(); ++i)
+      if (std::abs(access.terms[i].coefficient) <
+          std::abs(access.terms[inner].coefficient))
+        inner = i;
+    const LoopTerm &in = access.terms[inner];
+    bool contiguous = in.coefficient == 1;
+    std::vector<int64_t> bases{access.constant};
+    for (size_t i = 0; i < access.terms.size(); ++i) {
+      if (i == inner && contiguous)
+        continue;
+      const LoopTerm &t = access.terms[i];
+      const Range &r = loops.dims[t.loop];
+      std::vector<int64_t> next;
+      for (int64_t base : bases)
+        for (int64_t v = r.lo; v < r.hi; ++v)
+          next.push_back(base + t.coefficient * v);
+      bases = std::move(next);
+    }
+    const Range &innerRange = loops.dims[in.loop];
+    int64_t extent = tensor.shape[d];
+    std::vector<Range> ranges;
+    for (int64_t base : bases) {
+      Range r = contiguous ? Range{base + innerRange.lo, base + innerRange.hi}
+                         : Range{base, base + 1};
+      r.lo = std::max<int64_t>(r.lo, 0);
+      r.hi = std::min<int64_t>(r.hi, extent);
+      if (r.size() > 0)
+        ranges.push_back(r);
+    }
+    std::sort(ranges.begin(), ranges.end(), [](auto &a, auto &b) { return a.lo < b.lo; });
+    std::vector<Range> merged;
+    for (const Range &r : ranges) {
+      if (!merged.empty() && r.lo <= merged.back().hi)
+        merged.back().hi = std::max(merged.back().hi, r.hi);
+      else
+        merged.push_back(r);
+    }
+    perDim.push_back(merged);
+  }
+  std::vector<Box> boxes{bbox};
+  for (int32_t d = 0; d < bbox.rank; ++d) {
+    std::vector<Box> next;
+    for (const Box &b : boxes)
+      for (const Range &r : perDim[d]) {
+        Box c = b;
+        c.dims[d] = r;
+        next.push_back(c);
+      }
+    boxes = std::move(next);
+  }
+  return boxes;
+}
+

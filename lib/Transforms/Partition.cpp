@@ -57,80 +57,6 @@ static bool covers(const Box &outer, const Box &inner) {
   return true;
 }
 
-/// The exact set of elements `operand` touches when its loops range over
-/// `loops`, as boxes. Region.h's accessRegion gives the bounding box, which is
-/// what a reader needs; an owner must not claim more than it wrote, and a
-/// dimension indexed by several loops (a collapsed reshape, `8*d0 + d1`) is not
-/// a box when a tile covers part of the inner loop.
-static SmallVector<Box, 4> exactRegions(const ::soap::Operand &operand,
-                                        const ::soap::Tensor &tensor,
-                                        const Box &loops) {
-  Box bbox = ::soap::accessRegion(operand, tensor, loops);
-  SmallVector<SmallVector<::soap::Range, 4>> perDim;
-  for (int32_t d = 0; d < bbox.rank; ++d) {
-    const ::soap::DimAccess &access = operand.dims[d];
-    if (access.whole || access.terms.size() <= 1) {
-      perDim.push_back({bbox.dims[d]});
-      continue;
-    }
-    // The innermost term (smallest coefficient) gives contiguous runs when
-    // its coefficient is 1; every other term is enumerated.
-    size_t inner = 0;
-    for (size_t i = 1; i < access.terms.size(); ++i)
-      if (std::abs(access.terms[i].coefficient) <
-          std::abs(access.terms[inner].coefficient))
-        inner = i;
-    const ::soap::LoopTerm &in = access.terms[inner];
-    bool contiguous = in.coefficient == 1;
-    SmallVector<int64_t> bases{access.constant};
-    for (size_t i = 0; i < access.terms.size(); ++i) {
-      if (i == inner && contiguous)
-        continue;
-      const ::soap::LoopTerm &t = access.terms[i];
-      const ::soap::Range &r = loops.dims[t.loop];
-      SmallVector<int64_t> next;
-      for (int64_t base : bases)
-        for (int64_t v = r.lo; v < r.hi; ++v)
-          next.push_back(base + t.coefficient * v);
-      bases = std::move(next);
-    }
-    const ::soap::Range &innerRange = loops.dims[in.loop];
-    int64_t extent = tensor.shape[d];
-    SmallVector<::soap::Range, 4> ranges;
-    for (int64_t base : bases) {
-      ::soap::Range r = contiguous
-                            ? ::soap::Range{base + innerRange.lo,
-                                            base + innerRange.hi}
-                            : ::soap::Range{base, base + 1};
-      r.lo = std::max<int64_t>(r.lo, 0);
-      r.hi = std::min<int64_t>(r.hi, extent);
-      if (r.size() > 0)
-        ranges.push_back(r);
-    }
-    llvm::sort(ranges, [](auto &a, auto &b) { return a.lo < b.lo; });
-    SmallVector<::soap::Range, 4> merged;
-    for (const ::soap::Range &r : ranges) {
-      if (!merged.empty() && r.lo <= merged.back().hi)
-        merged.back().hi = std::max(merged.back().hi, r.hi);
-      else
-        merged.push_back(r);
-    }
-    perDim.push_back(merged);
-  }
-  SmallVector<Box, 4> boxes{bbox};
-  for (int32_t d = 0; d < bbox.rank; ++d) {
-    SmallVector<Box, 4> next;
-    for (const Box &b : boxes)
-      for (const ::soap::Range &r : perDim[d]) {
-        Box c = b;
-        c.dims[d] = r;
-        next.push_back(c);
-      }
-    boxes = std::move(next);
-  }
-  return boxes;
-}
-
 /// The identity of a combiner for `type`'s element type.
 static TypedAttr getIdentity(OpBuilder &b, ReductionKind kind, Type type) {
   if (auto floatType = dyn_cast<FloatType>(type)) {
@@ -463,14 +389,8 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     AffineMap outMap = cast<linalg::LinalgOp>(anchor).getMatchingIndexingMap(
         cast<linalg::LinalgOp>(anchor).getDpsInitOperand(0));
     ::soap::Operand anchorAccess;
-    for (AffineExpr e : outMap.getResults()) {
-      ::soap::DimAccess dim;
-      if (auto d = dyn_cast<AffineDimExpr>(e))
-        dim.terms.push_back({static_cast<int32_t>(d.getPosition()), 1});
-      else
-        dim.whole = true;
+    for (const ::soap::DimAccess &dim : getDimAccesses(outMap))
       anchorAccess.dims.push_back(dim);
-    }
     ::soap::Tensor anchorTensor;
     auto anchorType = cast<RankedTensorType>(anchorOut.getType());
     anchorTensor.shape.assign(anchorType.getShape().begin(),
@@ -535,7 +455,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     Layout layout;
     for (auto &[loops, device] : owned)
       for (const Box &box :
-           exactRegions(out, graph.tensors[out.tensor], loops))
+           ::soap::exactAccessRegions(out, graph.tensors[out.tensor], loops))
         layout.pieces.push_back({box, device});
     layouts[original] = layout;
   }

@@ -121,8 +121,10 @@ void soapc::printSummary(llvm::raw_ostream &os, const SummaryInputs &in) {
   }
   std::vector<std::pair<std::pair<std::string, std::string>, Group>> sorted(
       groups.begin(), groups.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [](auto &a, auto &b) {
-    return a.second.flops > b.second.flops;
+  std::sort(sorted.begin(), sorted.end(), [](auto &a, auto &b) {
+    if (a.second.flops != b.second.flops)
+      return a.second.flops > b.second.flops;
+    return a.first < b.first;
   });
   os << "\n"
      << llvm::formatv("  {0,-26} {1,-16} {2,6} {3,7}  {4}\n", "partitioning",

@@ -73,3 +73,28 @@ TEST(Region, NegativeCoefficientAndWhole) {
   EXPECT_EQ(r.dims[0], (Range{5, 8}));
   EXPECT_EQ(r.dims[1], (Range{0, 4}));
 }
+
+// A collapsed reshape's output dimension 8*d0 + d1: a tile over d0 in [0, 2)
+// and d1 in [0, 4) writes [0, 4) and [8, 12), not their bounding box.
+TEST(Region, ExactRegionsOfACollapsedDimension) {
+  Tensor t;
+  t.shape = {16};
+  Operand op;
+  DimAccess dim;
+  dim.terms = {{0, 8}, {1, 1}};
+  op.dims = {dim};
+  Box loops;
+  loops.rank = 2;
+  loops.dims[0] = {0, 2};
+  loops.dims[1] = {0, 4};
+  EXPECT_EQ(accessRegion(op, t, loops).dims[0], (Range{0, 12}));
+  std::vector<Box> exact = exactAccessRegions(op, t, loops);
+  ASSERT_EQ(exact.size(), 2u);
+  EXPECT_EQ(exact[0].dims[0], (Range{0, 4}));
+  EXPECT_EQ(exact[1].dims[0], (Range{8, 12}));
+  // A full inner loop gives one contiguous box.
+  loops.dims[1] = {0, 8};
+  exact = exactAccessRegions(op, t, loops);
+  ASSERT_EQ(exact.size(), 1u);
+  EXPECT_EQ(exact[0].dims[0], (Range{0, 16}));
+}

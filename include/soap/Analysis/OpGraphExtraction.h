@@ -58,6 +58,11 @@ FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef name = "");
 /// no batch loop), possibly through transposes, broadcasts and reshapes.
 llvm::SmallBitVector getParameterArguments(func::FuncOp func);
 
+/// How each result of an indexing map indexes a tensor dimension, in the op
+/// graph's terms (constant + sum of coefficient x loop, or the whole
+/// dimension when not affine in the loops).
+SmallVector<::soap::DimAccess> getDimAccesses(AffineMap map);
+
 /// Builds the op graph of `func`. Emits a located error (and fails) for what
 /// cannot be represented: dynamic shapes, calls, ops SOAP does not
 /// understand that produce tensors used by partitionable ops.

@@ -112,6 +112,14 @@ Box tileLoopBox(const Node &node, const std::vector<int32_t> &degrees,
 Box accessRegion(const Operand &operand, const Tensor &tensor,
                  const Box &loops);
 
+/// The exact set of elements `operand` touches when its loops range over
+/// `loops`, as disjoint boxes. accessRegion gives the bounding box, which is
+/// what a reader needs; an owner must not claim more than it wrote, and a
+/// dimension indexed by several loops (a collapsed reshape, `8*d0 + d1`) is
+/// not a box when a tile covers part of the inner loop.
+std::vector<Box> exactAccessRegions(const Operand &operand,
+                                    const Tensor &tensor, const Box &loops);
+
 /// Convenience: region of input/output operand `index` of `node` for tile
 /// `tile`.
 Box tileInputRegion(const OpGraph &graph, int32_t node,
