@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "soap/Conversion/LowerToCPU.h"
+#include "soap/Conversion/LowerToCUDA.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 #include "soap/Transforms/Passes.h"
 #include "soap/Transforms/Pipelines.h"
@@ -25,11 +26,13 @@ int main(int argc, char **argv) {
   mlir::registerAllExtensions(registry);
   registry.insert<mlir::soap::SOAPDialect>();
   mlir::soap::registerLowerToCPUDependencies(registry);
+  mlir::soap::registerLowerToCUDADependencies(registry);
 
   mlir::registerAllPasses();
   mlir::soap::registerSOAPPasses();
   mlir::soap::registerSOAPPipelines();
   mlir::soap::registerLowerToCPUPasses();
+  mlir::soap::registerLowerToCUDAPasses();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "SOAP optimizer driver\n", registry));

@@ -4,15 +4,18 @@
 //       [--strategy=search|data-parallel|expert|random|single|FILE.json]
 //       [--search-budget=SECONDS] [--seed=N] [--batch=N] [--entry=NAME]
 //       [--strategy-out=FILE.json] [--report=FILE.json] [--trace=FILE.json]
-//       [--emit=none|mlir|partitioned|llvm|obj|exe] [--target=cpu]
-//       [--mcpu=host|generic|NAME] [-o OUT]
+//       [--emit=none|mlir|partitioned|llvm|ptx|obj|exe] [--target=cpu|cuda]
+//       [--mcpu=host|generic|NAME] [--allow-tf32] [--cuda-chip=sm_90]
+//       [--cuda-format=ptx|cubin|fatbin] [-o OUT]
 // soapc --list-machines
 //
 // Imports the model, extracts its op graph, finds (or takes) a strategy,
 // simulates it, prints a summary, and writes what was asked for. With
 // --emit=obj|exe it applies the strategy (soap-partition), lowers the SPMD
-// program for the CPU (soap-lower-to-cpu) and writes an object file, or an
-// executable linked with libsoaprt and MPI (run it as mpirun -np N OUT).
+// program for the CPU (soap-lower-to-cpu) or for NVIDIA GPUs
+// (soap-lower-to-cuda: cuBLAS, cuDNN, generated PTX kernels, NCCL) and writes
+// an object file, or an executable linked with libsoaprt (libsoaprt_cuda)
+// and MPI (run it as mpirun -np N OUT).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,7 @@
 
 #include "soap/Analysis/OpGraphExtraction.h"
 #include "soap/Conversion/LowerToCPU.h"
+#include "soap/Conversion/LowerToCUDA.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 #include "soap/Simulator/CostModel.h"
 #include "soap/Simulator/Machine.h"
@@ -115,12 +119,28 @@ static cl::opt<std::string> emit(
     "emit",
     cl::desc("What to write to -o: none | mlir (the model annotated with the "
              "strategy) | partitioned (the SPMD program) | llvm (lowered to "
-             "the LLVM dialect) | obj (object file) | exe (executable linked "
-             "with libsoaprt and MPI)"),
+             "the LLVM dialect) | ptx (the kernels' PTX, --target=cuda) | obj "
+             "(object file) | exe (executable linked with libsoaprt and MPI)"),
     cl::init("none"), cl::cat(soapcCategory));
-static cl::opt<std::string> target("target",
-                                   cl::desc("Code generation target: cpu"),
-                                   cl::init("cpu"), cl::cat(soapcCategory));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Code generation target: cpu (loops, MPI) or cuda (one "
+                    "GPU per rank: cuBLAS, cuDNN, generated kernels, NCCL)"),
+           cl::init("cpu"), cl::cat(soapcCategory));
+static cl::opt<bool> allowTF32(
+    "allow-tf32",
+    cl::desc("--target=cuda: let cuBLAS and cuDNN use TF32 tensor cores for "
+             "fp32 (default: strict fp32)"),
+    cl::cat(soapcCategory));
+static cl::opt<std::string>
+    cudaChip("cuda-chip", cl::desc("--target=cuda: GPU architecture"),
+             cl::init("sm_90"), cl::cat(soapcCategory));
+static cl::opt<std::string> cudaFormat(
+    "cuda-format",
+    cl::desc("--target=cuda: how kernels are embedded: ptx (JIT-compiled by "
+             "the driver at start-up), cubin or fatbin (compiled by ptxas "
+             "now: needs the CUDA toolkit)"),
+    cl::init("ptx"), cl::cat(soapcCategory));
 static cl::opt<std::string>
     mcpu("mcpu",
          cl::desc("CPU to generate code for: host (default), generic or an "
@@ -163,6 +183,12 @@ static bool writeFile(StringRef path, StringRef contents) {
 #ifndef SOAP_LINKER
 #define SOAP_LINKER "cc"
 #endif
+#ifndef SOAP_CUDA_TOOLKIT
+#define SOAP_CUDA_TOOLKIT ""
+#endif
+#ifndef SOAP_CUDA_LINK_ARGS
+#define SOAP_CUDA_LINK_ARGS ""
+#endif
 
 /// Applies the strategy (soap-partition) and, past --emit=partitioned,
 /// lowers for the CPU and writes the object file or executable.
@@ -172,13 +198,27 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
   mlir::soap::PartitionOptions partitionOptions;
   partitionOptions.entry = entryName.str();
   pm.addPass(mlir::soap::createPartition(partitionOptions));
-  if (emit != "partitioned") {
+  if (emit != "partitioned" && target == "cpu") {
     mlir::soap::LowerToCPUOptions lowerOptions;
     lowerOptions.entry = entryName.str();
     mlir::soap::buildLowerToCPUPipeline(pm, lowerOptions);
+  } else if (emit != "partitioned") {
+    mlir::soap::LowerToCUDAOptions lowerOptions;
+    lowerOptions.entry = entryName.str();
+    lowerOptions.chip = cudaChip;
+    lowerOptions.allowTF32 = allowTF32;
+    lowerOptions.format = cudaFormat == "ptx"     ? "isa"
+                          : cudaFormat == "cubin" ? "bin"
+                                                  : "fatbin";
+    lowerOptions.toolkit = SOAP_CUDA_TOOLKIT;
+    mlir::soap::buildLowerToCUDAPipeline(pm, lowerOptions);
   }
   if (failed(pm.run(module)))
     return failure();
+  if (emit == "ptx") {
+    std::string ptx = mlir::soap::collectPTX(module);
+    return success(writeFile(outputFile, ptx));
+  }
   if (emit != "obj" && emit != "exe")
     return success();
 
@@ -216,15 +256,20 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
   }
   std::string runtimeDir = SOAP_RUNTIME_DIR;
   std::string mainLib = runtimeDir + "/libsoaprt_main.a";
-  std::string rtLib = runtimeDir + "/libsoaprt.a";
+  std::string rtLib = runtimeDir +
+                      (target == "cuda" ? "/libsoaprt_cuda.a" : "/libsoaprt.a");
   for (const std::string &lib : {mainLib, rtLib})
     if (!llvm::sys::fs::exists(lib)) {
       fail("cannot find the runtime library '" + lib + "'");
       return failure();
     }
-  SmallVector<StringRef> args = {*linkerPath, objectPath, mainLib,
-                                 rtLib,       "-lm",      "-o",
-                                 outputFile};
+  SmallVector<StringRef> args = {*linkerPath, objectPath, mainLib, rtLib};
+  // The CUDA libraries (cudart, cuBLAS, cuDNN, NCCL), '|'-separated.
+  SmallVector<StringRef> cudaArgs;
+  if (target == "cuda")
+    StringRef(SOAP_CUDA_LINK_ARGS).split(cudaArgs, '|', -1, false);
+  args.append(cudaArgs.begin(), cudaArgs.end());
+  args.append({"-lm", "-o", outputFile});
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(*linkerPath, args, std::nullopt, {}, 0,
                                      0, &message);
@@ -255,16 +300,29 @@ int main(int argc, char **argv) {
   }
   if (inputFile.empty())
     return fail("no model given (usage: soapc MODEL.mlir --machine=PRESET)");
-  if (!llvm::is_contained({"none", "mlir", "partitioned", "llvm", "obj", "exe"},
-                          StringRef(emit)))
+  if (!llvm::is_contained(
+          {"none", "mlir", "partitioned", "llvm", "ptx", "obj", "exe"},
+          StringRef(emit)))
     return fail("unknown --emit='" + emit +
-                "' (expected none, mlir, partitioned, llvm, obj or exe)");
+                "' (expected none, mlir, partitioned, llvm, ptx, obj or exe)");
   bool codegen = emit != "none" && emit != "mlir";
   if (target != "cpu" && target != "cuda")
     return fail("unknown --target='" + target + "' (expected cpu or cuda)");
-  if (codegen && target != "cpu")
-    return fail("--target=" + target +
-                " cannot generate code yet (only --target=cpu can)");
+  if (emit == "ptx" && (target != "cuda" || cudaFormat != "ptx"))
+    return fail("--emit=ptx needs --target=cuda and --cuda-format=ptx");
+  if (!llvm::is_contained({"ptx", "cubin", "fatbin"}, StringRef(cudaFormat)))
+    return fail("unknown --cuda-format='" + cudaFormat +
+                "' (expected ptx, cubin or fatbin)");
+  if (target == "cuda" && cudaFormat != "ptx" &&
+      StringRef(SOAP_CUDA_TOOLKIT).empty())
+    return fail("--cuda-format=" + cudaFormat +
+                " needs ptxas, and this soapc was built without a CUDA "
+                "toolkit (use --cuda-format=ptx)");
+  if (target == "cuda" && emit == "exe" &&
+      StringRef(SOAP_CUDA_LINK_ARGS).empty())
+    return fail("--target=cuda --emit=exe needs libsoaprt_cuda, and this "
+                "soapc was built without the CUDA toolkit, cuDNN and NCCL "
+                "(--emit=obj works)");
   if (codegen && outputFile == "-" && (emit == "obj" || emit == "exe"))
     return fail("--emit=" + emit + " needs an output file (-o OUT)");
   if (!strategyIn.empty()) {
@@ -314,6 +372,7 @@ int main(int argc, char **argv) {
   registerAllExtensions(registry);
   registry.insert<mlir::soap::SOAPDialect>();
   mlir::soap::registerLowerToCPUDependencies(registry);
+  mlir::soap::registerLowerToCUDADependencies(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;

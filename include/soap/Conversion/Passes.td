@@ -1,0 +1,104 @@
+//===- Passes.td - SOAP conversion passes ------------------*- tablegen -*-===//
+//
+// The passes of soap-lower-to-cuda (LowerToCUDA.h has the whole pipeline).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAP_CONVERSION_PASSES_TD
+#define SOAP_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CUDAFuseElementwise : Pass<"soap-cuda-fuse-elementwise"> {
+  let summary = "Fuse each elementwise group into one linalg op (one kernel)";
+  let description = [{
+    Runs upstream linalg elementwise fusion on tensors, so that a chain of
+    elementwise ops (bias add, activation, normalization arithmetic) becomes
+    one `linalg.generic`, which the CUDA lowering turns into one kernel.
+    Producers are never fused into contractions or convolutions: those stay
+    recognizable for cuBLAS and cuDNN.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def CUDALibraryCalls : Pass<"soap-cuda-library-calls", "ModuleOp"> {
+  let summary = "Turn matmul-like and convolution ops on buffers into "
+                "cuBLAS / cuDNN calls of libsoaprt";
+  let description = [{
+    On bufferized code: every f32 contraction with one M, one N, one K and at
+    most one batch dimension (linalg.matmul, linalg.batch_matmul, transposed
+    variants, generics whose body is a multiply-add) becomes a call of
+    `soaprt_cuda_matmul_f32` on rank-2/3 strided views of its operands in
+    (batch, M, K) / (batch, K, N) / (batch, M, N) order (memref.transpose,
+    no copies); every f32 `linalg.conv_2d_nchw_fchw` becomes a call of
+    `soaprt_cuda_conv2d_f32` with its strides and dilations. Both accumulate
+    into the output, as the linalg ops do. The op's name (soap.name, or its
+    kind and location) travels as a string for error messages. Anything else
+    is left for generated kernels.
+  }];
+  let options = [
+    Option<"allowTF32", "allow-tf32", "bool", /*default=*/"false",
+           "Let cuBLAS and cuDNN use TF32 tensor cores for fp32">,
+  ];
+  let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect",
+                           "LLVM::LLVMDialect", "arith::ArithDialect"];
+}
+
+def CUDALoopOrder : Pass<"soap-cuda-loop-order", "func::FuncOp"> {
+  let summary = "Put every linalg op's parallel loops outside its reduction "
+                "loops";
+  let description = [{
+    Interchanges the loops of linalg ops so that all parallel loops come
+    first (in their order) and the reduction loops last: the parallel loops
+    become the kernel's threads and each thread runs the reductions of its
+    output element in the original order.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def CUDAMapLoops : Pass<"soap-cuda-map-loops", "func::FuncOp"> {
+  let summary = "Map each outermost scf.parallel nest onto a 1-D grid of "
+                "thread blocks";
+  let description = [{
+    Collapses every outermost `scf.parallel` into one dimension, tiles it by
+    the block size and maps the tiles to blocks (x) and the elements to
+    threads (x); nested parallel loops run sequentially in their thread.
+    `convert-parallel-loops-to-gpu` then makes one `gpu.launch` per nest.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">,
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "affine::AffineDialect", "arith::ArithDialect"];
+}
+
+def CUDACopies : Pass<"soap-cuda-copies", "func::FuncOp"> {
+  let summary = "Turn memref.copy into linalg.copy (a generated kernel)";
+  let description = [{
+    Copies between device buffers must run on the GPU: each `memref.copy`
+    becomes a `linalg.copy`, which later becomes a kernel.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def CUDADeviceMemory : Pass<"soap-cuda-device-memory", "ModuleOp"> {
+  let summary = "Place buffers in device memory and check that the host "
+                "never touches them";
+  let description = [{
+    After the kernels are outlined: buffers live in device memory.
+    `memref.alloc` and `memref.dealloc` stay, and reach libsoaprt's
+    stream-ordered device allocator (`_mlir_memref_to_llvm_alloc` / `_free`,
+    finalize-memref-to-llvm with generic functions); the few allocations only
+    the host reads and frees in the same block (bookkeeping of the
+    deallocation helpers) become stack allocations. `memref.get_global` of
+    the entry's inputs outside `soap_setup` becomes the input's device copy
+    (`soaprt_cuda_input`), of any other constant its device copy
+    (`soaprt_cuda_constant`, uploaded once). Host code that loads or stores
+    a device buffer is an error.
+  }];
+  let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect",
+                           "LLVM::LLVMDialect", "arith::ArithDialect"];
+}
+
+#endif // SOAP_CONVERSION_PASSES_TD

@@ -1,0 +1,194 @@
+//===- CUDAKernels.cpp - linalg ops -> generated GPU kernels --------------===//
+//
+// The passes that shape linalg ops into kernels before upstream's
+// convert-parallel-loops-to-gpu: elementwise fusion (one kernel per group),
+// memref.copy as linalg.copy, parallel loops outermost, and the mapping of
+// each loop nest onto a 1-D grid of thread blocks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "soap/Conversion/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace soap {
+#define GEN_PASS_DEF_CUDAFUSEELEMENTWISE
+#define GEN_PASS_DEF_CUDACOPIES
+#define GEN_PASS_DEF_CUDALOOPORDER
+#define GEN_PASS_DEF_CUDAMAPLOOPS
+#include "soap/Conversion/Passes.h.inc"
+} // namespace soap
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// soap-cuda-fuse-elementwise
+//===----------------------------------------------------------------------===//
+
+/// Ops that go to cuBLAS / cuDNN: nothing may be fused into them.
+static bool isLibraryOp(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  return linalgOp && (linalg::isaContractionOpInterface(linalgOp) ||
+                      linalg::isaConvolutionOpInterface(linalgOp));
+}
+
+struct CUDAFuseElementwise
+    : public soap::impl::CUDAFuseElementwiseBase<CUDAFuseElementwise> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [](OpOperand *fused) {
+          Operation *producer = fused->get().getDefiningOp();
+          Operation *consumer = fused->getOwner();
+          // Only one kernel may compute a value used more than once,
+          // otherwise fusion duplicates the producer's work.
+          return producer && producer->hasOneUse() &&
+                 !isLibraryOp(consumer);
+        });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// soap-cuda-copies
+//===----------------------------------------------------------------------===//
+
+struct CUDACopies : public soap::impl::CUDACopiesBase<CUDACopies> {
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp op) { copies.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      linalg::CopyOp::create(rewriter, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      rewriter.eraseOp(copy);
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// soap-cuda-loop-order
+//===----------------------------------------------------------------------===//
+
+struct CUDALoopOrder : public soap::impl::CUDALoopOrderBase<CUDALoopOrder> {
+  /// Parallel loops first, then the reductions; empty if already so.
+  static SmallVector<unsigned> desiredOrder(linalg::LinalgOp op) {
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<unsigned> order;
+    for (auto [i, kind] : llvm::enumerate(iterators))
+      if (kind == utils::IteratorType::parallel)
+        order.push_back(i);
+    for (auto [i, kind] : llvm::enumerate(iterators))
+      if (kind != utils::IteratorType::parallel)
+        order.push_back(i);
+    for (auto [i, d] : llvm::enumerate(order))
+      if (d != i)
+        return order;
+    return {};
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (!desiredOrder(op).empty())
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops) {
+      SmallVector<unsigned> order = desiredOrder(op);
+      rewriter.setInsertionPoint(op);
+      auto generic = dyn_cast<linalg::GenericOp>(*op);
+      if (!generic) {
+        FailureOr<linalg::GenericOp> generalized =
+            linalg::generalizeNamedOp(rewriter, op);
+        if (failed(generalized))
+          continue;
+        generic = *generalized;
+      }
+      (void)linalg::interchangeGenericOp(rewriter, generic, order);
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// soap-cuda-map-loops
+//===----------------------------------------------------------------------===//
+
+struct CUDAMapLoops : public soap::impl::CUDAMapLoopsBase<CUDAMapLoops> {
+  using CUDAMapLoopsBase::CUDAMapLoopsBase;
+
+  static gpu::ParallelLoopDimMappingAttr mapTo(MLIRContext *ctx,
+                                               gpu::Processor processor) {
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
+    return gpu::ParallelLoopDimMappingAttr::get(ctx, processor, identity,
+                                                identity);
+  }
+
+  LogicalResult mapNest(scf::ParallelOp loop) {
+    MLIRContext *ctx = &getContext();
+    IRRewriter rewriter(ctx);
+    if (loop.getNumLoops() > 1) {
+      std::vector<unsigned> all;
+      for (unsigned i = 0; i < loop.getNumLoops(); ++i)
+        all.push_back(i);
+      // The collapsed loop replaces `loop` right before its successor.
+      Operation *next = loop->getNextNode();
+      rewriter.setInsertionPoint(loop);
+      collapseParallelLoops(rewriter, loop, {all});
+      loop = dyn_cast_or_null<scf::ParallelOp>(next->getPrevNode());
+      if (!loop || loop.getNumLoops() != 1)
+        return failure();
+    }
+    auto [blocks, threads] =
+        scf::tileParallelLoop(loop, {blockSize}, /*noMinMaxBounds=*/true);
+    if (failed(gpu::setMappingAttr(blocks,
+                                   {mapTo(ctx, gpu::Processor::BlockX)})) ||
+        failed(gpu::setMappingAttr(threads,
+                                   {mapTo(ctx, gpu::Processor::ThreadX)})))
+      return failure();
+    // Parallel loops inside a thread run sequentially.
+    threads.getBody()->walk([&](scf::ParallelOp inner) {
+      SmallVector<gpu::ParallelLoopDimMappingAttr> seq(
+          inner.getNumLoops(), mapTo(ctx, gpu::Processor::Sequential));
+      (void)gpu::setMappingAttr(inner, seq);
+    });
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (blockSize <= 0 || blockSize > 1024) {
+      getOperation().emitError()
+          << "soap-cuda-map-loops: block size " << blockSize
+          << " is not in 1..1024";
+      return signalPassFailure();
+    }
+    SmallVector<scf::ParallelOp> nests;
+    getOperation().walk([&](scf::ParallelOp loop) {
+      if (!loop->getParentOfType<scf::ParallelOp>() &&
+          !loop->hasAttr(gpu::getMappingAttrName()))
+        nests.push_back(loop);
+    });
+    for (scf::ParallelOp loop : nests)
+      if (failed(mapNest(loop))) {
+        loop.emitError("soap-cuda-map-loops: cannot map this loop nest onto "
+                       "GPU blocks and threads");
+        return signalPassFailure();
+      }
+  }
+};
+
+} // namespace

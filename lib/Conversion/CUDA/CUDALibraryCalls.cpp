@@ -1,0 +1,198 @@
+//===- CUDALibraryCalls.cpp - matmuls -> cuBLAS, convolutions -> cuDNN ----===//
+//
+// soap-cuda-library-calls: on bufferized code, linalg ops that a vendor
+// library does best become calls of libsoaprt's CUDA back end
+// (include/soap/Runtime/soaprt_cuda.h):
+//
+//   contraction (1 batch?, 1 M, 1 N, 1 K)  -> soaprt_cuda_matmul_f32(A, B, C)
+//   linalg.conv_2d_nchw_fchw                -> soaprt_cuda_conv2d_f32(X, W, Y)
+//
+// Operands are passed as strided views (memref.transpose puts a matmul's
+// operands in (batch, M, K) / (batch, K, N) / (batch, M, N) order without
+// copying); the runtime picks cuBLAS's transpose flags and leading dimensions
+// from the strides.
+//
+//===----------------------------------------------------------------------===//
+
+#include "soap/Conversion/Passes.h"
+
+#include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
+#include "soap/Runtime/soaprt_cuda.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir {
+namespace soap {
+#define GEN_PASS_DEF_CUDALIBRARYCALLS
+#include "soap/Conversion/Passes.h.inc"
+} // namespace soap
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// `type` with its dimensions permuted (result dim r = source dim perm[r]).
+static MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return {};
+  SmallVector<int64_t> newSizes, newStrides;
+  for (unsigned d : perm) {
+    newSizes.push_back(type.getDimSize(d));
+    newStrides.push_back(strides[d]);
+  }
+  auto layout = StridedLayoutAttr::get(type.getContext(), offset, newStrides);
+  return MemRefType::get(newSizes, type.getElementType(), layout,
+                         type.getMemorySpace());
+}
+
+/// A view of `value` whose dims are `order` (loop dims) given that dim r of
+/// `value` is loop dim `map.getResult(r)`; null if the map does not allow it.
+static Value orderedView(OpBuilder &b, Location loc, Value value,
+                         AffineMap map, ArrayRef<unsigned> order) {
+  if (map.getNumResults() != order.size())
+    return {};
+  SmallVector<unsigned> perm;
+  for (unsigned loopDim : order) {
+    std::optional<unsigned> pos =
+        map.getResultPosition(getAffineDimExpr(loopDim, b.getContext()));
+    if (!pos)
+      return {};
+    perm.push_back(*pos);
+  }
+  if (llvm::equal(perm, llvm::seq<unsigned>(0, perm.size())))
+    return value;
+  MemRefType type = permutedType(cast<MemRefType>(value.getType()), perm);
+  if (!type)
+    return {};
+  SmallVector<unsigned> permCopy(perm);
+  AffineMap permutation =
+      AffineMap::getPermutationMap(permCopy, b.getContext());
+  return memref::TransposeOp::create(b, loc, type, value,
+                                     AffineMapAttr::get(permutation));
+}
+
+static bool isF32Buffer(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.getElementType().isF32() && type.hasStaticShape();
+}
+
+struct CUDALibraryCalls
+    : public soap::impl::CUDALibraryCallsBase<CUDALibraryCalls> {
+  using CUDALibraryCallsBase::CUDALibraryCallsBase;
+
+  unsigned numNames = 0;
+
+  /// A pointer to a global string naming `op` for the runtime's messages.
+  Value opName(OpBuilder &b, Operation *op) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << op->getName();
+    if (auto name = op->getAttrOfType<StringAttr>("soap.name"))
+      os << " '" << name.getValue() << "'";
+    os << " at ";
+    op->getLoc().print(os);
+    return LLVM::createGlobalString(
+        op->getLoc(), b, "__soap_op_name_" + std::to_string(numNames++), text,
+        LLVM::Linkage::Internal);
+  }
+
+  Value toUnranked(OpBuilder &b, Location loc, Value v) {
+    auto type = cast<MemRefType>(v.getType());
+    auto unranked =
+        UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace());
+    return memref::CastOp::create(b, loc, unranked, v);
+  }
+
+  void call(OpBuilder &b, Operation *op, StringRef name,
+            ArrayRef<Value> buffers, ArrayRef<int64_t> scalars) {
+    Location loc = op->getLoc();
+    auto module = op->getParentOfType<ModuleOp>();
+    SmallVector<Value> args;
+    SmallVector<Type> types;
+    for (Value buffer : buffers)
+      args.push_back(toUnranked(b, loc, buffer));
+    for (int64_t s : scalars)
+      args.push_back(arith::ConstantIntOp::create(b, loc, s, 64));
+    int64_t flags = allowTF32 ? SOAPRT_CUDA_ALLOW_TF32 : 0;
+    args.push_back(arith::ConstantIntOp::create(b, loc, flags, 64));
+    args.push_back(opName(b, op));
+    for (Value a : args)
+      types.push_back(a.getType());
+    func::FuncOp callee = soap::getOrInsertRuntimeFunction(
+        b, module, name, b.getFunctionType(types, {}), /*cInterface=*/true);
+    func::CallOp::create(b, loc, callee, args);
+  }
+
+  /// C[b] += A[b] x B[b] as a cuBLAS call, if `op` is such a contraction.
+  LogicalResult lowerContraction(linalg::LinalgOp op) {
+    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+        !linalg::isaContractionOpInterface(op))
+      return failure();
+    FailureOr<linalg::ContractionDimensions> dims =
+        linalg::inferContractionDims(op);
+    if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+        dims->k.size() != 1 || dims->batch.size() > 1)
+      return failure();
+    Value a = op.getDpsInputOperand(0)->get();
+    Value b = op.getDpsInputOperand(1)->get();
+    Value c = op.getDpsInitOperand(0)->get();
+    if (!isF32Buffer(a) || !isF32Buffer(b) || !isF32Buffer(c))
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
+    auto order = [&](unsigned x, unsigned y) {
+      SmallVector<unsigned> o(batch);
+      o.push_back(x);
+      o.push_back(y);
+      return o;
+    };
+    unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    Value va = orderedView(builder, loc, a, maps[0], order(m, k));
+    Value vb = orderedView(builder, loc, b, maps[1], order(k, n));
+    Value vc = orderedView(builder, loc, c, maps[2], order(m, n));
+    if (!va || !vb || !vc)
+      return failure();
+    call(builder, op, "soaprt_cuda_matmul_f32", {va, vb, vc}, {});
+    op->erase();
+    return success();
+  }
+
+  /// Y += conv(X, W) as a cuDNN call.
+  LogicalResult lowerConvolution(linalg::Conv2DNchwFchwOp op) {
+    Value x = op.getDpsInputOperand(0)->get();
+    Value w = op.getDpsInputOperand(1)->get();
+    Value y = op.getDpsInitOperand(0)->get();
+    if (!isF32Buffer(x) || !isF32Buffer(w) || !isF32Buffer(y))
+      return failure();
+    SmallVector<int64_t> strides(op.getStrides().getValues<int64_t>());
+    SmallVector<int64_t> dilations(op.getDilations().getValues<int64_t>());
+    OpBuilder builder(op);
+    call(builder, op, "soaprt_cuda_conv2d_f32", {x, w, y},
+         {strides[0], strides[1], dilations[0], dilations[1]});
+    op->erase();
+    return success();
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureBufferSemantics())
+        ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
+        (void)lowerConvolution(conv);
+      else
+        (void)lowerContraction(op);
+    }
+  }
+};
+
+} // namespace
