@@ -1,0 +1,491 @@
+#!/usr/bin/env bash
+# The GPU check: run on the GPU machine, from the repository root, with the
+# bundle that scripts/gpu-bundle.sh built on the CPU machine (no MLIR, no
+# SOAP build and nothing to install there).
+#
+#   bash scripts/gpu-check.sh
+#
+# 1. Prints the GPU (nvidia-smi -L), driver, CUDA, cuBLAS/cuDNN/NCCL/MPI
+#    versions and whether the CUDA executables find their shared libraries.
+# 2. Differential check: runs every bundled CUDA executable (diff/NAME/
+#    cuda-fp32, cuda-tf32) on the same inputs as the CPU reference results
+#    computed at bundle time, and compares every result with
+#    soap-npy-compare: relative error max|a-b|/max|a| <= RTOL_FP32 (1e-4:
+#    strict fp32 sums in another order than the CPU) or RTOL_TF32 (2e-2:
+#    TF32 tensor cores round the inputs of products to 10-bit mantissas).
+#    Prints PASS/FAIL per model and precision with the measured error. After
+#    a failed run it reruns once with SOAPRT_CUDA_SYNC=1, which makes the
+#    runtime name the op that faulted.
+# 3. Timing: each time/MODEL-bBATCH-PREC executable with --iterations=ITERS;
+#    the median of the iterations after the first WARMUP. Then
+#    benchmarks/pytorch_reference.py times the same torchvision models
+#    (forward in eval mode under no_grad, strict fp32 and TF32, and a
+#    training step as an extra column).
+# 4. Prints the tables (markdown) and writes them to $OUT/gpu-table.md, the
+#    whole output to $OUT/gpu-check.log and the numbers to
+#    $OUT/gpu-results.json when OUT is set.
+# Every step runs under `timeout`, within a total budget, so that a hang
+# cannot eat the run; missing pieces (no CUDA executables in the bundle, no
+# torch) are reported and skipped. Exit status: 1 if a differential check
+# failed (mismatch, crash or timeout), 2 if none could run (e.g. the bundle
+# has no CUDA executables), 0 otherwise.
+#
+# Environment: BUNDLE (default gpu-bundle/ in the repo), OUT, ITERS (default
+# 20), WARMUP (default 5), RTOL_FP32, RTOL_TF32, BUDGET (seconds for the
+# whole check, default 480), DIFF_TIMEOUT (per run, default 120),
+# TIME_TIMEOUT (per run, default 120), TORCH_TIMEOUT (per PyTorch process,
+# default 240), TORCH=0 (skip PyTorch), TORCH_TRAIN=0 (skip its training
+# step), PYTHON (default python3), TORCH_DEVICE (default cuda; cpu for a dry
+# run of the PyTorch step without a GPU), ONLY (regular expression: only the models whose name matches),
+# MPIRUN (launcher, default "mpirun -np 1 --oversubscribe --bind-to none";
+# "none" runs the executables directly), FAKE_CUDA=1 (test the harness on a
+# machine without CUDA executables: run diff/NAME/cpu where a CUDA one is
+# missing), KEEP=1 (keep the work folder).
+# No `set -e` / `set -u`: one failing step must not end the run before the
+# tables are printed.
+set -o pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 2
+BUNDLE=${BUNDLE:-$ROOT/gpu-bundle}
+ITERS=${ITERS:-20} WARMUP=${WARMUP:-5}
+RTOL_FP32=${RTOL_FP32:-1e-4} RTOL_TF32=${RTOL_TF32:-2e-2}
+BUDGET=${BUDGET:-480}
+DIFF_TIMEOUT=${DIFF_TIMEOUT:-120} TIME_TIMEOUT=${TIME_TIMEOUT:-120}
+TORCH_TIMEOUT=${TORCH_TIMEOUT:-240}
+TORCH=${TORCH:-1} TORCH_TRAIN=${TORCH_TRAIN:-1}
+PYTHON=${PYTHON:-python3} TORCH_DEVICE=${TORCH_DEVICE:-cuda}
+ONLY=${ONLY:-}
+FAKE_CUDA=${FAKE_CUDA:-0}
+[ "$WARMUP" -ge "$ITERS" ] && WARMUP=$((ITERS - 1))
+# Time kept back for the later steps while an earlier one runs.
+RESERVE_TIME=60 RESERVE_TORCH=150
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-gpu-check.XXXXXX")
+if [ -n "${OUT:-}" ]; then
+  mkdir -p "$OUT"
+  LOG=$OUT/gpu-check.log
+else
+  LOG=$WORK/gpu-check.log
+fi
+exec > >(tee "$LOG") 2>&1
+TEE_PID=$!
+# shellcheck disable=SC2317
+cleanup() {
+  [ "${KEEP:-0}" = 1 ] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+section() { printf '\n=== %s (%d s) ===\n' "$1" "$SECONDS"; }
+# Seconds left for a step that must leave `reserve` for later steps.
+left() { echo $((BUDGET - SECONDS - ${1:-0})); }
+# The timeout of a step: its own limit, or less if the budget says so.
+limit() {
+  local t=$1 l
+  l=$(left "${2:-0}")
+  [ "$l" -lt "$t" ] && t=$l
+  echo "$t"
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# A log without mpirun's banner about a failed rank.
+strip_mpi() { grep -v -E -e '^-{20,}' -e 'mpirun (detected|noticed)' -e 'Process name:|Exit code:|Primary job|Per user-direction|the job to be terminated|The first process to do so' -e '^[[:space:]]*$'; }
+# The executable at bundle path REL (unpacked if it was gzipped), or REL
+# itself when there is none.
+exe_of() {
+  if [ -x "$WORK/exe/$1" ]; then echo "$WORK/exe/$1"; else echo "$BUNDLE/$1"; fi
+}
+selected() { [ -z "$ONLY" ] || [[ "$1" =~ $ONLY ]]; }
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# One rank on one machine: shared memory and self only, so that Open MPI does
+# not probe InfiniBand/UCX (slow start-up, warnings) on a GPU server.
+export OMPI_MCA_pml=${OMPI_MCA_pml:-ob1} OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+if [ -n "${MPIRUN:-}" ]; then
+  read -r -a LAUNCH <<< "$MPIRUN"
+else
+  LAUNCH=(mpirun -np 1 --oversubscribe --bind-to none)
+fi
+[ "${LAUNCH[0]}" = none ] && LAUNCH=()
+# run_exe SECONDS LOGFILE EXE ARGS...: the executable under the launcher.
+run_exe() {
+  local t=$1 log=$2
+  shift 2
+  timeout -k 10 "$t" "${LAUNCH[@]}" "$@" < /dev/null > "$log" 2>&1
+}
+
+echo "gpu-check: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), repo $(git rev-parse --short HEAD 2>/dev/null || echo '?'), bundle $BUNDLE, budget $BUDGET s"
+
+# ---------------------------------------------------------------- 1. system
+section "GPU, driver, libraries"
+if command -v nvidia-smi > /dev/null; then
+  timeout 30 nvidia-smi -L
+  timeout 30 nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total,memory.used,utilization.gpu,clocks.max.sm,power.limit --format=csv
+  timeout 30 nvidia-smi | grep -m1 -o 'CUDA Version: *[0-9.]*' || true
+  busy=$(timeout 30 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>/dev/null)
+  [ -n "$busy" ] && echo "gpu-check: WARNING: the GPU is in use (timings suffer):" && echo "$busy"
+else
+  echo "nvidia-smi: not found (no NVIDIA driver on this machine)"
+fi
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; $(grep PRETTY_NAME /etc/os-release 2>/dev/null | cut -d'"' -f2); glibc $(ldd --version 2>/dev/null | head -1 | awk '{print $NF}')"
+echo "libraries in the loader path:"
+for lib in libcuda.so libcudart.so libcublas.so libcublasLt.so libcudnn.so libnccl.so libnvrtc.so libmpi.so; do
+  paths=$(ldconfig -p 2>/dev/null | awk -v l="$lib" '$1 ~ "^"l {print $NF}' | sort -u)
+  if [ -z "$paths" ]; then
+    echo "  $lib: not found"
+  else
+    for p in $paths; do echo "  $lib: $(readlink -f "$p")"; done | sort -u | head -3
+  fi
+done
+if command -v dpkg-query > /dev/null; then
+  echo "packages:"
+  dpkg-query -W -f='${Package} ${Version}\n' 2>/dev/null |
+    grep -E '^(libcudnn|cudnn|libnccl|libcublas|cuda-runtime|cuda-cudart|cuda-toolkit-[0-9]|nvidia-driver|libnvidia-compute|openmpi-bin|libopenmpi)' |
+    sed 's/^/  /' | head -20
+fi
+echo "mpirun: $(mpirun --version 2>/dev/null | head -1 || echo 'not found')"
+if [ ! -f "$BUNDLE/manifest.tsv" ]; then
+  echo "gpu-check: no bundle at $BUNDLE (build it with scripts/gpu-bundle.sh and carry it)"
+  HAVE_BUNDLE=0
+else
+  HAVE_BUNDLE=1
+  echo "bundle:"
+  awk -F'\t' '$1 == "meta" { printf "  %s: %s\n", $2, $3 }' "$BUNDLE/manifest.tsv"
+  if awk -F'\t' '$1 == "meta" && $2 == "fake" && $3 == 1 { f = 1 } END { exit !f }' "$BUNDLE/manifest.tsv"; then
+    echo "  *** FAKE bundle: the 'CUDA' executables are CPU builds (harness test only) ***"
+  fi
+  # Executables stored gzipped: unpacked into the work folder.
+  mapfile -t packed < <(cd "$BUNDLE" && find diff time -type f -name '*.gz' 2>/dev/null | sort)
+  for f in "${packed[@]}"; do
+    mkdir -p "$WORK/exe/$(dirname "$f")"
+    gunzip -c "$BUNDLE/$f" > "$WORK/exe/${f%.gz}" && chmod +x "$WORK/exe/${f%.gz}"
+  done
+  [ "${#packed[@]}" -gt 0 ] && echo "unpacked ${#packed[@]} gzipped executable(s)"
+  # Shared libraries of the CUDA executables.
+  mapfile -t cuda_exes < <(find "$BUNDLE/diff" "$BUNDLE/time" "$WORK/exe" -type f \( -name 'cuda-*' -o -name '*-fp32' -o -name '*-tf32' \) ! -name '*.error' ! -name '*.gz' 2>/dev/null | sort)
+  if [ "${#cuda_exes[@]}" -gt 0 ]; then
+    missing=$(for e in "${cuda_exes[@]}"; do ldd "$e" 2>/dev/null | grep 'not found'; done | sort -u)
+    echo "shared libraries of ${cuda_exes[0]#"$BUNDLE"/}:"
+    ldd "${cuda_exes[0]}" 2>&1 | sed 's/ (0x[0-9a-f]*)//; s/^[[:space:]]*/  /'
+    if [ -n "$missing" ]; then
+      echo "gpu-check: WARNING: libraries not found for the CUDA executables:"
+      echo "$missing"
+    fi
+  fi
+fi
+if [ "${#LAUNCH[@]}" -gt 0 ]; then
+  if timeout 60 "${LAUNCH[@]}" /bin/true < /dev/null > "$WORK/mpi-probe.log" 2>&1; then
+    echo "launcher: ${LAUNCH[*]}"
+  else
+    echo "gpu-check: '${LAUNCH[*]} /bin/true' fails; running the executables directly (MPI singleton):"
+    tail -5 "$WORK/mpi-probe.log"
+    LAUNCH=()
+  fi
+else
+  echo "launcher: none (executables run directly)"
+fi
+
+# ----------------------------------------------------- 2. differential check
+section "Differential check (CUDA vs CPU reference, same inputs)"
+echo "tolerance: relative error max|a-b|/max|a| <= $RTOL_FP32 (strict fp32), <= $RTOL_TF32 (TF32)"
+DIFF_TSV=$WORK/diff.tsv
+: > "$DIFF_TSV"
+syncs_left=3
+if [ "$HAVE_BUNDLE" = 1 ]; then
+  while IFS=$'\t' read -r _ name batch inputs seed; do
+    selected "$name" || continue
+    dir=$BUNDLE/diff/$name
+    args=(--random-inputs="$seed")
+    inputs_ok=1
+    for prec in fp32 tf32; do
+      exe=$(exe_of "diff/$name/cuda-$prec") note=""
+      if [ "$prec" = fp32 ]; then rtol=$RTOL_FP32; else rtol=$RTOL_TF32; fi
+      status="" maxrel="" secs=""
+      if [ ! -x "$exe" ] && [ "$FAKE_CUDA" = 1 ] && [ -x "$(exe_of "diff/$name/cpu")" ]; then
+        exe=$(exe_of "diff/$name/cpu") note="FAKE_CUDA: the CPU executable"
+      fi
+      if [ ! -x "$exe" ]; then
+        status=MISSING
+        note=$(grep -m1 . "$dir/cuda-$prec.error" 2>/dev/null || echo "not in the bundle")
+        note=${note#MISSING: }
+      elif [ ! -d "$dir/expected" ]; then
+        status=MISSING note="no CPU reference results in the bundle"
+      elif [ "$(left $((RESERVE_TIME + RESERVE_TORCH)))" -lt 10 ]; then
+        status=SKIPPED note="no time left"
+      fi
+      # Scaled inputs: written once per model, checked against the bundle.
+      if [ -z "$status" ] && [ "$inputs" = scaled ]; then
+        if [ ! -d "$WORK/in-$name" ]; then
+          if ! timeout 120 "$BUNDLE/bin/make-inputs" "$dir/inputs.spec" "$WORK/in-$name" "$seed" > "$WORK/make-inputs.log" 2>&1; then
+            inputs_ok=0; cat "$WORK/make-inputs.log"
+          elif ! (cd "$WORK/in-$name" && sha256sum --quiet -c "$dir/inputs.sha256") > "$WORK/sha.log" 2>&1; then
+            inputs_ok=0; head -3 "$WORK/sha.log"
+          fi
+        fi
+        if [ "$inputs_ok" = 0 ]; then
+          status=ERROR note="the inputs written here differ from the ones the reference used"
+        else
+          n=$(grep -c . "$dir/inputs.spec")
+          args=(--inputs)
+          for ((i = 0; i < n; i++)); do args+=("$WORK/in-$name/in$i.npy"); done
+        fi
+      fi
+      if [ -z "$status" ]; then
+        actual=$WORK/out-$name-$prec
+        t=$(limit "$DIFF_TIMEOUT" $((RESERVE_TIME + RESERVE_TORCH)))
+        t0=$SECONDS
+        run_exe "$t" "$WORK/diff-$name-$prec.log" "$exe" "${args[@]}" --quiet --output-dir="$actual"
+        rc=$?
+        secs=$((SECONDS - t0))
+        if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+          status=TIMEOUT note="after $t s"
+        elif [ "$rc" != 0 ]; then
+          status=ERROR note="exit status $rc: $(grep -m1 -i 'error' "$WORK/diff-$name-$prec.log" || tail -1 "$WORK/diff-$name-$prec.log")"
+        else
+          status=PASS
+          for expected in "$dir"/expected/result*.npy; do
+            got=$actual/$(basename "$expected")
+            if [ ! -f "$got" ]; then
+              status=FAIL note="$(basename "$expected") missing"
+              continue
+            fi
+            line=$("$BUNDLE/bin/soap-npy-compare" "$expected" "$got" --rtol="$rtol" 2>&1) || status=FAIL
+            echo "    ${line#"$WORK"/}" >> "$WORK/diff-$name-$prec.compare"
+            rel=$(sed -n 's/.*relative error max|a-b|\/max|a| = \([^ ]*\) .*/\1/p' <<< "$line")
+            if [ -n "$rel" ] && { [ -z "$maxrel" ] || awk -v a="$rel" -v b="$maxrel" 'BEGIN { exit !(a + 0 > b + 0) }'; }; then
+              maxrel=$rel
+            fi
+            [[ "$line" == *MISMATCH* && "$line" != *"relative error"* ]] && maxrel=${maxrel:-mismatch}
+          done
+          [[ "$status" = FAIL && -z "$note" ]] && note="over the tolerance"
+        fi
+      fi
+      printf '  %-18s %-4s %-7s max rel err %-10s (rtol %s) %s%s\n' "$name" "$prec" "$status" \
+        "${maxrel:--}" "$rtol" "${secs:+${secs} s }" "${note:+ $note}"
+      if [ -f "$WORK/diff-$name-$prec.compare" ] && [ "$status" != PASS ]; then
+        cat "$WORK/diff-$name-$prec.compare"
+      fi
+      if [ "$status" = ERROR ] && [ -f "$WORK/diff-$name-$prec.log" ]; then
+        strip_mpi < "$WORK/diff-$name-$prec.log" | tail -8 | sed 's/^/    | /'
+        if [ "$syncs_left" -gt 0 ] && [ "$(left $((RESERVE_TIME + RESERVE_TORCH)))" -gt 30 ]; then
+          syncs_left=$((syncs_left - 1))
+          echo "    rerun with SOAPRT_CUDA_SYNC=1:"
+          SOAPRT_CUDA_SYNC=1 run_exe "$(limit "$DIFF_TIMEOUT" $((RESERVE_TIME + RESERVE_TORCH)))" \
+            "$WORK/sync-$name-$prec.log" "$exe" "${args[@]}" --quiet --output-dir="$WORK/sync-out"
+          strip_mpi < "$WORK/sync-$name-$prec.log" | tail -8 | sed 's/^/    | /'
+        fi
+      fi
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$batch" "$prec" "$status" "${maxrel:-}" "$rtol" "${secs:-}" "$note" >> "$DIFF_TSV"
+      rm -rf "$WORK/out-$name-$prec"
+    done
+    rm -rf "$WORK/in-$name"
+  done < <(awk -F'\t' '$1 == "diff"' "$BUNDLE/manifest.tsv")
+fi
+
+# ------------------------------------------------------------ 3a. SOAP timing
+section "Timing: SOAP CUDA executables ($ITERS iterations, median of the last $((ITERS - WARMUP)))"
+TIME_TSV=$WORK/time.tsv
+: > "$TIME_TSV"
+TORCH_MODELS=()
+if [ "$HAVE_BUNDLE" = 1 ]; then
+  while IFS=$'\t' read -r _ model batch prec path; do
+    selected "$model" || continue
+    [[ " ${TORCH_MODELS[*]} " == *" $model:$batch "* ]] || TORCH_MODELS+=("$model:$batch")
+    exe=$(exe_of "$path") status="" med="" best="" n=0 skip=0 peak="" note=""
+    if [ ! -x "$exe" ]; then
+      status=MISSING note=$(grep -m1 . "$BUNDLE/$path.error" 2>/dev/null || echo "not in the bundle")
+      note=${note#MISSING: }
+    elif [ "$(left "$RESERVE_TORCH")" -lt 15 ]; then
+      status=SKIPPED note="no time left"
+    else
+      t=$(limit "$TIME_TIMEOUT" "$RESERVE_TORCH")
+      log=$WORK/time-$model-$batch-$prec.log
+      t0=$SECONDS
+      # No --quiet: it would hide the "peak device memory: X MiB" line.
+      run_exe "$t" "$log" "$exe" --random-inputs=1 --iterations="$ITERS" --output-dir="$WORK/time-out"
+      rc=$?
+      rm -rf "$WORK/time-out"
+      mapfile -t times < <(sed -n 's/^iteration \([0-9]*\): \([0-9.]*\) ms.*/\2/p' "$log")
+      n=${#times[@]}
+      skip=$WARMUP
+      [ "$n" -le "$skip" ] && skip=$((n > 1 ? 1 : 0))
+      if [ "$n" -gt 0 ]; then
+        med=$(printf '%s\n' "${times[@]:$skip}" | median)
+        best=$(printf '%s\n' "${times[@]:$skip}" | sort -g | head -1)
+      fi
+      peak=$(grep -i -m1 'peak' "$log" | sed 's/^[[:space:]]*//')
+      if [ "$rc" = 0 ]; then status=OK
+      elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then status=TIMEOUT note="after $t s, $n iterations"
+      else status=ERROR note="exit status $rc: $(grep -m1 -i error "$log" || tail -1 "$log")"; fi
+      echo "  $model b$batch $prec: $status in $((SECONDS - t0)) s; iterations (ms): ${times[*]:-none}"
+      [ -n "$peak" ] && echo "    $peak"
+      [ "$status" = ERROR ] && strip_mpi < "$log" | tail -5 | sed 's/^/    | /'
+    fi
+    [ "$status" = MISSING ] || [ "$status" = SKIPPED ] && echo "  $model b$batch $prec: $status: $note"
+    [ -n "$med" ] && echo "    median $med ms, min $best ms over $((n - skip)) iterations"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$batch" "$prec" "$status" "$med" "$best" "$((n - skip > 0 ? n - skip : 0))" "$peak" "$note" >> "$TIME_TSV"
+  done < <(awk -F'\t' '$1 == "time"' "$BUNDLE/manifest.tsv")
+fi
+if [ "${#TORCH_MODELS[@]}" = 0 ]; then
+  for m in alexnet:256 resnet101:64 inception_v3:64; do
+    selected "${m%%:*}" && TORCH_MODELS+=("$m")
+  done
+fi
+
+# --------------------------------------------------------- 3b. PyTorch timing
+section "Timing: PyTorch reference (benchmarks/pytorch_reference.py)"
+TORCH_LOG=$WORK/torch.log
+: > "$TORCH_LOG"
+if [ "$TORCH" != 1 ]; then
+  echo "skipped (TORCH=$TORCH)"
+elif [ "${#TORCH_MODELS[@]}" = 0 ]; then
+  echo "skipped (no model selected)"
+else
+  models=$(printf '%s\n' "${TORCH_MODELS[@]}" | cut -d: -f1 | paste -sd,)
+  batches=$(printf '%s\n' "${TORCH_MODELS[@]}" | cut -d: -f2 | paste -sd,)
+  common=(--model "$models" --batch "$batches" --precision "fp32,tf32" --iters $((ITERS - WARMUP)) --warmup "$WARMUP" --device "$TORCH_DEVICE")
+  modes=(forward)
+  [ "$TORCH_TRAIN" = 1 ] && modes+=(train)
+  for mode in "${modes[@]}"; do
+    t=$(limit "$TORCH_TIMEOUT" 5)
+    if [ "$t" -lt 30 ]; then
+      echo "PyTorch $mode: skipped (no time left)"
+      continue
+    fi
+    extra=()
+    [ "$mode" = train ] && extra=(--train-only)
+    echo "python3 benchmarks/pytorch_reference.py ${common[*]}${extra[*]:+ ${extra[*]}} (timeout $t s)"
+    timeout -k 10 "$t" "$PYTHON" "$ROOT/benchmarks/pytorch_reference.py" "${common[@]}" "${extra[@]}" < /dev/null 2>&1 |
+      tee -a "$TORCH_LOG"
+    rc=${PIPESTATUS[0]}
+    [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "PyTorch $mode: TIMEOUT after $t s (the results above are kept)"
+    if grep -q '"error": "cannot import\|"error": "no CUDA' "$TORCH_LOG"; then break; fi
+  done
+fi
+
+# ----------------------------------------------------------------- 4. tables
+section "Results"
+FAKE=$(awk -F'\t' '$1 == "meta" && $2 == "fake" { print $3 }' "$BUNDLE/manifest.tsv" 2>/dev/null)
+TABLE=$WORK/gpu-table.md
+python3 - "$DIFF_TSV" "$TIME_TSV" "$TORCH_LOG" "$TABLE" "${OUT:-}" "$ITERS" "$WARMUP" "${FAKE:-0}" "$FAKE_CUDA" <<'PY' || { echo "(python3 failed: the raw results)"; cat "$DIFF_TSV" "$TIME_TSV"; grep '^RESULT' "$TORCH_LOG"; }
+import json, os, sys
+diff_tsv, time_tsv, torch_log, table, out, iters, warmup, fake, fake_cuda = sys.argv[1:10]
+
+def rows(path, n):
+    result = []
+    for line in open(path):
+        cells = line.rstrip("\n").split("\t")
+        result.append(cells + [""] * (n - len(cells)))
+    return result
+
+def num(s):
+    try:
+        return float(s)
+    except (TypeError, ValueError):
+        return None
+
+diff = rows(diff_tsv, 8)
+timing = rows(time_tsv, 9)
+torch_info, torch = {}, {}
+for line in open(torch_log):
+    if line.startswith("INFO "):
+        torch_info = json.loads(line[5:])
+    elif line.startswith("RESULT "):
+        r = json.loads(line[7:])
+        if "model" in r:
+            torch[(r["model"], str(r["batch"]), r["precision"], r["mode"])] = r
+
+md = []
+if fake == "1" or fake_cuda == "1":
+    md.append("**FAKE run: the 'CUDA' executables are CPU builds (harness test only).**\n")
+md.append("### Differential check: SOAP CUDA vs SOAP CPU\n")
+md.append("Same inputs; relative error max|a-b|/max|a| over every result.\n")
+md.append("| model | batch | precision | status | max rel err | rtol | s | note |")
+md.append("|---|---:|---|---|---:|---:|---:|---|")
+for name, batch, prec, status, rel, rtol, secs, note in diff:
+    md.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        name, batch, prec, "**%s**" % status if status not in ("PASS",) else status,
+        rel or "-", rtol, secs or "-", note.replace("|", "/")[:120]))
+if not diff:
+    md.append("| (no differential check in the bundle) | | | | | | | |")
+
+md.append("\n### Timing on %s: forward pass, median ms of %d iterations after %d warm-up\n"
+          % (torch_info.get("gpu", "the GPU"), int(iters) - int(warmup), int(warmup)))
+if torch_info:
+    md.append("PyTorch %s, torchvision %s, CUDA %s, cuDNN %s, %s; torchvision models, "
+              "weights=None, eval mode, torch.no_grad(), cudnn.benchmark; "
+              "train = forward + backward + SGD step.\n" % (
+                  torch_info.get("torch"), torch_info.get("torchvision"),
+                  torch_info.get("cuda"), torch_info.get("cudnn"), torch_info.get("gpu")))
+md.append("| model | batch | precision | SOAP ms | PyTorch ms | SOAP/PyTorch | PyTorch train ms | SOAP peak memory | PyTorch peak MiB | SOAP status |")
+md.append("|---|---:|---|---:|---:|---:|---:|---|---:|---|")
+keys = []
+for model, batch, prec, *_ in timing:
+    keys.append((model, batch, prec))
+for (model, batch, prec, mode) in torch:
+    if (model, batch, prec) not in keys:
+        keys.append((model, batch, prec))
+soap = {(r[0], r[1], r[2]): r for r in timing}
+results = {"differential": [], "timing": [], "torch": torch_info}
+for name, batch, prec, status, rel, rtol, secs, note in diff:
+    results["differential"].append({"model": name, "batch": batch, "precision": prec,
+                                    "status": status, "max_rel_err": num(rel),
+                                    "rtol": num(rtol), "seconds": num(secs), "note": note})
+for key in keys:
+    model, batch, prec = key
+    s = soap.get(key)
+    fwd = torch.get((model, batch, prec, "forward"), {})
+    train = torch.get((model, batch, prec, "train"), {})
+    soap_ms = num(s[4]) if s else None
+    torch_ms = fwd.get("median_ms")
+    ratio = "%.2fx" % (soap_ms / torch_ms) if soap_ms and torch_ms else "-"
+    status = (s[3] + (": " + s[8] if s[8] else "")) if s else "not built"
+    peak = s[7] if s else ""
+    for word in ("soaprt:", "peak device memory:", "peak memory:"):
+        peak = peak.replace(word, "").strip() if peak.lower().startswith(word) else peak
+    md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        model, batch, prec,
+        "%.2f" % soap_ms if soap_ms else "-",
+        "%.2f" % torch_ms if torch_ms else (fwd.get("error", "-")[:40] if fwd else "-"),
+        ratio,
+        "%.2f" % train["median_ms"] if train.get("median_ms") else (train.get("error", "-")[:40] if train else "-"),
+        peak.replace("|", "/")[:40] or "-",
+        fwd.get("peak_mem_mib") or "-",
+        status.replace("|", "/")[:80]))
+    results["timing"].append({"model": model, "batch": int(batch), "precision": prec,
+                              "soap_ms": soap_ms, "soap_min_ms": num(s[5]) if s else None,
+                              "soap_iterations": int(s[6]) if s and s[6] else 0,
+                              "soap_status": s[3] if s else "not built",
+                              "soap_peak": s[7] if s else "",
+                              "torch_forward": fwd or None, "torch_train": train or None,
+                              "ratio": soap_ms / torch_ms if soap_ms and torch_ms else None})
+if not keys:
+    md.append("| (nothing timed) | | | | | | | | | |")
+md.append("\nSOAP ms: the per-iteration wall time the executable prints (host clock around "
+          "one run of the model, device synchronized); PyTorch ms: the same, around one "
+          "forward call followed by torch.cuda.synchronize().")
+text = "\n".join(md) + "\n"
+open(table, "w").write(text)
+print(text)
+if out:
+    open(os.path.join(out, "gpu-table.md"), "w").write(text)
+    json.dump(results, open(os.path.join(out, "gpu-results.json"), "w"), indent=1)
+PY
+
+# ---------------------------------------------------------------- exit status
+failed=$(awk -F'\t' '$4 == "FAIL" || $4 == "ERROR" || $4 == "TIMEOUT"' "$DIFF_TSV" | wc -l)
+passed=$(awk -F'\t' '$4 == "PASS"' "$DIFF_TSV" | wc -l)
+missing=$(awk -F'\t' '$4 == "MISSING" || $4 == "SKIPPED"' "$DIFF_TSV" | wc -l)
+if [ "$failed" -gt 0 ]; then
+  status=1 verdict="FAIL: $failed differential check(s) failed, $passed passed, $missing missing or skipped"
+elif [ "$passed" = 0 ]; then
+  status=2 verdict="NOTHING CHECKED: no differential check could run ($missing missing or skipped)"
+else
+  status=0 verdict="PASS: $passed differential check(s) passed, $missing missing or skipped"
+fi
+[ -n "${OUT:-}" ] && echo "gpu-check: wrote $OUT/gpu-table.md, $OUT/gpu-results.json, $OUT/gpu-check.log"
+echo "gpu-check: $verdict ($SECONDS s)"
+# Let tee write the last lines to the log before the script ends.
+exec > /dev/null 2>&1
+wait "$TEE_PID" 2>/dev/null
+exit "$status"
