@@ -5,6 +5,11 @@
  * exactly the listed devices, created the first time the group is seen and
  * cached. Without SOAPRT_HAVE_MPI this is a one-rank stub.
  *
+ * Compiled a second time with SOAPRT_HAVE_CUDA into libsoaprt_cuda.a: then
+ * init/finalize, transfer, all_reduce, the bindings and memrefCopy hand
+ * device memory to the CUDA back end (soaprt_cuda*.c), and everything else
+ * (rank, errors, dtypes, argument checks) stays as here.
+ *
  *===----------------------------------------------------------------------===*/
 
 #include "soaprt_internal.h"
@@ -17,6 +22,10 @@
 
 #ifdef SOAPRT_HAVE_MPI
 #include <mpi.h>
+#endif
+
+#ifdef SOAPRT_HAVE_CUDA
+#include "soaprt_cuda_internal.h"
 #endif
 
 static int gRank = 0;
@@ -78,15 +87,9 @@ static int64_t checkedDtypeSize(int64_t dtype, const char *who) {
 
 /* ------------------------------------------------------- strided regions */
 
-typedef struct region {
-  char *base; /* first element */
-  int64_t rank;
-  const int64_t *sizes;
-  const int64_t *strides; /* elements */
-  int64_t elemSize;
-} region_t;
+typedef soaprt_region_t region_t;
 
-static region_t viewOf(const soaprt_unranked_memref_t *m, int64_t elemSize) {
+region_t soaprt_view(const soaprt_unranked_memref_t *m, int64_t elemSize) {
   region_t r;
   const int64_t *d = (const int64_t *)m->descriptor;
   char *aligned = (char *)((void *const *)m->descriptor)[1];
@@ -98,14 +101,14 @@ static region_t viewOf(const soaprt_unranked_memref_t *m, int64_t elemSize) {
   return r;
 }
 
-static int64_t regionElements(const region_t *r) {
+int64_t soaprt_region_elements(const region_t *r) {
   int64_t n = 1;
   for (int64_t i = 0; i < r->rank; ++i)
     n *= r->sizes[i];
   return n;
 }
 
-static int isContiguous(const region_t *r) {
+int soaprt_region_contiguous(const region_t *r) {
   int64_t expected = 1;
   for (int64_t i = r->rank - 1; i >= 0; --i) {
     if (r->sizes[i] != 1 && r->strides[i] != expected)
@@ -115,12 +118,13 @@ static int isContiguous(const region_t *r) {
   return 1;
 }
 
+#ifndef SOAPRT_HAVE_CUDA /* the CUDA back end copies on the device */
 /* Copies between a strided region and a packed buffer (toPacked: gather). */
 static void copyRegion(const region_t *r, char *packed, int toPacked) {
-  int64_t n = regionElements(r);
+  int64_t n = soaprt_region_elements(r);
   if (n == 0)
     return;
-  if (isContiguous(r)) {
+  if (soaprt_region_contiguous(r)) {
     if (toPacked)
       memcpy(packed, r->base, (size_t)(n * r->elemSize));
     else
@@ -165,11 +169,11 @@ static void copyRegion(const region_t *r, char *packed, int toPacked) {
 
 /* A packed copy of the region (or the region itself when contiguous). */
 static char *packRegion(const region_t *r, int *owned) {
-  if (isContiguous(r)) {
+  if (soaprt_region_contiguous(r)) {
     *owned = 0;
     return r->base;
   }
-  int64_t bytes = regionElements(r) * r->elemSize;
+  int64_t bytes = soaprt_region_elements(r) * r->elemSize;
   char *buffer = (char *)malloc(bytes ? (size_t)bytes : 1);
   if (!buffer)
     soaprt_fatal("out of memory (%lld bytes)", (long long)bytes);
@@ -177,16 +181,22 @@ static char *packRegion(const region_t *r, int *owned) {
   *owned = 1;
   return buffer;
 }
+#endif
 
 /* memref.copy on non-identity layouts lowers to this (CRunnerUtils ABI). */
 void memrefCopy(int64_t elemSize, soaprt_unranked_memref_t *src,
                 soaprt_unranked_memref_t *dst) {
-  region_t s = viewOf(src, elemSize), d = viewOf(dst, elemSize);
+  region_t s = soaprt_view(src, elemSize), d = soaprt_view(dst, elemSize);
+#ifdef SOAPRT_HAVE_CUDA
+  /* Device (or host) memory on either side, in stream order. */
+  soaprt_cuda_copy_region(&d, &s, "memref.copy");
+#else
   int owned;
   char *packed = packRegion(&s, &owned);
   copyRegion(&d, packed, 0);
   if (owned)
     free(packed);
+#endif
 }
 
 /* -------------------------------------------------------- initialization */
@@ -204,6 +214,11 @@ int soaprt_init(int *argc, char ***argv) {
 #else
   (void)argc;
   (void)argv;
+#endif
+#ifdef SOAPRT_HAVE_CUDA
+  /* Selects the GPU, creates the stream and NCCL; exits with status 1 on
+     every rank when a rank has no usable GPU. */
+  soaprt_cuda_init(gRank, gSize);
 #endif
   gInitialized = 1;
   return 0;
@@ -244,9 +259,25 @@ int soaprt_any(int flag) {
 #endif
 }
 
+int64_t soaprt_max_over_ranks(int64_t value) {
+#ifdef SOAPRT_HAVE_MPI
+  int64_t max = value;
+  MPI_Allreduce(&value, &max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  return max;
+#else
+  return value;
+#endif
+}
+
+#ifndef SOAPRT_HAVE_CUDA
+/* The CPU back end has no device work to wait for nor device memory. */
+void soaprt_device_synchronize(void) {}
+int64_t soaprt_device_peak_bytes(void) { return -1; }
+#endif
+
 /* ------------------------------------------------------------ transfers */
 
-#ifdef SOAPRT_HAVE_MPI
+#if defined(SOAPRT_HAVE_MPI) && !defined(SOAPRT_HAVE_CUDA)
 static void sendBytes(const char *p, int64_t bytes, int to) {
   do {
     int chunk = bytes > (1 << 30) ? (1 << 30) : (int)bytes;
@@ -279,11 +310,13 @@ void soaprt_transfer(soaprt_unranked_memref_t *m, int64_t dtype, int64_t from,
   checkDevice(to, "soaprt_transfer");
   if (from == to || (gRank != from && gRank != to))
     return;
-  region_t r = viewOf(m, checkedDtypeSize(dtype, "soaprt_transfer"));
-  int64_t bytes = regionElements(&r) * r.elemSize;
+  region_t r = soaprt_view(m, checkedDtypeSize(dtype, "soaprt_transfer"));
+  int64_t bytes = soaprt_region_elements(&r) * r.elemSize;
   if (bytes == 0)
     return;
-#ifdef SOAPRT_HAVE_MPI
+#if defined(SOAPRT_HAVE_CUDA)
+  soaprt_cuda_transfer(&r, from, to);
+#elif defined(SOAPRT_HAVE_MPI)
   int owned;
   if (gRank == from) {
     char *packed = packRegion(&r, &owned);
@@ -291,7 +324,7 @@ void soaprt_transfer(soaprt_unranked_memref_t *m, int64_t dtype, int64_t from,
     if (owned)
       free(packed);
   } else {
-    if (isContiguous(&r)) {
+    if (soaprt_region_contiguous(&r)) {
       recvBytes(r.base, bytes, (int)from);
     } else {
       char *packed = (char *)malloc((size_t)bytes);
@@ -307,7 +340,7 @@ void soaprt_transfer(soaprt_unranked_memref_t *m, int64_t dtype, int64_t from,
 
 /* ----------------------------------------------------------- all-reduce */
 
-#ifdef SOAPRT_HAVE_MPI
+#if defined(SOAPRT_HAVE_MPI) && !defined(SOAPRT_HAVE_CUDA)
 typedef struct group {
   int64_t size;
   int64_t *devices;
@@ -367,12 +400,16 @@ static MPI_Datatype mpiType(int64_t dtype) {
 
 void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
                        soaprt_unranked_memref_t *devicesRef) {
-  region_t dv = viewOf(devicesRef, 8);
-  int64_t n = regionElements(&dv);
+  region_t dv = soaprt_view(devicesRef, 8);
+  int64_t n = soaprt_region_elements(&dv);
   int64_t devices[1024];
   if (n > 1024)
     soaprt_fatal("soaprt_all_reduce: more than 1024 devices");
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_download(&dv, devices, "soaprt_all_reduce"); /* host or device */
+#else
   copyRegion(&dv, (char *)devices, 1);
+#endif
   int member = 0;
   for (int64_t i = 0; i < n; ++i) {
     checkDevice(devices[i], "soaprt_all_reduce");
@@ -382,11 +419,13 @@ void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
     soaprt_fatal("soaprt_all_reduce: unknown reduction %lld", (long long)kind);
   if (!member || n <= 1)
     return;
-  region_t r = viewOf(m, checkedDtypeSize(dtype, "soaprt_all_reduce"));
-  int64_t count = regionElements(&r);
+  region_t r = soaprt_view(m, checkedDtypeSize(dtype, "soaprt_all_reduce"));
+  int64_t count = soaprt_region_elements(&r);
   if (count == 0)
     return;
-#ifdef SOAPRT_HAVE_MPI
+#if defined(SOAPRT_HAVE_CUDA)
+  soaprt_cuda_all_reduce(&r, dtype, kind, devices, n);
+#elif defined(SOAPRT_HAVE_MPI)
   MPI_Datatype type = mpiType(dtype);
   MPI_Op op = kind == SOAPRT_SUM ? MPI_SUM : kind == SOAPRT_MAX ? MPI_MAX
                                                                 : MPI_MIN;
@@ -410,7 +449,6 @@ void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
 
 /* ------------------------------------------------------------- bindings */
 
-#define SOAPRT_MAX_BINDINGS 4096
 static soaprt_binding_t gInputs[SOAPRT_MAX_BINDINGS];
 static soaprt_binding_t gOutputs[SOAPRT_MAX_BINDINGS];
 
@@ -436,7 +474,7 @@ static soaprt_binding_t *bind(soaprt_binding_t *table, int64_t index,
   if (m->rank > SOAPRT_MAX_RANK)
     soaprt_fatal("%s: rank %lld tensors are not supported", who,
                  (long long)m->rank);
-  *view = viewOf(m, checkedDtypeSize(dtype, who));
+  *view = soaprt_view(m, checkedDtypeSize(dtype, who));
   soaprt_binding_t *b = &table[index];
   b->bound = 1;
   b->dtype = dtype;
@@ -451,10 +489,14 @@ void soaprt_bind_input(int64_t index, soaprt_unranked_memref_t *m,
   region_t view;
   soaprt_binding_t *b = bind(gInputs, index, m, dtype, "soaprt_bind_input",
                              &view);
-  if (!isContiguous(&view))
+  if (!soaprt_region_contiguous(&view))
     soaprt_fatal("soaprt_bind_input: input %lld is not contiguous",
                  (long long)index);
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_bind_input(b, &view); /* a host buffer, or a device one */
+#else
   b->data = view.base;
+#endif
 }
 
 void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *m,
@@ -464,7 +506,7 @@ void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *m,
                              &view);
   if (gRank != 0) /* results are valid on rank 0 only */
     return;
-  int64_t bytes = regionElements(&view) * view.elemSize;
+  int64_t bytes = soaprt_region_elements(&view) * view.elemSize;
   if (bytes > b->capacity) {
     free(b->data);
     b->data = (char *)malloc(bytes ? (size_t)bytes : 1);
@@ -472,7 +514,11 @@ void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *m,
       soaprt_fatal("out of memory (%lld bytes)", (long long)bytes);
     b->capacity = bytes;
   }
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_download(&view, b->data, "soaprt_bind_output");
+#else
   copyRegion(&view, b->data, 1);
+#endif
 }
 
 /* ------------------------------------------- per-element-type C entries */
@@ -512,7 +558,17 @@ SOAPRT_ENTRIES(f16)
 SOAPRT_ENTRIES(bf16)
 
 void soaprt_finalize(void) {
-#ifdef SOAPRT_HAVE_MPI
+#ifdef SOAPRT_HAVE_CUDA
+  /* Waits for the stream, releases NCCL, the libraries and the stream. */
+  soaprt_cuda_finalize();
+  for (int i = 0; i < SOAPRT_MAX_BINDINGS; ++i)
+    if (gInputs[i].ownsData) {
+      free(gInputs[i].data);
+      gInputs[i].data = NULL;
+      gInputs[i].ownsData = 0;
+    }
+#endif
+#if defined(SOAPRT_HAVE_MPI) && !defined(SOAPRT_HAVE_CUDA)
   while (gGroups) {
     group_t *g = gGroups;
     gGroups = g->next;
@@ -521,6 +577,8 @@ void soaprt_finalize(void) {
     free(g->devices);
     free(g);
   }
+#endif
+#ifdef SOAPRT_HAVE_MPI
   int up = 0, down = 0;
   MPI_Initialized(&up);
   MPI_Finalized(&down);

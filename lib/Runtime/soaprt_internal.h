@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #define SOAPRT_MAX_RANK 16
+#define SOAPRT_MAX_BINDINGS 4096
 
 /* A bound input or output: a contiguous buffer of `rank` dims. */
 typedef struct soaprt_binding {
@@ -15,8 +16,14 @@ typedef struct soaprt_binding {
   int64_t dtype;
   int64_t rank;
   int64_t sizes[SOAPRT_MAX_RANK];
-  char *data;       /* inputs: the program's buffer; outputs: a copy */
+  char *data;       /* inputs: the program's buffer (host); outputs: a copy */
   int64_t capacity; /* outputs: bytes allocated for the copy */
+  /* CUDA back end, inputs only: the device copy (soaprt_cuda_input), whether
+     it holds the data yet, and whether `data` is a host shadow the runtime
+     allocated because the program bound a device buffer. */
+  void *device;
+  int uploaded;
+  int ownsData;
 } soaprt_binding_t;
 
 soaprt_binding_t *soaprt_input_binding(int64_t index);
@@ -28,5 +35,26 @@ void soaprt_bcast(void *data, int64_t bytes, int root);
 void soaprt_barrier(void);
 /* 1 on every rank if `flag` is nonzero on any rank. */
 int soaprt_any(int flag);
+/* The largest `value` over all ranks. */
+int64_t soaprt_max_over_ranks(int64_t value);
+
+/* Peak bytes of device memory the program allocated on this rank (tensors,
+   inputs, constants, library workspaces); -1 on the CPU back end. */
+int64_t soaprt_device_peak_bytes(void);
+
+/* A strided view: `rank` dims of `sizes` elements, `strides` in elements. */
+typedef struct soaprt_region {
+  char *base; /* first element */
+  int64_t rank;
+  const int64_t *sizes;
+  const int64_t *strides; /* elements */
+  int64_t elemSize;
+} soaprt_region_t;
+
+soaprt_region_t soaprt_view(const soaprt_unranked_memref_t *m,
+                            int64_t elemSize);
+int64_t soaprt_region_elements(const soaprt_region_t *r);
+/* Row-major contiguous (dims of size 1 may have any stride). */
+int soaprt_region_contiguous(const soaprt_region_t *r);
 
 #endif /* SOAP_RUNTIME_SOAPRT_INTERNAL_H */

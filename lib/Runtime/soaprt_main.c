@@ -8,6 +8,7 @@
  *===----------------------------------------------------------------------===*/
 
 #include "soaprt_internal.h"
+#include "soap/Runtime/soaprt_cuda.h" /* soaprt_device_synchronize */
 
 #include <errno.h>
 #include <stdio.h>
@@ -351,10 +352,21 @@ int main(int argc, char **argv) {
     soaprt_barrier();
     double start = now();
     soap_main();
+    soaprt_device_synchronize(); /* the GPU's work, not just its queueing */
     soaprt_barrier();
     double seconds = now() - start;
     if (iterations > 1 && soaprt_rank() == 0) {
       printf("iteration %ld: %.3f ms\n", it, seconds * 1e3);
+      fflush(stdout);
+    }
+  }
+
+  /* Device memory (CUDA back end): the peak over ranks. */
+  int64_t peak = soaprt_device_peak_bytes();
+  if (peak >= 0) {
+    peak = soaprt_max_over_ranks(peak);
+    if (!gQuiet && soaprt_rank() == 0) {
+      printf("peak device memory: %.1f MiB\n", (double)peak / 1048576.0);
       fflush(stdout);
     }
   }

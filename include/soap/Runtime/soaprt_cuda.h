@@ -13,12 +13,24 @@
  * reads device memory except in the runtime, which synchronizes the stream
  * first (bind_output, timing), so the compiled code never waits for the GPU.
  *
+ * Devices: rank r uses GPU `local rank` (its index among the ranks on its
+ * node); a node needs one GPU per rank (NCCL). Communication is NCCL (world
+ * communicator made by soaprt_init; one per all_reduce device group, made
+ * by its members on first use and cached); all_reduce takes f32, f64, f16,
+ * bf16, i1, i8, i32, i64 (not i16).
+ *
+ * Memory: device allocations are stream-ordered (cudaMallocAsync) from the
+ * device's pool, which keeps freed memory for reuse. soaprt_main prints the
+ * peak (largest over ranks) unless --quiet.
+ *
  * Errors: every CUDA, cuBLAS, cuDNN and NCCL status is checked; a failure
  * prints "soaprt: error: [rank R] <call> failed in <op>: <message>" and
- * aborts every rank (MPI_Abort). Without a usable GPU, soaprt_init fails with
- * a clear message and exit status 1. With SOAPRT_CUDA_SYNC=1 in the
- * environment the runtime synchronizes after every kernel and library call,
- * so that an asynchronous fault names the op that caused it.
+ * aborts every rank (MPI_Abort). Without a usable GPU (no driver, no
+ * device, more ranks on a node than GPUs), soaprt_init prints
+ * "soaprt: error: [rank R] no CUDA GPU available (...)" (or why the GPU is
+ * unusable) and every rank exits with status 1. With SOAPRT_CUDA_SYNC=1 in
+ * the environment the runtime synchronizes after every kernel and library
+ * call, so that an asynchronous fault names the op that caused it.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -27,6 +39,7 @@
 
 #include "soap/Runtime/soaprt.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,30 +57,58 @@ enum {
 /* --- Device memory ------------------------------------------------------- */
 /* memref.alloc / memref.dealloc of the compiled code (finalize-memref-to-llvm
  * with use-generic-functions): stream-ordered device allocations from a pool
- * that keeps freed memory for reuse. */
+ * that keeps freed memory for reuse. Never NULL (out of memory is fatal);
+ * 0 bytes gives a valid pointer. The host must not dereference them: a
+ * contiguous memref.copy lowered to a host memcpy would crash; copies of
+ * device memory go through memrefCopy (below, any layout) or gpu.memcpy. */
 void *_mlir_memref_to_llvm_alloc(size_t bytes);
+/* (use-aligned-alloc): fatal if the allocation is not that aligned
+ * (pool allocations are at least 256-byte aligned in practice). */
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t bytes);
 void _mlir_memref_to_llvm_free(void *ptr);
 
-/* Device address of input `index` (bound by soap_setup and filled by the
- * runtime): uploaded on the first call, then kept for the whole run. */
+/* Inputs: soap_setup binds each input with soaprt_bind_input as on the CPU;
+ * the bound buffer may be host memory (soaprt_main fills it; the runtime
+ * uploads it into a device buffer of its own) or device memory (soaprt_main
+ * fills a host shadow; the runtime uploads it into the bound buffer).
+ * soaprt_cuda_input returns the device address of input `index`: uploaded
+ * on the first call, then kept for the whole run (the program must not
+ * write it: later iterations read the same data). */
 int64_t soaprt_cuda_input(int64_t index);
 /* Device copy of `bytes` bytes of host constant data at `hostAddress`
- * (a memref.global of the compiled code): uploaded once per address. */
+ * (a memref.global of the compiled code): uploaded on the first call for
+ * that address (again if a later call asks for more bytes), then cached;
+ * the program must not write it. */
 int64_t soaprt_cuda_constant(int64_t hostAddress, int64_t bytes);
+
+/* Also with device memory (CUDA back end): soaprt_transfer and
+ * soaprt_all_reduce take device regions (any strides); the `devices` list
+ * of soaprt_all_reduce may be host or device memory (host is cheaper: no
+ * wait); soaprt_bind_output copies from host or device memory;
+ * memrefCopy copies between any two views in either memory, in stream
+ * order. */
 
 /* --- Library calls (C interface; unranked descriptors as in soaprt.h) --- */
 /* C[b] += A[b] x B[b] for rank-3 strided views A: BxMxK, B: BxKxN,
- * C: BxMxN (f32). Each matrix needs a unit stride along one of its two
- * inner dimensions (otherwise it goes through a packed copy). `op` names the
- * op for error messages. cuBLAS (strided-batched GEMM). */
+ * C: BxMxN (f32), or C += A x B for rank-2 views (MxK, KxN, MxN; all three
+ * of the same rank). A and B may have batch size 1 (broadcast) or any batch
+ * stride, 0 included. A matrix with a unit stride along one of its two inner
+ * dimensions is used in place; otherwise (or when C's batches overlap) it
+ * goes through a packed copy.
+ * `op` names the op for error messages. cuBLAS (strided-batched GEMM;
+ * CUBLAS_COMPUTE_32F_FAST_TF32 with SOAPRT_CUDA_ALLOW_TF32, else
+ * CUBLAS_COMPUTE_32F). Any size 0: nothing to do. */
 void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
                                          soaprt_unranked_memref_t *b,
                                          soaprt_unranked_memref_t *c,
                                          int64_t flags, const char *op);
 /* Y += conv2d(X, W) for rank-4 strided views X: NxCxHxW, W: FxCxKHxKW,
  * Y: NxFxOHxOW (f32, no padding: the program pads X itself), with the given
- * strides and dilations. cuDNN; the algorithm is chosen once per shape and
- * cached, the workspace grows as needed. */
+ * strides and dilations (cross-correlation, as linalg.conv_2d_nchw_fchw).
+ * cuDNN; the algorithm is chosen once per shape and cached (timed with
+ * cudnnFindConvolutionForwardAlgorithmEx: the first call of each shape is
+ * slow), the workspace grows as needed. Strict fp32 uses CUDNN_FMA_MATH,
+ * SOAPRT_CUDA_ALLOW_TF32 allows TF32 tensor cores. */
 void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *x,
                                          soaprt_unranked_memref_t *w,
                                          soaprt_unranked_memref_t *y,
@@ -76,19 +117,51 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *x,
                                          int64_t flags, const char *op);
 
 /* --- MLIR's GPU host ABI (what gpu-to-llvm and the gpu.binary translation
- * call; Debian ships no libmlir_cuda_runtime). Kernels come as PTX (JIT-
- * compiled by the driver when the module is first used) or cubin. --- */
+ * of LLVM 22 call; Debian ships no libmlir_cuda_runtime). Kernels come as
+ * PTX (mgpuModuleLoadJIT, JIT-compiled by the driver) or cubin / fatbin
+ * (mgpuModuleLoad). The translation loads modules from global constructors,
+ * before main(): the loads only record the image, which is loaded into the
+ * rank's GPU on the first mgpuModuleGetFunction (after soaprt_init).
+ * Functions are cached per (module, name pointer). A kernel failure names
+ * the kernel.
+ *
+ * The compiled code wraps every launch in mgpuStreamCreate ->
+ * mgpuLaunchKernel -> mgpuStreamSynchronize -> mgpuStreamDestroy. Create
+ * returns the rank's stream and Destroy does nothing. Synchronize waits
+ * only if an mgpuMemcpy was queued since the last wait (its destination
+ * may be host memory the program reads next); otherwise it does nothing,
+ * which is safe because every piece of device work of the rank is ordered
+ * on that one stream and the host reads device memory only in the runtime,
+ * which waits first. So launches never stall the host. --- */
 void *mgpuModuleLoad(void *data, size_t size);
 void *mgpuModuleLoadJIT(void *data, int optLevel);
 void mgpuModuleUnload(void *module);
 void *mgpuModuleGetFunction(void *module, const char *name);
+/* `extra` must be NULL (the translation always passes NULL); a grid with a
+ * 0 dimension launches nothing; dynamic shared memory above 48 KiB is
+ * allowed on the kernel first. */
 void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                       intptr_t blockZ, int32_t smem, void *stream,
                       void **params, void **extra, size_t paramsCount);
-void *mgpuStreamCreate(void);     /* the rank's stream */
+void *mgpuStreamCreate(void);             /* the rank's stream */
 void mgpuStreamDestroy(void *stream);     /* no-op */
-void mgpuStreamSynchronize(void *stream); /* no-op (see above) */
+void mgpuStreamSynchronize(void *stream); /* see above */
+void mgpuStreamWaitEvent(void *stream, void *event);
+void *mgpuEventCreate(void);
+void mgpuEventDestroy(void *event);
+void mgpuEventSynchronize(void *event);
+void mgpuEventRecord(void *event, void *stream);
+/* gpu.alloc (from the pool, as memref.alloc; host_shared: managed memory),
+ * gpu.dealloc, gpu.memcpy (any direction), gpu.memset (count elements). */
+void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
+void mgpuMemFree(void *ptr, void *stream);
+void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
+void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
+void mgpuMemset16(void *dst, unsigned short value, size_t count,
+                  void *stream);
+/* No-op: the runtime gives each rank its GPU. */
+void mgpuSetDefaultDevice(int32_t device);
 
 /* --- For soaprt_main.c ---------------------------------------------------- */
 /* Waits for the rank's stream (timing); a no-op on the CPU back end. */

@@ -1,0 +1,217 @@
+/*===- soaprt_cuda_blas.c - Batched matmul on cuBLAS ----------------------===*
+ *
+ * C[b] += A[b] x B[b] for strided views (rank 3: batch x rows x columns;
+ * rank 2: one matrix), as one strided-batched GEMM (fp32 in and out; TF32
+ * tensor cores only when the op allows it).
+ *
+ * cuBLAS is column-major. A matrix X (R x Cc, strides rs, cs) is usable in
+ * place when one of its strides is 1:
+ *   row layout (cs == 1, ld = rs >= Cc): column-major storage of X^T
+ *   col layout (rs == 1, ld = cs >= R):  column-major storage of X
+ * C decides the formulation: with C in row layout, cuBLAS computes
+ * C^T = B^T A^T (m = N, n = M), an operand in row layout is then op N and one
+ * in col layout op T; with C in col layout it computes C = A B (m = M,
+ * n = N) and the roles swap. Anything else (no unit stride, negative
+ * strides, C's batches overlapping) goes through a packed temporary.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "soaprt_cuda_internal.h"
+
+#include <cublas_v2.h>
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#define WORKSPACE_BYTES (32u << 20) /* cuBLAS's recommendation for Hopper */
+#define MAX_BATCH 65535             /* per call */
+
+static cublasHandle_t gHandle = NULL;
+static void *gWorkspace = NULL;
+
+static void blasCheck(cublasStatus_t status, const char *call, const char *op) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return;
+  char detail[256];
+  snprintf(detail, sizeof(detail), "%s (cuBLAS status %d)",
+           cublasGetStatusString(status), (int)status);
+  soaprt_cuda_fail(call, op, detail);
+}
+#define SOAPRT_CUBLAS_CHECK(call, op) blasCheck((call), #call, (op))
+
+static cublasHandle_t handle(const char *op) {
+  cudaStream_t stream = soaprt_cuda_stream(op);
+  if (gHandle)
+    return gHandle;
+  SOAPRT_CUBLAS_CHECK(cublasCreate(&gHandle), op);
+  SOAPRT_CUBLAS_CHECK(cublasSetStream(gHandle, stream), op);
+  /* fp32 GEMMs follow the compute type of each call (no TF32 unless it is
+     CUBLAS_COMPUTE_32F_FAST_TF32). */
+  SOAPRT_CUBLAS_CHECK(cublasSetMathMode(gHandle, CUBLAS_DEFAULT_MATH), op);
+  SOAPRT_CUDA_CHECK(cudaMalloc(&gWorkspace, WORKSPACE_BYTES), op);
+  soaprt_cuda.outsidePoolBytes += WORKSPACE_BYTES;
+  SOAPRT_CUBLAS_CHECK(cublasSetWorkspace(gHandle, gWorkspace, WORKSPACE_BYTES),
+                      op);
+  return gHandle;
+}
+
+void soaprt_cuda_blas_finalize(void) {
+  if (gHandle)
+    SOAPRT_CUBLAS_CHECK(cublasDestroy(gHandle), "soaprt_finalize");
+  gHandle = NULL;
+  if (gWorkspace)
+    SOAPRT_CUDA_CHECK(cudaFree(gWorkspace), "soaprt_finalize");
+  gWorkspace = NULL;
+}
+
+/* One operand: a batch of R x Cc matrices. */
+typedef struct matrix {
+  soaprt_region_t view; /* rank 3 */
+  char *base;           /* what cuBLAS reads (the view or a packed copy) */
+  int64_t rows, cols, rs, cs, batch, bs;
+  char *packed; /* from soaprt_cuda_pack, or NULL */
+} matrix_t;
+
+enum { LAYOUT_NONE, LAYOUT_ROW, LAYOUT_COL };
+
+/* The layout of m usable in place, and its leading dimension. */
+static int layoutOf(const matrix_t *m, int64_t *ld) {
+  if (m->bs < 0)
+    return LAYOUT_NONE;
+  if (m->cs == 1 || m->cols == 1) {
+    int64_t l = m->rows == 1 ? m->cols : m->rs;
+    if (l >= m->cols && l >= 1) {
+      *ld = l;
+      return LAYOUT_ROW;
+    }
+  }
+  if (m->rs == 1 || m->rows == 1) {
+    int64_t l = m->cols == 1 ? m->rows : m->cs;
+    if (l >= m->rows && l >= 1) {
+      *ld = l;
+      return LAYOUT_COL;
+    }
+  }
+  return LAYOUT_NONE;
+}
+
+static void describe(matrix_t *m, soaprt_unranked_memref_t *ref,
+                     const char *name, const char *op) {
+  if (ref->rank != 3 && ref->rank != 2)
+    soaprt_fatal("%s: matmul operand %s must be a rank-3 (batch x rows x "
+                 "columns) or rank-2 view, not rank %lld",
+                 op, name, (long long)ref->rank);
+  m->view = soaprt_view(ref, 4);
+  m->base = m->view.base;
+  int b = ref->rank == 3; /* index of the rows dim */
+  m->batch = b ? m->view.sizes[0] : 1;
+  m->rows = m->view.sizes[b];
+  m->cols = m->view.sizes[b + 1];
+  m->bs = m->batch == 1 ? 0 : m->view.strides[0];
+  m->rs = m->view.strides[b];
+  m->cs = m->view.strides[b + 1];
+  m->packed = NULL;
+}
+
+/* Replaces m by a packed row-major copy (`fill`: with its values). */
+static void pack(matrix_t *m, int fill, const char *op) {
+  m->packed = soaprt_cuda_pack(&m->view, fill, op);
+  m->base = m->packed;
+  m->rs = m->cols;
+  m->cs = 1;
+  m->bs = m->batch == 1 ? 0 : m->rows * m->cols;
+}
+
+static int fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
+                                         soaprt_unranked_memref_t *b,
+                                         soaprt_unranked_memref_t *c,
+                                         int64_t flags, const char *op) {
+  if (!op)
+    op = "matmul";
+  matrix_t A, B, C;
+  describe(&A, a, "A", op);
+  describe(&B, b, "B", op);
+  describe(&C, c, "C", op);
+  int64_t batch = C.batch, M = C.rows, N = C.cols, K = A.cols;
+  if (A.rows != M || B.rows != K || B.cols != N ||
+      (A.batch != batch && A.batch != 1) || (B.batch != batch && B.batch != 1))
+    soaprt_fatal("%s: matmul shapes do not match: A %lldx%lldx%lld, B "
+                 "%lldx%lldx%lld, C %lldx%lldx%lld",
+                 op, (long long)A.batch, (long long)A.rows, (long long)A.cols,
+                 (long long)B.batch, (long long)B.rows, (long long)B.cols,
+                 (long long)batch, (long long)M, (long long)N);
+  if (batch == 0 || M == 0 || N == 0 || K == 0)
+    return; /* C += nothing */
+  cublasHandle_t h = handle(op);
+
+  /* C: its batches must not overlap (sufficient: positive strides and the
+     batch stride beyond one matrix's extent). */
+  int64_t ldc = 0;
+  int layoutC = layoutOf(&C, &ldc);
+  if (layoutC != LAYOUT_NONE && batch > 1) {
+    int64_t extent = (M - 1) * (C.rs < 0 ? -C.rs : C.rs) +
+                     (N - 1) * (C.cs < 0 ? -C.cs : C.cs) + 1;
+    if (C.bs < extent)
+      layoutC = LAYOUT_NONE;
+  }
+  if (layoutC == LAYOUT_NONE) {
+    pack(&C, 1, op);
+    layoutC = layoutOf(&C, &ldc);
+  }
+  int64_t ldA = 0, ldB = 0;
+  int layoutA = layoutOf(&A, &ldA), layoutB = layoutOf(&B, &ldB);
+  if (layoutA == LAYOUT_NONE) {
+    pack(&A, 1, op);
+    layoutA = layoutOf(&A, &ldA);
+  }
+  if (layoutB == LAYOUT_NONE) {
+    pack(&B, 1, op);
+    layoutB = layoutOf(&B, &ldB);
+  }
+
+  /* cuBLAS operands: (first, second) with C' = op(first) op(second). */
+  int transposed = layoutC == LAYOUT_ROW; /* computes C^T = B^T A^T */
+  const matrix_t *first = transposed ? &B : &A;
+  const matrix_t *second = transposed ? &A : &B;
+  int layoutFirst = transposed ? layoutB : layoutA;
+  int layoutSecond = transposed ? layoutA : layoutB;
+  int64_t ldFirst = transposed ? ldB : ldA, ldSecond = transposed ? ldA : ldB;
+  int inPlace = transposed ? LAYOUT_ROW : LAYOUT_COL;
+  cublasOperation_t opFirst =
+      layoutFirst == inPlace ? CUBLAS_OP_N : CUBLAS_OP_T;
+  cublasOperation_t opSecond =
+      layoutSecond == inPlace ? CUBLAS_OP_N : CUBLAS_OP_T;
+  int64_t m = transposed ? N : M, n = transposed ? M : N;
+  if (!fitsInt(m) || !fitsInt(n) || !fitsInt(K) || !fitsInt(ldFirst) ||
+      !fitsInt(ldSecond) || !fitsInt(ldc))
+    soaprt_fatal("%s: matmul dimensions beyond 2^31 are not supported", op);
+
+  float alpha = 1.0f, beta = 1.0f;
+  cublasComputeType_t compute = (flags & SOAPRT_CUDA_ALLOW_TF32)
+                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                    : CUBLAS_COMPUTE_32F;
+  for (int64_t done = 0; done < batch;) {
+    int64_t count = batch - done < MAX_BATCH ? batch - done : MAX_BATCH;
+    SOAPRT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+                            h, opFirst, opSecond, (int)m, (int)n, (int)K,
+                            &alpha, first->base + done * first->bs * 4,
+                            CUDA_R_32F, (int)ldFirst, (long long)first->bs,
+                            second->base + done * second->bs * 4, CUDA_R_32F,
+                            (int)ldSecond, (long long)second->bs, &beta,
+                            C.base + done * C.bs * 4, CUDA_R_32F, (int)ldc,
+                            (long long)(batch == 1 ? M * N : C.bs), (int)count,
+                            compute, CUBLAS_GEMM_DEFAULT),
+                        op);
+    done += count;
+  }
+  if (A.packed)
+    soaprt_cuda_unpack(&A.view, A.packed, 0, op);
+  if (B.packed)
+    soaprt_cuda_unpack(&B.view, B.packed, 0, op);
+  if (C.packed)
+    soaprt_cuda_unpack(&C.view, C.packed, 1, op);
+  soaprt_cuda_after_call(op);
+}

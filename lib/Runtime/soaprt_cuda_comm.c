@@ -1,0 +1,199 @@
+/*===- soaprt_cuda_comm.c - NCCL: transfer and all_reduce -----------------===*
+ *
+ * soaprt_init creates the world communicator (rank 0 makes the unique id,
+ * MPI_Bcast hands it out). A transfer is an ncclSend / ncclRecv pair on it,
+ * between the two ranks that call soaprt_transfer. An all-reduce runs on a
+ * communicator of exactly the listed devices, in list order: the world one
+ * when the list is 0..N-1, else one made the first time the group is seen
+ * (by its members only: MPI_Comm_create_group, then an id broadcast over
+ * it) and cached. Strided regions go through a packed device temporary.
+ * NCCL enqueues on the rank's stream and returns; nothing here waits.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "soaprt_cuda_internal.h"
+
+#include <mpi.h>
+#include <nccl.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static ncclComm_t gWorld = NULL;
+
+typedef struct group {
+  int64_t size;
+  int64_t *devices;
+  MPI_Comm mpi;
+  ncclComm_t nccl;
+  struct group *next; /* in creation order */
+} group_t;
+static group_t *gGroups = NULL, **gGroupsEnd = &gGroups;
+
+static void ncclCheck(ncclResult_t result, const char *call, const char *op) {
+  if (result == ncclSuccess)
+    return;
+  const char *last = ncclGetLastError(NULL);
+  char detail[1024];
+  snprintf(detail, sizeof(detail), "%s%s%s", ncclGetErrorString(result),
+           last && *last ? ": " : "", last ? last : "");
+  soaprt_cuda_fail(call, op, detail);
+}
+#define SOAPRT_NCCL_CHECK(call, op) ncclCheck((call), #call, (op))
+
+/* A communicator of the `comm` ranks, made by all of them. */
+static ncclComm_t createComm(MPI_Comm comm, const char *op) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  ncclUniqueId id;
+  memset(&id, 0, sizeof(id));
+  if (rank == 0)
+    SOAPRT_NCCL_CHECK(ncclGetUniqueId(&id), op);
+  if (MPI_Bcast(&id, (int)sizeof(id), MPI_BYTE, 0, comm) != MPI_SUCCESS)
+    soaprt_fatal("%s: MPI_Bcast of the NCCL id failed", op);
+  ncclComm_t nccl = NULL;
+  SOAPRT_NCCL_CHECK(ncclCommInitRank(&nccl, size, id, rank), op);
+  return nccl;
+}
+
+void soaprt_cuda_comm_init(void) {
+  /* One rank never communicates: no NCCL at all. */
+  if (soaprt_cuda.size > 1)
+    gWorld = createComm(MPI_COMM_WORLD, "soaprt_init");
+}
+
+void soaprt_cuda_comm_finalize(void) {
+  /* Every rank's stream is idle after the barrier: no operation is in
+     flight on any communicator. Members release each communicator in the
+     same order (creation order is program order). */
+  if (soaprt_cuda.size > 1)
+    MPI_Barrier(MPI_COMM_WORLD);
+  const char *op = "soaprt_finalize";
+  if (gWorld)
+    SOAPRT_NCCL_CHECK(ncclCommDestroy(gWorld), op);
+  gWorld = NULL;
+  while (gGroups) {
+    group_t *g = gGroups;
+    gGroups = g->next;
+    SOAPRT_NCCL_CHECK(ncclCommDestroy(g->nccl), op);
+    MPI_Comm_free(&g->mpi);
+    free(g->devices);
+    free(g);
+  }
+  gGroupsEnd = &gGroups;
+}
+
+static ncclComm_t groupComm(const int64_t *devices, int64_t n, const char *op) {
+  int world = n == soaprt_cuda.size;
+  for (int64_t i = 0; world && i < n; ++i)
+    world = devices[i] == i;
+  if (world)
+    return gWorld;
+  for (group_t *g = gGroups; g; g = g->next)
+    if (g->size == n && !memcmp(g->devices, devices, (size_t)n * 8))
+      return g->nccl;
+  int *ranks = (int *)malloc((size_t)n * sizeof(int));
+  group_t *g = (group_t *)calloc(1, sizeof(group_t));
+  if (!ranks || !g)
+    soaprt_fatal("%s: out of memory", op);
+  uint64_t hash = 1469598103934665603ull;
+  for (int64_t i = 0; i < n; ++i) {
+    ranks[i] = (int)devices[i];
+    hash = (hash ^ (uint64_t)devices[i]) * 1099511628211ull;
+  }
+  MPI_Group worldGroup, sub;
+  MPI_Comm_group(MPI_COMM_WORLD, &worldGroup);
+  if (MPI_Group_incl(worldGroup, (int)n, ranks, &sub) != MPI_SUCCESS)
+    soaprt_fatal("%s: bad device list", op);
+  /* Only the members call this; the tag keeps overlapping groups apart. */
+  if (MPI_Comm_create_group(MPI_COMM_WORLD, sub, (int)(hash % 30000) + 1,
+                            &g->mpi) != MPI_SUCCESS)
+    soaprt_fatal("%s: cannot create a communicator for %lld devices", op,
+                 (long long)n);
+  MPI_Group_free(&sub);
+  MPI_Group_free(&worldGroup);
+  free(ranks);
+  g->nccl = createComm(g->mpi, op);
+  g->size = n;
+  g->devices = (int64_t *)malloc((size_t)n * 8);
+  if (!g->devices)
+    soaprt_fatal("%s: out of memory", op);
+  memcpy(g->devices, devices, (size_t)n * 8);
+  *gGroupsEnd = g;
+  gGroupsEnd = &g->next;
+  return g->nccl;
+}
+
+void soaprt_cuda_transfer(const soaprt_region_t *r, int64_t from, int64_t to) {
+  const char *op = "soaprt_transfer";
+  cudaStream_t stream = soaprt_cuda_stream(op);
+  if (!gWorld)
+    soaprt_fatal("%s: no communicator (one rank)", op);
+  size_t bytes = (size_t)(soaprt_region_elements(r) * r->elemSize);
+  int sending = soaprt_cuda.rank == from;
+  char *buffer = soaprt_cuda_pack(r, sending, op);
+  SOAPRT_NCCL_CHECK(ncclGroupStart(), op);
+  if (sending)
+    SOAPRT_NCCL_CHECK(
+        ncclSend(buffer, bytes, ncclUint8, (int)to, gWorld, stream), op);
+  else
+    SOAPRT_NCCL_CHECK(
+        ncclRecv(buffer, bytes, ncclUint8, (int)from, gWorld, stream), op);
+  SOAPRT_NCCL_CHECK(ncclGroupEnd(), op);
+  soaprt_cuda_unpack(r, buffer, !sending, op);
+  soaprt_cuda_after_call(op);
+}
+
+void soaprt_cuda_all_reduce(const soaprt_region_t *r, int64_t dtype,
+                            int64_t kind, const int64_t *devices, int64_t n) {
+  const char *op = "soaprt_all_reduce";
+  cudaStream_t stream = soaprt_cuda_stream(op);
+  ncclRedOp_t reduction = kind == SOAPRT_SUM   ? ncclSum
+                          : kind == SOAPRT_MAX ? ncclMax
+                                               : ncclMin;
+  ncclDataType_t type;
+  switch (dtype) {
+  case SOAPRT_F32:
+    type = ncclFloat32;
+    break;
+  case SOAPRT_F64:
+    type = ncclFloat64;
+    break;
+  case SOAPRT_F16:
+    type = ncclFloat16;
+    break;
+  case SOAPRT_BF16:
+    type = ncclBfloat16;
+    break;
+  case SOAPRT_I32:
+    type = ncclInt32;
+    break;
+  case SOAPRT_I64:
+    type = ncclInt64;
+    break;
+  case SOAPRT_I8:
+    type = ncclInt8;
+    break;
+  case SOAPRT_I1:
+    /* Bytes 0/1: a sum is a logical or (as the CPU back end), i.e. max. */
+    type = ncclUint8;
+    if (kind == SOAPRT_SUM)
+      reduction = ncclMax;
+    break;
+  default:
+    soaprt_fatal("%s: element type %s is not supported on the CUDA back end "
+                 "(NCCL reduces f32, f64, f16, bf16, i1, i8, i32, i64)",
+                 op, soaprt_dtype_npy(dtype));
+  }
+  ncclComm_t comm = groupComm(devices, n, op);
+  if (!comm)
+    soaprt_fatal("%s: no communicator", op);
+  size_t count = (size_t)soaprt_region_elements(r);
+  char *buffer = soaprt_cuda_pack(r, 1, op);
+  SOAPRT_NCCL_CHECK(
+      ncclAllReduce(buffer, buffer, count, type, reduction, comm, stream), op);
+  soaprt_cuda_unpack(r, buffer, 1, op);
+  soaprt_cuda_after_call(op);
+}

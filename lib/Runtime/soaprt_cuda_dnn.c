@@ -1,0 +1,437 @@
+/*===- soaprt_cuda_dnn.c - conv2d on cuDNN (legacy convolution API) -------===*
+ *
+ * Y += conv2d(X, W): NCHW, no padding, cross-correlation, fp32 (TF32 tensor
+ * cores only when the op allows it: CUDNN_DEFAULT_MATH; strict fp32 is
+ * CUDNN_FMA_MATH). Uses only the long-standing legacy API (present in every
+ * cuDNN 9): cudnnFindConvolutionForwardAlgorithmEx and
+ * cudnnConvolutionForward.
+ *
+ * A plan (descriptors, algorithm, workspace size) is made once per shape:
+ * the key holds every size, stride, flag and the alignment of the three
+ * pointers. X and Y are described with their strides; W is packed first
+ * when it is not (filter descriptors are always packed). If cuDNN finds no
+ * algorithm for the strided views, the plan packs X and Y (Y is copied in
+ * and back: beta = 1). The batch is split into chunks when a tensor would
+ * exceed cuDNN's 2^31-element limit. The workspace is shared and grows.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "soaprt_cuda_internal.h"
+
+#include <cudnn.h>
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FIND_WORKSPACE_CAP ((size_t)1 << 30) /* bytes tried while finding */
+
+static cudnnHandle_t gHandle = NULL;
+static void *gWorkspace = NULL;
+static size_t gWorkspaceBytes = 0;
+
+static void dnnCheck(cudnnStatus_t status, const char *call, const char *op) {
+  if (status == CUDNN_STATUS_SUCCESS)
+    return;
+  char last[512];
+  last[0] = 0;
+  cudnnGetLastErrorString(last, sizeof(last));
+  char detail[768];
+  snprintf(detail, sizeof(detail), "%s%s%s", cudnnGetErrorString(status),
+           last[0] ? ": " : "", last);
+  soaprt_cuda_fail(call, op, detail);
+}
+#define SOAPRT_CUDNN_CHECK(call, op) dnnCheck((call), #call, (op))
+
+static cudnnHandle_t handle(const char *op) {
+  cudaStream_t stream = soaprt_cuda_stream(op);
+  if (gHandle)
+    return gHandle;
+  SOAPRT_CUDNN_CHECK(cudnnCreate(&gHandle), op);
+  SOAPRT_CUDNN_CHECK(cudnnSetStream(gHandle, stream), op);
+  return gHandle;
+}
+
+/* ------------------------------------------------------------------ plans */
+
+typedef struct convKey {
+  int64_t n, c, h, w;     /* X (this chunk of the batch) */
+  int64_t xs[4];          /* X strides (elements) */
+  int64_t f, kh, kw;      /* W (packed) */
+  int64_t oh, ow;         /* Y: n x f x oh x ow */
+  int64_t ys[4];          /* Y strides */
+  int64_t sh, sw, dh, dw; /* convolution strides and dilations */
+  int64_t flags;
+  int64_t align[3]; /* log2 alignment (up to 256) of X, W, Y */
+} convKey_t;
+
+typedef struct plan {
+  convKey_t key;
+  uint64_t hash;
+  int packed; /* X and Y go through packed temporaries */
+  cudnnTensorDescriptor_t x, y;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  cudnnConvolutionFwdAlgo_t algo;
+  size_t workspace;
+  struct plan *next;
+} plan_t;
+static plan_t *gPlans = NULL;
+
+static uint64_t hashKey(const convKey_t *k) {
+  const unsigned char *p = (const unsigned char *)k;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < sizeof(*k); ++i)
+    h = (h ^ p[i]) * 1099511628211ull;
+  return h;
+}
+
+static int64_t alignmentOf(const void *p) {
+  uintptr_t a = (uintptr_t)p;
+  int64_t log = 0;
+  while (log < 8 && (a & ((uintptr_t)1 << log)) == 0)
+    ++log;
+  return log;
+}
+
+static int fitsInt(int64_t v) { return v >= 1 && v <= INT_MAX; }
+
+/* Strides with dims of size 1 given the stride NCHW order implies (cuDNN
+ * infers layouts from them; their value does not move any element). */
+static void normalizeStrides(const int64_t *sizes, const int64_t *in,
+                             int64_t *out) {
+  for (int d = 3; d >= 0; --d)
+    out[d] = sizes[d] != 1 ? in[d] : d == 3 ? 1 : out[d + 1] * sizes[d + 1];
+}
+
+/* Elements from the first to one past the last element of a view. */
+static int64_t extent(const int64_t *sizes, const int64_t *strides) {
+  int64_t e = 1;
+  for (int d = 0; d < 4; ++d)
+    e += (sizes[d] - 1) * strides[d];
+  return e;
+}
+
+static void packedStrides(const int64_t *sizes, int64_t *strides) {
+  strides[3] = 1;
+  for (int d = 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * sizes[d + 1];
+}
+
+/* Sets the X and Y descriptors (strided, or packed when p->packed). */
+static cudnnStatus_t describeTensors(plan_t *p) {
+  const convKey_t *k = &p->key;
+  int64_t xSizes[4] = {k->n, k->c, k->h, k->w};
+  int64_t ySizes[4] = {k->n, k->f, k->oh, k->ow};
+  int64_t xs[4], ys[4];
+  if (p->packed) {
+    packedStrides(xSizes, xs);
+    packedStrides(ySizes, ys);
+  } else {
+    memcpy(xs, k->xs, sizeof(xs));
+    memcpy(ys, k->ys, sizeof(ys));
+  }
+  cudnnStatus_t status = cudnnSetTensor4dDescriptorEx(
+      p->x, CUDNN_DATA_FLOAT, (int)k->n, (int)k->c, (int)k->h, (int)k->w,
+      (int)xs[0], (int)xs[1], (int)xs[2], (int)xs[3]);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  return cudnnSetTensor4dDescriptorEx(
+      p->y, CUDNN_DATA_FLOAT, (int)k->n, (int)k->f, (int)k->oh, (int)k->ow,
+      (int)ys[0], (int)ys[1], (int)ys[2], (int)ys[3]);
+}
+
+/* Picks the fastest algorithm cuDNN can run on these descriptors (timed on
+ * the real X and W and a scratch Y of Y's alignment); 0 if there is none. */
+static int chooseAlgorithm(plan_t *p, const void *x, const void *w,
+                           const void *yReal, const char *op) {
+  cudnnHandle_t h = handle(op);
+  int strict = !(p->key.flags & SOAPRT_CUDA_ALLOW_TF32);
+  cudnnMathType_t math = strict ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+  SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math), op);
+
+  /* The largest workspace any algorithm wants (capped). */
+  size_t want = 0;
+  for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+    size_t bytes = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(
+            h, p->x, p->w, p->conv, p->y, (cudnnConvolutionFwdAlgo_t)a,
+            &bytes) == CUDNN_STATUS_SUCCESS &&
+        bytes <= FIND_WORKSPACE_CAP && bytes > want)
+      want = bytes;
+  }
+  void *workspace = NULL;
+  while (want > 0 && !(workspace = soaprt_cuda_try_alloc(want, op)))
+    want /= 2;
+
+  /* Scratch Y: FindEx overwrites its output. */
+  const convKey_t *k = &p->key;
+  int64_t ySizes[4] = {k->n, k->f, k->oh, k->ow}, ys[4];
+  if (p->packed)
+    packedStrides(ySizes, ys);
+  else
+    memcpy(ys, k->ys, sizeof(ys));
+  size_t yBytes = (size_t)extent(ySizes, ys) * 4;
+  size_t shift = (size_t)((uintptr_t)yReal % 256);
+  char *scratch = (char *)soaprt_cuda_alloc(yBytes + shift, op);
+
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  memset(perf, 0, sizeof(perf));
+  int returned = 0;
+  /* X, W and the scratch Y ready whatever stream the search uses inside
+     (once per shape). */
+  soaprt_cuda_sync(op);
+  cudnnStatus_t status = cudnnFindConvolutionForwardAlgorithmEx(
+      h, p->x, x, p->w, w, p->conv, p->y, scratch + shift,
+      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, workspace, want);
+  soaprt_cuda_free(scratch, op);
+  soaprt_cuda_free(workspace, op);
+  if (status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM)
+    return 0;
+  SOAPRT_CUDNN_CHECK(status, op);
+
+  /* Sorted fastest first. Strict fp32: no tensor-op (TF32) results, and
+     FMA math whatever the result says (as PyTorch does). */
+  for (int i = 0; i < returned; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS)
+      continue;
+    if (strict && (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
+                   perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+      continue;
+    cudnnMathType_t use = strict ? CUDNN_FMA_MATH : perf[i].mathType;
+    SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, use), op);
+    size_t bytes = 0;
+    if (cudnnGetConvolutionForwardWorkspaceSize(h, p->x, p->w, p->conv, p->y,
+                                                perf[i].algo,
+                                                &bytes) != CUDNN_STATUS_SUCCESS)
+      continue; /* not with this math type */
+    p->algo = perf[i].algo;
+    p->workspace = bytes > perf[i].memory ? bytes : perf[i].memory;
+    return 1;
+  }
+  SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math), op);
+  return 0;
+}
+
+static plan_t *getPlan(const convKey_t *key, const soaprt_region_t *x,
+                       const void *w, const soaprt_region_t *y,
+                       const char *op) {
+  uint64_t hash = hashKey(key);
+  for (plan_t *p = gPlans; p; p = p->next)
+    if (p->hash == hash && !memcmp(&p->key, key, sizeof(*key)))
+      return p;
+  plan_t *p = (plan_t *)calloc(1, sizeof(plan_t));
+  if (!p)
+    soaprt_fatal("%s: out of memory", op);
+  p->key = *key;
+  p->hash = hash;
+  SOAPRT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->x), op);
+  SOAPRT_CUDNN_CHECK(cudnnCreateTensorDescriptor(&p->y), op);
+  SOAPRT_CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w), op);
+  SOAPRT_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv), op);
+  SOAPRT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
+                         p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)key->f,
+                         (int)key->c, (int)key->kh, (int)key->kw),
+                     op);
+  SOAPRT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+                         p->conv, 0, 0, (int)key->sh, (int)key->sw,
+                         (int)key->dh, (int)key->dw, CUDNN_CROSS_CORRELATION,
+                         CUDNN_DATA_FLOAT),
+                     op);
+  int positive = 1;
+  for (int d = 0; d < 4; ++d)
+    positive &= fitsInt(key->xs[d]) && fitsInt(key->ys[d]);
+  int64_t xSizes[4] = {key->n, key->c, key->h, key->w};
+  int64_t ySizes[4] = {key->n, key->f, key->oh, key->ow};
+  positive &=
+      extent(xSizes, key->xs) <= INT_MAX && extent(ySizes, key->ys) <= INT_MAX;
+  int found = 0;
+  if (positive && describeTensors(p) == CUDNN_STATUS_SUCCESS)
+    found = chooseAlgorithm(p, x->base, w, y->base, op);
+  if (!found) { /* packed X and Y */
+    p->packed = 1;
+    SOAPRT_CUDNN_CHECK(describeTensors(p), op);
+    char *packedX = soaprt_cuda_pack(x, 1, op);
+    found = chooseAlgorithm(p, packedX, w, packedX, op);
+    soaprt_cuda_unpack(x, packedX, 0, op);
+  }
+  if (!found)
+    soaprt_fatal("%s: cuDNN has no algorithm for this convolution (X "
+                 "%lldx%lldx%lldx%lld, W %lldx%lldx%lldx%lld, strides "
+                 "%lldx%lld, dilations %lldx%lld)",
+                 op, (long long)key->n, (long long)key->c, (long long)key->h,
+                 (long long)key->w, (long long)key->f, (long long)key->c,
+                 (long long)key->kh, (long long)key->kw, (long long)key->sh,
+                 (long long)key->sw, (long long)key->dh, (long long)key->dw);
+  int on = 0, oc = 0, oh = 0, ow = 0;
+  SOAPRT_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w,
+                                                           &on, &oc, &oh, &ow),
+                     op);
+  if (on != key->n || oc != key->f || oh != key->oh || ow != key->ow)
+    soaprt_fatal("%s: cuDNN computes a %dx%dx%dx%d output, the program "
+                 "expects %lldx%lldx%lldx%lld",
+                 op, on, oc, oh, ow, (long long)key->n, (long long)key->f,
+                 (long long)key->oh, (long long)key->ow);
+  p->next = gPlans;
+  gPlans = p;
+  return p;
+}
+
+static void *workspace(size_t bytes, const char *op) {
+  if (bytes <= gWorkspaceBytes)
+    return gWorkspace;
+  /* Stream-ordered: earlier convolutions still using it are done first. */
+  soaprt_cuda_free(gWorkspace, op);
+  gWorkspace = soaprt_cuda_alloc(bytes, op);
+  gWorkspaceBytes = bytes;
+  return gWorkspace;
+}
+
+void soaprt_cuda_dnn_finalize(void) {
+  const char *op = "soaprt_finalize";
+  while (gPlans) {
+    plan_t *p = gPlans;
+    gPlans = p->next;
+    SOAPRT_CUDNN_CHECK(cudnnDestroyTensorDescriptor(p->x), op);
+    SOAPRT_CUDNN_CHECK(cudnnDestroyTensorDescriptor(p->y), op);
+    SOAPRT_CUDNN_CHECK(cudnnDestroyFilterDescriptor(p->w), op);
+    SOAPRT_CUDNN_CHECK(cudnnDestroyConvolutionDescriptor(p->conv), op);
+    free(p);
+  }
+  soaprt_cuda_free(gWorkspace, op);
+  gWorkspace = NULL;
+  gWorkspaceBytes = 0;
+  if (gHandle)
+    SOAPRT_CUDNN_CHECK(cudnnDestroy(gHandle), op);
+  gHandle = NULL;
+}
+
+/* ------------------------------------------------------------------- conv */
+
+static soaprt_region_t view4(soaprt_unranked_memref_t *ref, const char *name,
+                             const char *op) {
+  if (ref->rank != 4)
+    soaprt_fatal("%s: conv2d operand %s must be a rank-4 view, not rank %lld",
+                 op, name, (long long)ref->rank);
+  soaprt_region_t r = soaprt_view(ref, 4);
+  for (int d = 0; d < 4; ++d)
+    if (r.sizes[d] < 0)
+      soaprt_fatal("%s: conv2d operand %s has a negative size", op, name);
+  return r;
+}
+
+void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
+                                         soaprt_unranked_memref_t *wRef,
+                                         soaprt_unranked_memref_t *yRef,
+                                         int64_t strideH, int64_t strideW,
+                                         int64_t dilationH, int64_t dilationW,
+                                         int64_t flags, const char *op) {
+  if (!op)
+    op = "conv2d";
+  soaprt_region_t X = view4(xRef, "X", op), W = view4(wRef, "W", op),
+                  Y = view4(yRef, "Y", op);
+  int64_t N = X.sizes[0], C = X.sizes[1], H = X.sizes[2], Wd = X.sizes[3];
+  int64_t F = W.sizes[0], KH = W.sizes[2], KW = W.sizes[3];
+  int64_t OH = Y.sizes[2], OW = Y.sizes[3];
+  if (!fitsInt(strideH) || !fitsInt(strideW) || !fitsInt(dilationH) ||
+      !fitsInt(dilationW))
+    soaprt_fatal("%s: bad conv2d strides %lldx%lld or dilations %lldx%lld", op,
+                 (long long)strideH, (long long)strideW, (long long)dilationH,
+                 (long long)dilationW);
+  int shapesMatch = W.sizes[1] == C && Y.sizes[0] == N && Y.sizes[1] == F;
+  if (shapesMatch && N > 0 && F > 0 && OH > 0 && OW > 0 && C > 0 && KH > 0 &&
+      KW > 0)
+    shapesMatch = H >= dilationH * (KH - 1) + 1 &&
+                  Wd >= dilationW * (KW - 1) + 1 &&
+                  OH == (H - dilationH * (KH - 1) - 1) / strideH + 1 &&
+                  OW == (Wd - dilationW * (KW - 1) - 1) / strideW + 1;
+  if (!shapesMatch)
+    soaprt_fatal("%s: conv2d shapes do not match: X %lldx%lldx%lldx%lld, W "
+                 "%lldx%lldx%lldx%lld, Y %lldx%lldx%lldx%lld, strides "
+                 "%lldx%lld, dilations %lldx%lld",
+                 op, (long long)N, (long long)C, (long long)H, (long long)Wd,
+                 (long long)F, (long long)W.sizes[1], (long long)KH,
+                 (long long)KW, (long long)Y.sizes[0], (long long)Y.sizes[1],
+                 (long long)OH, (long long)OW, (long long)strideH,
+                 (long long)strideW, (long long)dilationH,
+                 (long long)dilationW);
+  if (N == 0 || F == 0 || OH == 0 || OW == 0 || C == 0 || KH == 0 || KW == 0)
+    return; /* Y += nothing */
+  if (!fitsInt(C) || !fitsInt(F) || !fitsInt(H) || !fitsInt(Wd) ||
+      !fitsInt(KH) || !fitsInt(KW) || C * KH * KW > INT_MAX ||
+      F * C * KH * KW > INT_MAX)
+    soaprt_fatal("%s: conv2d dimensions beyond 2^31 are not supported", op);
+  cudnnHandle_t h = handle(op);
+
+  char *w = soaprt_cuda_pack(&W, 1, op); /* filters must be packed */
+  convKey_t key;
+  memset(&key, 0, sizeof(key)); /* the hash reads every byte */
+  key.c = C;
+  key.h = H;
+  key.w = Wd;
+  key.f = F;
+  key.kh = KH;
+  key.kw = KW;
+  key.oh = OH;
+  key.ow = OW;
+  key.sh = strideH;
+  key.sw = strideW;
+  key.dh = dilationH;
+  key.dw = dilationW;
+  key.flags = flags & SOAPRT_CUDA_ALLOW_TF32;
+  key.align[1] = alignmentOf(w);
+
+  /* Images per call: every tensor below 2^31 elements (cuDNN's limit). */
+  int64_t xImage[4] = {1, C, H, Wd}, yImage[4] = {1, F, OH, OW};
+  int64_t xImageExtent = extent(xImage, X.strides) > C * H * Wd
+                             ? extent(xImage, X.strides)
+                             : C * H * Wd;
+  int64_t yImageExtent = extent(yImage, Y.strides) > F * OH * OW
+                             ? extent(yImage, Y.strides)
+                             : F * OH * OW;
+  int64_t xStep = X.strides[0] > C * H * Wd ? X.strides[0] : C * H * Wd;
+  int64_t yStep = Y.strides[0] > F * OH * OW ? Y.strides[0] : F * OH * OW;
+  if (xImageExtent > INT_MAX || yImageExtent > INT_MAX)
+    soaprt_fatal("%s: conv2d images of 2^31 elements or more are not "
+                 "supported by cuDNN",
+                 op);
+  int64_t chunk = N;
+  while (chunk > 1 && (xImageExtent + (chunk - 1) * xStep > INT_MAX ||
+                       yImageExtent + (chunk - 1) * yStep > INT_MAX))
+    chunk = (chunk + 1) / 2;
+
+  float alpha = 1.0f, beta = 1.0f;
+  for (int64_t n0 = 0; n0 < N; n0 += chunk) {
+    int64_t count = N - n0 < chunk ? N - n0 : chunk;
+    int64_t xSizes[4] = {count, C, H, Wd}, ySizes[4] = {count, F, OH, OW};
+    soaprt_region_t x = X, y = Y;
+    x.base = X.base + n0 * X.strides[0] * 4;
+    x.sizes = xSizes;
+    y.base = Y.base + n0 * Y.strides[0] * 4;
+    y.sizes = ySizes;
+    key.n = count;
+    normalizeStrides(xSizes, X.strides, key.xs);
+    normalizeStrides(ySizes, Y.strides, key.ys);
+    key.align[0] = alignmentOf(x.base);
+    key.align[2] = alignmentOf(y.base);
+    plan_t *p = getPlan(&key, &x, w, &y, op);
+    char *xData = x.base, *yData = y.base;
+    if (p->packed) {
+      xData = soaprt_cuda_pack(&x, 1, op);
+      yData = soaprt_cuda_pack(&y, 1, op);
+    }
+    void *ws = workspace(p->workspace, op);
+    SOAPRT_CUDNN_CHECK(
+        cudnnConvolutionForward(h, &alpha, p->x, xData, p->w, w, p->conv,
+                                p->algo, ws, p->workspace, &beta, p->y, yData),
+        op);
+    if (p->packed) {
+      soaprt_cuda_unpack(&y, yData, 1, op);
+      soaprt_cuda_unpack(&x, xData, 0, op);
+    }
+  }
+  soaprt_cuda_unpack(&W, w, 0, op);
+  soaprt_cuda_after_call(op);
+}
