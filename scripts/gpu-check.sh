@@ -114,7 +114,7 @@ run_exe() {
   timeout -k 10 "$t" "${LAUNCH[@]}" "$@" < /dev/null > "$log" 2>&1
 }
 
-echo "gpu-check: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), repo $(git rev-parse --short HEAD 2>/dev/null || echo '?'), bundle $BUNDLE, budget $BUDGET s"
+echo "gpu-check: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname 2>/dev/null || cat /proc/sys/kernel/hostname), repo $(git rev-parse --short HEAD 2>/dev/null || echo '?'), bundle $BUNDLE, budget $BUDGET s"
 
 # ---------------------------------------------------------------- 1. system
 section "GPU, driver, libraries"
