@@ -46,3 +46,23 @@ if shutil.which("mpirun") and shutil.which("mpicc") and os.path.exists(
 for tool in ["soap-npy-compare", "mlir-translate"]:
     if any(os.path.exists(os.path.join(d, tool)) for d in tool_dirs):
         llvm_config.add_tool_substitutions([tool], tool_dirs)
+
+# CUDA: the target compiles everywhere (LLVM's NVPTX back end); ptxas checks
+# the PTX where a toolkit is installed; executables link where libsoaprt_cuda
+# was built, and run where a GPU is.
+cuda_bin = os.environ.get("CUDA_HOME", "/usr/local/cuda") + "/bin"
+ptxas = shutil.which("ptxas") or shutil.which("ptxas", path=cuda_bin)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+if os.path.exists(os.path.join(config.soap_lib_dir, "libsoaprt_cuda.a")):
+    config.available_features.add("cuda-runtime")
+if shutil.which("nvidia-smi"):
+    import subprocess
+    try:
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True,
+                                 text=True, timeout=30).stdout
+        if listing.startswith("GPU"):
+            config.available_features.add("cuda-gpu")
+    except Exception:
+        pass

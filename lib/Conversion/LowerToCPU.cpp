@@ -1,6 +1,7 @@
 //===- LowerToCPU.cpp - Partitioned program -> LLVM for the CPU -----------===//
 
 #include "soap/Conversion/LowerToCPU.h"
+#include "soap/Conversion/Passes.h"
 
 #include "soap/Analysis/OpGraphExtraction.h"
 #include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
@@ -395,11 +396,7 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
 
   // Tensors to buffers. Function boundaries get identity layouts, so that
   // the entry takes and returns plain contiguous buffers.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createBufferize());
   pm.addPass(createCPUEntryPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());

@@ -9,6 +9,28 @@
 
 include "mlir/Pass/PassBase.td"
 
+def Bufferize : Pass<"soap-bufferize", "ModuleOp"> {
+  let summary = "One-shot bufferization of a (partitioned) program, bounded "
+                "in time";
+  let description = [{
+    One-shot module bufferization with identity layouts at function
+    boundaries (the entry takes and returns contiguous buffers). Its alias
+    analysis is quadratic in the in-place writes of a function; an SPMD
+    program of a large unrolled model (thousands of tile inserts and
+    transfers) would take hours. A function with more in-place writes
+    (tensor.insert_slice, soap.transfer, soap.all_reduce) than
+    `max-analyzed-writes` is bufferized without the analysis: a copy before
+    every write (correct, more memory traffic); a remark says so.
+  }];
+  let options = [
+    Option<"maxAnalyzedWrites", "max-analyzed-writes", "int64_t",
+           /*default=*/"1000",
+           "Functions with more in-place writes skip the alias analysis">,
+  ];
+  let dependentDialects = ["bufferization::BufferizationDialect",
+                           "memref::MemRefDialect"];
+}
+
 def CUDAFuseElementwise : Pass<"soap-cuda-fuse-elementwise"> {
   let summary = "Fuse each elementwise group into one linalg op (one kernel)";
   let description = [{

@@ -124,7 +124,8 @@ struct CUDADeviceMemory
 
   /// Replaces `get` (a host global) with its device copy.
   void toDevice(memref::GetGlobalOp get) {
-    OpBuilder b(get);
+    OpBuilder b(get->getContext());
+    b.setInsertionPointAfter(get);
     Location loc = get.getLoc();
     auto type = cast<MemRefType>(get.getType());
     StringRef name = get.getName();

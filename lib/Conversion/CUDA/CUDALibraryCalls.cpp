@@ -95,7 +95,11 @@ struct CUDALibraryCalls
     if (auto name = op->getAttrOfType<StringAttr>("soap.name"))
       os << " '" << name.getValue() << "'";
     os << " at ";
-    op->getLoc().print(os);
+    if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+         << file.getColumn();
+    else
+      op->getLoc().print(os);
     return LLVM::createGlobalString(
         op->getLoc(), b, "__soap_op_name_" + std::to_string(numNames++), text,
         LLVM::Linkage::Internal);

@@ -36,11 +36,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
 
   // Buffers (identity layouts at the entry's boundary), the entry points,
   // ownership-based deallocation.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createBufferize());
   pm.addPass(createCPUEntryPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   // Clones become alloc + copy (a kernel below); the deallocation helpers

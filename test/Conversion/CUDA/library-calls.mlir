@@ -1,0 +1,100 @@
+// RUN: soap-opt %s --soap-cuda-library-calls --cse --split-input-file | FileCheck %s
+// RUN: soap-opt %s --soap-cuda-library-calls="allow-tf32" --split-input-file | FileCheck %s --check-prefix=TF32
+
+// A matmul becomes a cuBLAS call on its buffers (C += A x B), with strict
+// fp32 (flags 0) and its name for error messages.
+// CHECK-DAG:   llvm.mlir.global internal constant @__soap_op_name_0("linalg.matmul at {{.*}}library-calls.mlir:{{[0-9]+}}:3")
+// CHECK-DAG:   func.func private @soaprt_cuda_matmul_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME:    %[[A:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8x16xf32>, %[[C:.*]]: memref<4x16xf32>)
+// CHECK-DAG:     %[[CA:.*]] = memref.cast %[[A]] : memref<4x8xf32> to memref<*xf32>
+// CHECK-DAG:     %[[CB:.*]] = memref.cast %[[B]] : memref<8x16xf32> to memref<*xf32>
+// CHECK-DAG:     %[[CC:.*]] = memref.cast %[[C]] : memref<4x16xf32> to memref<*xf32>
+// CHECK-DAG:     %[[FLAGS:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[NAME:.*]] = llvm.mlir.addressof @__soap_op_name_0
+// CHECK:         call @soaprt_cuda_matmul_f32(%[[CA]], %[[CB]], %[[CC]], %[[FLAGS]], %{{.*}})
+// CHECK-NOT:     linalg.matmul
+// TF32-LABEL:  func.func @matmul(
+// TF32:          %[[FLAGS:.*]] = arith.constant 1 : i64
+// TF32:          call @soaprt_cuda_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[FLAGS]], %{{.*}})
+func.func @matmul(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  return
+}
+
+// -----
+
+// Batched, on strided tiles: the views go as they are.
+// CHECK-LABEL: func.func @batch_matmul(
+// CHECK:         memref.cast %{{.*}} : memref<2x4x8xf32, strided<[64, 8, 1], offset: 64>> to memref<*xf32>
+// CHECK:         call @soaprt_cuda_matmul_f32(
+func.func @batch_matmul(%a: memref<2x4x8xf32, strided<[64, 8, 1], offset: 64>>, %b: memref<2x8x16xf32>, %c: memref<2x4x16xf32>) {
+  linalg.batch_matmul ins(%a, %b : memref<2x4x8xf32, strided<[64, 8, 1], offset: 64>>, memref<2x8x16xf32>) outs(%c : memref<2x4x16xf32>)
+  return
+}
+
+// -----
+
+// x W^T (a linear layer as torch-mlir writes it): B is read transposed, so
+// it is passed as a transposed view (K x N with strides [1, K]).
+// CHECK-LABEL: func.func @linear(
+// CHECK-SAME:    %{{.*}}: memref<4x8xf32>, %[[W:.*]]: memref<16x8xf32>
+// CHECK:         %[[T:.*]] = memref.transpose %[[W]] (d0, d1) -> (d1, d0) : memref<16x8xf32> to memref<8x16xf32, strided<[1, 8]>>
+// CHECK:         memref.cast %[[T]] : memref<8x16xf32, strided<[1, 8]>> to memref<*xf32>
+// CHECK:         call @soaprt_cuda_matmul_f32(
+#mapA = affine_map<(m, n, k) -> (m, k)>
+#mapB = affine_map<(m, n, k) -> (n, k)>
+#mapC = affine_map<(m, n, k) -> (m, n)>
+func.func @linear(%x: memref<4x8xf32>, %w: memref<16x8xf32>, %y: memref<4x16xf32>) {
+  linalg.generic {indexing_maps = [#mapA, #mapB, #mapC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<4x8xf32>, memref<16x8xf32>) outs(%y : memref<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A convolution becomes a cuDNN call with its strides and dilations.
+// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @conv(
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : i64
+// CHECK:         call @soaprt_cuda_conv2d_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[C2]], %[[C2]], %[[C1]], %[[C3]], %{{.*}}, %{{.*}})
+// CHECK-NOT:     linalg.conv
+func.func @conv(%x: memref<2x3x17x17xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x8x6xf32>) {
+  linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<[1, 3]> : tensor<2xi64>}
+    ins(%x, %w : memref<2x3x17x17xf32>, memref<8x3x3x3xf32>) outs(%y : memref<2x8x8x6xf32>)
+  return
+}
+
+// -----
+
+// Left for generated kernels: integer matmuls, contractions over two
+// reduction dimensions, ops on tensors.
+// CHECK-LABEL: func.func @not_library(
+// CHECK-NOT:     call @soaprt_cuda
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xi32>
+// CHECK:         linalg.generic
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>
+#mA = affine_map<(m, n, k1, k2) -> (m, k1, k2)>
+#mB = affine_map<(m, n, k1, k2) -> (k1, k2, n)>
+#mC = affine_map<(m, n, k1, k2) -> (m, n)>
+func.func @not_library(%a: memref<4x8xi32>, %b: memref<8x16xi32>, %c: memref<4x16xi32>,
+                       %x: memref<4x2x3xf32>, %w: memref<2x3x5xf32>, %y: memref<4x5xf32>,
+                       %ta: tensor<4x8xf32>, %tb: tensor<8x16xf32>, %tc: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  linalg.matmul ins(%a, %b : memref<4x8xi32>, memref<8x16xi32>) outs(%c : memref<4x16xi32>)
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : memref<4x2x3xf32>, memref<2x3x5xf32>) outs(%y : memref<4x5xf32>) {
+  ^bb0(%p: f32, %q: f32, %r: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %r, %m : f32
+    linalg.yield %s : f32
+  }
+  %r = linalg.matmul ins(%ta, %tb : tensor<4x8xf32>, tensor<8x16xf32>) outs(%tc : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %r : tensor<4x16xf32>
+}
