@@ -70,6 +70,29 @@ static bool isAccessedByHost(Value buffer, ModuleOp module) {
   return false;
 }
 
+/// Whether a (transitive, through views) user of `buffer` hands it to the
+/// GPU: a kernel launch or a libsoaprt call.
+static bool isUsedByDevice(Value buffer, ModuleOp module) {
+  SmallVector<Value> work = {buffer};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<gpu::LaunchFuncOp>(user))
+        return true;
+      if (auto call = dyn_cast<func::CallOp>(user)) {
+        auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+        if (callee && callee.isExternal())
+          return true;
+      }
+      if (isa<ViewLikeOpInterface, memref::CastOp>(user))
+        for (Value r : user->getResults())
+          if (isa<BaseMemRefType>(r.getType()))
+            work.push_back(r);
+    }
+  }
+  return false;
+}
+
 /// A memref of static shape and identity layout at device address `address`
 /// (i64): the LLVM memref descriptor built by hand, cast back to the memref
 /// type (the casts cancel when the host code is lowered to LLVM).
@@ -181,6 +204,11 @@ struct CUDADeviceMemory
     // on the stack, freed with their frame.
     DenseSet<Value> hostBuffers;
     for (memref::AllocOp alloc : hostAllocs) {
+      if (isUsedByDevice(alloc.getResult(), module)) {
+        alloc.emitError("cannot lower for CUDA: this buffer is used by the "
+                        "GPU and read or written by host code");
+        return signalPassFailure();
+      }
       for (Operation *user : alloc->getUsers())
         if (isa<memref::DeallocOp>(user) &&
             user->getBlock() != alloc->getBlock()) {
@@ -205,8 +233,15 @@ struct CUDADeviceMemory
                          ? cast<memref::LoadOp>(op).getMemRef()
                          : cast<memref::StoreOp>(op).getMemRef();
       Value root = getRootBuffer(buffer);
-      if (hostBuffers.contains(root) || isa<BlockArgument>(root))
+      // Host buffers, and the arguments of private helpers (the
+      // deallocation helper's lists); the entry's arguments are on the GPU.
+      if (hostBuffers.contains(root))
         continue;
+      if (auto arg = dyn_cast<BlockArgument>(root)) {
+        auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+        if (func && func.isPrivate())
+          continue;
+      }
       op->emitError() << "cannot lower for CUDA: the host reads or writes a "
                          "buffer that lives in device memory";
       return signalPassFailure();
