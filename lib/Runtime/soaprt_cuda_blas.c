@@ -189,7 +189,8 @@ void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
       !fitsInt(ldSecond) || !fitsInt(ldc))
     soaprt_fatal("%s: matmul dimensions beyond 2^31 are not supported", op);
 
-  float alpha = 1.0f, beta = 1.0f;
+  float alpha = 1.0f;
+  float beta = (flags & SOAPRT_CUDA_OVERWRITE) ? 0.0f : 1.0f;
   cublasComputeType_t compute = (flags & SOAPRT_CUDA_ALLOW_TF32)
                                     ? CUBLAS_COMPUTE_32F_FAST_TF32
                                     : CUBLAS_COMPUTE_32F;

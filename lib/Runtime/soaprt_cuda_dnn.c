@@ -402,7 +402,8 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
                        yImageExtent + (chunk - 1) * yStep > INT_MAX))
     chunk = (chunk + 1) / 2;
 
-  float alpha = 1.0f, beta = 1.0f;
+  float alpha = 1.0f;
+  float beta = (flags & SOAPRT_CUDA_OVERWRITE) ? 0.0f : 1.0f;
   for (int64_t n0 = 0; n0 < N; n0 += chunk) {
     int64_t count = N - n0 < chunk ? N - n0 : chunk;
     int64_t xSizes[4] = {count, C, H, Wd}, ySizes[4] = {count, F, OH, OW};

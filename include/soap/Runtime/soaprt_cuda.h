@@ -51,7 +51,10 @@ extern "C" {
 enum {
   /* Let cuBLAS / cuDNN use TF32 tensor cores for fp32 (soapc --allow-tf32);
      without it fp32 math is strict IEEE fp32. */
-  SOAPRT_CUDA_ALLOW_TF32 = 1
+  SOAPRT_CUDA_ALLOW_TF32 = 1,
+  /* Overwrite the output instead of accumulating into it (beta = 0): the
+     compiler dropped the zero fill that came right before the call. */
+  SOAPRT_CUDA_OVERWRITE = 2
 };
 
 /* --- Device memory ------------------------------------------------------- */
@@ -103,7 +106,8 @@ void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
                                          soaprt_unranked_memref_t *c,
                                          int64_t flags, const char *op);
 /* Y += conv2d(X, W) for rank-4 strided views X: NxCxHxW, W: FxCxKHxKW,
- * Y: NxFxOHxOW (f32, no padding: the program pads X itself), with the given
+ * Y: NxFxOHxOW (f32, no padding: the program pads X itself; Y = conv with
+ * SOAPRT_CUDA_OVERWRITE), with the given
  * strides and dilations (cross-correlation, as linalg.conv_2d_nchw_fchw).
  * cuDNN; the algorithm is chosen once per shape and cached (timed with
  * cudnnFindConvolutionForwardAlgorithmEx: the first call of each shape is

@@ -21,6 +21,8 @@
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir {
@@ -112,8 +114,31 @@ struct CUDALibraryCalls
     return memref::CastOp::create(b, loc, unranked, v);
   }
 
+  /// The zero fill of `output` right before `op` (only side-effect-free ops
+  /// in between), which the library call can do itself (beta = 0).
+  static linalg::FillOp zeroFillBefore(Operation *op, Value output) {
+    for (Operation *prev = op->getPrevNode(); prev;
+         prev = prev->getPrevNode()) {
+      if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+        if (!fill.hasPureBufferSemantics() ||
+            fill.getDpsInitOperand(0)->get() != output)
+          return {};
+        auto value = fill.getDpsInputOperand(0)->get();
+        FloatAttr constant;
+        if (!matchPattern(value, m_Constant(&constant)) ||
+            !constant.getValue().isPosZero())
+          return {};
+        return fill;
+      }
+      if (!isMemoryEffectFree(prev))
+        return {};
+    }
+    return {};
+  }
+
   void call(OpBuilder &b, Operation *op, StringRef name,
-            ArrayRef<Value> buffers, ArrayRef<int64_t> scalars) {
+            ArrayRef<Value> buffers, ArrayRef<int64_t> scalars,
+            Value output) {
     Location loc = op->getLoc();
     auto module = op->getParentOfType<ModuleOp>();
     SmallVector<Value> args;
@@ -123,6 +148,10 @@ struct CUDALibraryCalls
     for (int64_t s : scalars)
       args.push_back(arith::ConstantIntOp::create(b, loc, s, 64));
     int64_t flags = allowTF32 ? SOAPRT_CUDA_ALLOW_TF32 : 0;
+    if (linalg::FillOp fill = zeroFillBefore(op, output)) {
+      fill.erase();
+      flags |= SOAPRT_CUDA_OVERWRITE;
+    }
     args.push_back(arith::ConstantIntOp::create(b, loc, flags, 64));
     args.push_back(opName(b, op));
     for (Value a : args)
@@ -163,7 +192,7 @@ struct CUDALibraryCalls
     Value vc = orderedView(builder, loc, c, maps[2], order(m, n));
     if (!va || !vb || !vc)
       return failure();
-    call(builder, op, "soaprt_cuda_matmul_f32", {va, vb, vc}, {});
+    call(builder, op, "soaprt_cuda_matmul_f32", {va, vb, vc}, {}, c);
     op->erase();
     return success();
   }
@@ -179,7 +208,7 @@ struct CUDALibraryCalls
     SmallVector<int64_t> dilations(op.getDilations().getValues<int64_t>());
     OpBuilder builder(op);
     call(builder, op, "soaprt_cuda_conv2d_f32", {x, w, y},
-         {strides[0], strides[1], dilations[0], dilations[1]});
+         {strides[0], strides[1], dilations[0], dilations[1]}, y);
     op->erase();
     return success();
   }

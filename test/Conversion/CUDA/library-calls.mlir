@@ -98,3 +98,26 @@ func.func @not_library(%a: memref<4x8xi32>, %b: memref<8x16xi32>, %c: memref<4x1
   %r = linalg.matmul ins(%ta, %tb : tensor<4x8xf32>, tensor<8x16xf32>) outs(%tc : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %r : tensor<4x16xf32>
 }
+
+// -----
+
+// The zero fill right before the op is the call's job (beta = 0: flag 2);
+// a fill of another buffer or a non-zero fill stays.
+// CHECK-LABEL: func.func @overwrite(
+// CHECK-NOT:     linalg.fill ins(%{{.*}} : f32) outs(%arg2
+// CHECK:         %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %{{.*}})
+// CHECK:         linalg.fill ins(%{{.*}} : f32) outs(%arg3
+// CHECK:         %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK:         call @soaprt_cuda_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ZERO]], %{{.*}})
+// TF32-LABEL:  func.func @overwrite(
+// TF32:          arith.constant 3 : i64
+func.func @overwrite(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16xf32>, %d: memref<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x16xf32>)
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  linalg.fill ins(%one : f32) outs(%d : memref<4x16xf32>)
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%d : memref<4x16xf32>)
+  return
+}
