@@ -63,6 +63,7 @@ typedef struct convKey {
   int64_t oh, ow;         /* Y: n x f x oh x ow */
   int64_t ys[4];          /* Y strides */
   int64_t sh, sw, dh, dw; /* convolution strides and dilations */
+  int64_t ph, pw;         /* zero padding of X on each side */
   int64_t flags;
   int64_t align[3]; /* log2 alignment (up to 256) of X, W, Y */
 } convKey_t;
@@ -236,7 +237,8 @@ static plan_t *getPlan(const convKey_t *key, const soaprt_region_t *x,
                          (int)key->c, (int)key->kh, (int)key->kw),
                      op);
   SOAPRT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
-                         p->conv, 0, 0, (int)key->sh, (int)key->sw,
+                         p->conv, (int)key->ph, (int)key->pw, (int)key->sh,
+                         (int)key->sw,
                          (int)key->dh, (int)key->dw, CUDNN_CROSS_CORRELATION,
                          CUDNN_DATA_FLOAT),
                      op);
@@ -327,6 +329,7 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
                                          soaprt_unranked_memref_t *yRef,
                                          int64_t strideH, int64_t strideW,
                                          int64_t dilationH, int64_t dilationW,
+                                         int64_t padH, int64_t padW,
                                          int64_t flags, const char *op) {
   if (!op)
     op = "conv2d";
@@ -336,27 +339,33 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
   int64_t F = W.sizes[0], KH = W.sizes[2], KW = W.sizes[3];
   int64_t OH = Y.sizes[2], OW = Y.sizes[3];
   if (!fitsInt(strideH) || !fitsInt(strideW) || !fitsInt(dilationH) ||
-      !fitsInt(dilationW))
-    soaprt_fatal("%s: bad conv2d strides %lldx%lld or dilations %lldx%lld", op,
-                 (long long)strideH, (long long)strideW, (long long)dilationH,
-                 (long long)dilationW);
+      !fitsInt(dilationW) || strideH < 1 || strideW < 1 || dilationH < 1 ||
+      dilationW < 1 || padH < 0 || padW < 0 || padH > INT_MAX ||
+      padW > INT_MAX)
+    soaprt_fatal("%s: bad conv2d strides %lldx%lld, dilations %lldx%lld or "
+                 "padding %lldx%lld",
+                 op, (long long)strideH, (long long)strideW,
+                 (long long)dilationH, (long long)dilationW, (long long)padH,
+                 (long long)padW);
   int shapesMatch = W.sizes[1] == C && Y.sizes[0] == N && Y.sizes[1] == F;
   if (shapesMatch && N > 0 && F > 0 && OH > 0 && OW > 0 && C > 0 && KH > 0 &&
       KW > 0)
-    shapesMatch = H >= dilationH * (KH - 1) + 1 &&
-                  Wd >= dilationW * (KW - 1) + 1 &&
-                  OH == (H - dilationH * (KH - 1) - 1) / strideH + 1 &&
-                  OW == (Wd - dilationW * (KW - 1) - 1) / strideW + 1;
+    shapesMatch = H + 2 * padH >= dilationH * (KH - 1) + 1 &&
+                  Wd + 2 * padW >= dilationW * (KW - 1) + 1 &&
+                  OH == (H + 2 * padH - dilationH * (KH - 1) - 1) / strideH +
+                            1 &&
+                  OW == (Wd + 2 * padW - dilationW * (KW - 1) - 1) / strideW +
+                            1;
   if (!shapesMatch)
     soaprt_fatal("%s: conv2d shapes do not match: X %lldx%lldx%lldx%lld, W "
                  "%lldx%lldx%lldx%lld, Y %lldx%lldx%lldx%lld, strides "
-                 "%lldx%lld, dilations %lldx%lld",
+                 "%lldx%lld, dilations %lldx%lld, padding %lldx%lld",
                  op, (long long)N, (long long)C, (long long)H, (long long)Wd,
                  (long long)F, (long long)W.sizes[1], (long long)KH,
                  (long long)KW, (long long)Y.sizes[0], (long long)Y.sizes[1],
                  (long long)OH, (long long)OW, (long long)strideH,
                  (long long)strideW, (long long)dilationH,
-                 (long long)dilationW);
+                 (long long)dilationW, (long long)padH, (long long)padW);
   if (N == 0 || F == 0 || OH == 0 || OW == 0 || C == 0 || KH == 0 || KW == 0)
     return; /* Y += nothing */
   if (!fitsInt(C) || !fitsInt(F) || !fitsInt(H) || !fitsInt(Wd) ||
@@ -380,6 +389,8 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
   key.sw = strideW;
   key.dh = dilationH;
   key.dw = dilationW;
+  key.ph = padH;
+  key.pw = padW;
   key.flags = flags & SOAPRT_CUDA_ALLOW_TF32;
   key.align[1] = alignmentOf(w);
 

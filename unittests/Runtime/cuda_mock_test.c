@@ -297,7 +297,7 @@ struct cudnnFilterStruct {
   int k, c, h, w;
 };
 struct cudnnConvolutionStruct {
-  int sh, sw, dh, dw;
+  int sh, sw, dh, dw, ph, pw;
   cudnnMathType_t math;
 };
 static int gDnnOnlyPacked = 0; /* mock: refuse strided tensors */
@@ -376,10 +376,12 @@ cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d,
                                               int dh, int dw,
                                               cudnnConvolutionMode_t mode,
                                               cudnnDataType_t t) {
-  if (ph != 0 || pw != 0 || mode != CUDNN_CROSS_CORRELATION ||
+  if (ph < 0 || pw < 0 || mode != CUDNN_CROSS_CORRELATION ||
       t != CUDNN_DATA_FLOAT || u < 1 || v < 1 || dh < 1 || dw < 1)
     return CUDNN_STATUS_BAD_PARAM;
   d->sh = u;
+  d->ph = ph;
+  d->pw = pw;
   d->sw = v;
   d->dh = dh;
   d->dw = dw;
@@ -399,8 +401,8 @@ cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(
     const cudnnFilterDescriptor_t w, int *n, int *c, int *h, int *ww) {
   *n = x->n;
   *c = w->k;
-  *h = (x->h - d->dh * (w->h - 1) - 1) / d->sh + 1;
-  *ww = (x->w - d->dw * (w->w - 1) - 1) / d->sw + 1;
+  *h = (x->h + 2 * d->ph - d->dh * (w->h - 1) - 1) / d->sh + 1;
+  *ww = (x->w + 2 * d->pw - d->dw * (w->w - 1) - 1) / d->sw + 1;
   return CUDNN_STATUS_SUCCESS;
 }
 cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
@@ -464,11 +466,15 @@ cudnnStatus_t cudnnConvolutionForward(
           double sum = 0;
           for (int c = 0; c < w->c; ++c)
             for (int kh = 0; kh < w->h; ++kh)
-              for (int kw = 0; kw < w->w; ++kw)
+              for (int kw = 0; kw < w->w; ++kw) {
+                int r = i * d->sh + kh * d->dh - d->ph;
+                int q = j * d->sw + kw * d->dw - d->pw;
+                if (r < 0 || r >= x->h || q < 0 || q >= x->w)
+                  continue; /* zero padding */
                 sum += (double)X[(long)n * x->ns + (long)c * x->cs +
-                                 (long)(i * d->sh + kh * d->dh) * x->hs +
-                                 (long)(j * d->sw + kw * d->dw) * x->ws] *
+                                 (long)r * x->hs + (long)q * x->ws] *
                        W[((f * w->c + c) * w->h + kh) * w->w + kw];
+              }
           float *out = &Y[(long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
                           (long)j * y->ws];
           *out = (float)(al * sum + be * *out);
@@ -702,10 +708,10 @@ static void testConvolutions(void) {
     gDnnOnlyPacked = t % 3 == 2;
     int64_t N = 1 + rnd(3), C = 1 + rnd(3), F = 1 + rnd(3), KH = 1 + rnd(3),
             KW = 1 + rnd(3), sh = 1 + rnd(2), sw = 1 + rnd(2), dh = 1 + rnd(2),
-            dw = 1 + rnd(2);
+            dw = 1 + rnd(2), ph = rnd(3), pw = rnd(3);
     int64_t H = dh * (KH - 1) + 1 + rnd(5), W = dw * (KW - 1) + 1 + rnd(5);
-    int64_t OH = (H - dh * (KH - 1) - 1) / sh + 1,
-            OW = (W - dw * (KW - 1) - 1) / sw + 1;
+    int64_t OH = (H + 2 * ph - dh * (KH - 1) - 1) / sh + 1,
+            OW = (W + 2 * pw - dw * (KW - 1) - 1) / sw + 1;
     int64_t xs[4] = {N, C, H, W}, ws[4] = {F, C, KH, KW},
             ys[4] = {N, F, OH, OW};
     int64_t xst[4], wst[4], yst[4];
@@ -730,17 +736,19 @@ static void testConvolutions(void) {
       for (int64_t c = 0; c < C; ++c)
         for (int64_t kh = 0; kh < KH; ++kh)
           for (int64_t kw = 0; kw < KW; ++kw) {
-            int64_t xi[4] = {idx[0], c, idx[2] * sh + kh * dh,
-                             idx[3] * sw + kw * dw};
+            int64_t xi[4] = {idx[0], c, idx[2] * sh + kh * dh - ph,
+                             idx[3] * sw + kw * dw - pw};
             int64_t wi[4] = {idx[1], c, kh, kw};
-            s += (double)at(x, xst, xi, 4) * at(w, wst, wi, 4);
+            if (xi[2] >= 0 && xi[2] < H && xi[3] >= 0 && xi[3] < W)
+              s += (double)at(x, xst, xi, 4) * at(w, wst, wi, 4);
           }
       want[e++] = s;
     } while (next(idx, ys, 4));
     view_t vx, vw, vy;
     _mlir_ciface_soaprt_cuda_conv2d_f32(
         mk(&vx, x, 0, 4, xs, xst), mk(&vw, w, 0, 4, ws, wst),
-        mk(&vy, y, 0, 4, ys, yst), sh, sw, dh, dw, rnd(2), "test conv");
+        mk(&vy, y, 0, 4, ys, yst), sh, sw, dh, dw, ph, pw, rnd(2),
+        "test conv");
     int ok = 1;
     e = 0;
     memset(idx, 0, sizeof(idx));
@@ -749,11 +757,11 @@ static void testConvolutions(void) {
     while (next(idx, ys, 4));
     CHECK(ok,
           "conv %d: N=%lld C=%lld H=%lld W=%lld F=%lld K=%lldx%lld "
-          "s=%lldx%lld d=%lldx%lld%s",
+          "s=%lldx%lld d=%lldx%lld p=%lldx%lld%s",
           t, (long long)N, (long long)C, (long long)H, (long long)W,
           (long long)F, (long long)KH, (long long)KW, (long long)sh,
-          (long long)sw, (long long)dh, (long long)dw,
-          gDnnOnlyPacked ? " (packed only)" : "");
+          (long long)sw, (long long)dh, (long long)dw, (long long)ph,
+          (long long)pw, gDnnOnlyPacked ? " (packed only)" : "");
     ++gTests;
     free(want);
     free(x);

@@ -267,7 +267,7 @@ void soap_main(void) {
   _mlir_ciface_soaprt_cuda_conv2d_f32(mk(&v1, xDev, 0, 4, xSizes, xStrides),
                                       mk(&v2, wDev, 0, 4, wSizes, wStrides),
                                       mk(&v3, yBuf, 16, 4, ySizes, yStrides), 1,
-                                      1, 1, 1, 0, "conv strided Y");
+                                      1, 1, 1, 0, 0, 0, "conv strided Y");
   soaprt_bind_output(5, &v3.ref, SOAPRT_F32);
   {
     double cw[2 * 4 * 4 * 4], cs[2 * 4 * 4 * 4];
@@ -299,7 +299,7 @@ void soap_main(void) {
     _mlir_ciface_soaprt_cuda_conv2d_f32(mk(&v1, xDev, 0, 4, xSizes, xStrides),
                                         mk(&v2, wDev, 0, 4, wSizes, wStrides),
                                         mk(&v3, y2d, 0, 4, y2Sizes, y2Strides),
-                                        2, 2, 2, 2, 0,
+                                        2, 2, 2, 2, 0, 0, 0,
                                         "conv stride 2 dilation 2");
     soaprt_bind_output(6, &v3.ref, SOAPRT_F32);
     double cw[8], cs[8];

@@ -106,8 +106,8 @@ void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
                                          soaprt_unranked_memref_t *c,
                                          int64_t flags, const char *op);
 /* Y += conv2d(X, W) for rank-4 strided views X: NxCxHxW, W: FxCxKHxKW,
- * Y: NxFxOHxOW (f32, no padding: the program pads X itself; Y = conv with
- * SOAPRT_CUDA_OVERWRITE), with the given
+ * Y: NxFxOHxOW (f32; Y = conv with SOAPRT_CUDA_OVERWRITE), X zero-padded by
+ * padH rows above and below and padW columns left and right, with the given
  * strides and dilations (cross-correlation, as linalg.conv_2d_nchw_fchw).
  * cuDNN; the algorithm is chosen once per shape and cached (timed with
  * cudnnFindConvolutionForwardAlgorithmEx: the first call of each shape is
@@ -118,6 +118,7 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *x,
                                          soaprt_unranked_memref_t *y,
                                          int64_t strideH, int64_t strideW,
                                          int64_t dilationH, int64_t dilationW,
+                                         int64_t padH, int64_t padW,
                                          int64_t flags, const char *op);
 
 /* --- MLIR's GPU host ABI (what gpu-to-llvm and the gpu.binary translation

@@ -23,6 +23,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir {
@@ -197,6 +198,113 @@ struct CUDALibraryCalls
     return success();
   }
 
+  /// The buffer a chain of views starts from.
+  static Value rootBuffer(Value v) {
+    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+      v = view.getViewSource();
+    return v;
+  }
+
+  /// Whether `op` sets all of `target` to +0.0: linalg.fill, or linalg.map
+  /// without inputs yielding the constant (how tensor.pad bufferizes).
+  static bool isZeroFill(Operation *op, Value target) {
+    Value value;
+    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+      if (fill.getDpsInitOperand(0)->get() != target)
+        return false;
+      value = fill.getDpsInputOperand(0)->get();
+    } else if (auto map = dyn_cast<linalg::MapOp>(op)) {
+      if (map.getNumDpsInputs() != 0 || map.getInit() != target)
+        return false;
+      auto yield = cast<linalg::YieldOp>(map.getMapper().front().back());
+      if (yield.getNumOperands() != 1)
+        return false;
+      value = yield.getOperand(0);
+    } else {
+      return false;
+    }
+    FloatAttr zero;
+    return matchPattern(value, m_Constant(&zero)) &&
+           zero.getValue().isPosZero();
+  }
+
+  /// A zero-padded input that only `conv` reads: X = alloc, zero fill,
+  /// copy of the unpadded input into the interior (what tensor.pad
+  /// bufferizes to). cuDNN pads by itself, so the call can take the
+  /// unpadded input with the padding instead.
+  struct PaddedInput {
+    Value source;
+    int64_t padH = 0, padW = 0;
+    SmallVector<Operation *> ops; // to erase, users first
+  };
+  static std::optional<PaddedInput> matchPaddedInput(Operation *conv,
+                                                     Value x) {
+    auto alloc = x.getDefiningOp<memref::AllocOp>();
+    if (!alloc || alloc->getBlock() != conv->getBlock())
+      return std::nullopt;
+    Operation *fill = nullptr;
+    memref::SubViewOp interior;
+    memref::CopyOp copy;
+    SmallVector<Operation *> deallocs;
+    for (Operation *user : alloc->getUsers()) {
+      if (user == conv)
+        continue;
+      if (!fill && isZeroFill(user, x)) {
+        fill = user;
+      } else if (auto v = dyn_cast<memref::SubViewOp>(user); v && !interior) {
+        interior = v;
+      } else if (isa<memref::DeallocOp>(user)) {
+        deallocs.push_back(user);
+      } else {
+        return std::nullopt;
+      }
+    }
+    if (!fill || !interior || !interior->hasOneUse())
+      return std::nullopt;
+    copy = dyn_cast<memref::CopyOp>(*interior->getUsers().begin());
+    if (!copy || copy.getTarget() != interior.getResult() ||
+        fill->getBlock() != conv->getBlock() ||
+        copy->getBlock() != conv->getBlock() ||
+        !fill->isBeforeInBlock(copy) || !copy->isBeforeInBlock(conv))
+      return std::nullopt;
+    // The interior: [0, 0, padH, padW], the same padding on both sides.
+    auto padded = cast<MemRefType>(x.getType());
+    auto inner = cast<MemRefType>(interior.getType());
+    ArrayRef<int64_t> offsets = interior.getStaticOffsets();
+    if (!interior.hasUnitStride() || offsets.size() != 4 ||
+        ShapedType::isDynamicShape(offsets) || offsets[0] != 0 ||
+        offsets[1] != 0 || inner.getRank() != 4 ||
+        inner.getDimSize(0) != padded.getDimSize(0) ||
+        inner.getDimSize(1) != padded.getDimSize(1) ||
+        inner.getDimSize(2) + 2 * offsets[2] != padded.getDimSize(2) ||
+        inner.getDimSize(3) + 2 * offsets[3] != padded.getDimSize(3) ||
+        !isF32Buffer(copy.getSource()))
+      return std::nullopt;
+    // The source must still hold its values when the conv runs: nothing
+    // but side-effect-free ops between the copy and the conv.
+    // (Fills of other buffers, like the conv's own output, are fine.)
+    Value sourceRoot = rootBuffer(copy.getSource());
+    for (Operation *op = copy->getNextNode(); op != conv;
+         op = op->getNextNode()) {
+      if (isMemoryEffectFree(op))
+        continue;
+      auto otherFill = dyn_cast<linalg::FillOp>(op);
+      if (!otherFill || !otherFill.hasPureBufferSemantics())
+        return std::nullopt;
+      Value filled = rootBuffer(otherFill.getDpsInitOperand(0)->get());
+      if (filled == sourceRoot)
+        return std::nullopt;
+    }
+    PaddedInput result;
+    result.source = copy.getSource();
+    result.padH = offsets[2];
+    result.padW = offsets[3];
+    result.ops = {copy, interior, fill};
+    result.ops.append(deallocs);
+    result.ops.push_back(alloc);
+    return result;
+  }
+
   /// Y += conv(X, W) as a cuDNN call.
   LogicalResult lowerConvolution(linalg::Conv2DNchwFchwOp op) {
     Value x = op.getDpsInputOperand(0)->get();
@@ -206,10 +314,17 @@ struct CUDALibraryCalls
       return failure();
     SmallVector<int64_t> strides(op.getStrides().getValues<int64_t>());
     SmallVector<int64_t> dilations(op.getDilations().getValues<int64_t>());
+    std::optional<PaddedInput> padded = matchPaddedInput(op, x);
     OpBuilder builder(op);
-    call(builder, op, "soaprt_cuda_conv2d_f32", {x, w, y},
-         {strides[0], strides[1], dilations[0], dilations[1]}, y);
+    call(builder, op, "soaprt_cuda_conv2d_f32",
+         {padded ? padded->source : x, w, y},
+         {strides[0], strides[1], dilations[0], dilations[1],
+          padded ? padded->padH : 0, padded ? padded->padW : 0},
+         y);
     op->erase();
+    if (padded)
+      for (Operation *dead : padded->ops)
+        dead->erase();
     return success();
   }
 

@@ -59,12 +59,12 @@ func.func @linear(%x: memref<4x8xf32>, %w: memref<16x8xf32>, %y: memref<4x16xf32
 // -----
 
 // A convolution becomes a cuDNN call with its strides and dilations.
-// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @conv(
 // CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : i64
 // CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : i64
 // CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : i64
-// CHECK:         call @soaprt_cuda_conv2d_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[C2]], %[[C2]], %[[C1]], %[[C3]], %{{.*}}, %{{.*}})
+// CHECK:         call @soaprt_cuda_conv2d_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[C2]], %[[C2]], %[[C1]], %[[C3]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK-NOT:     linalg.conv
 func.func @conv(%x: memref<2x3x17x17xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x8x6xf32>) {
   linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<[1, 3]> : tensor<2xi64>}
@@ -119,5 +119,57 @@ func.func @overwrite(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16x
   linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
   linalg.fill ins(%one : f32) outs(%d : memref<4x16xf32>)
   linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%d : memref<4x16xf32>)
+  return
+}
+
+// -----
+
+// A zero-padded input (tensor.pad bufferized: alloc, zero map, copy into the
+// interior) that only the convolution reads: cuDNN pads by itself (padding
+// 2x1), so the padded buffer and both kernels go.
+// CHECK-LABEL: func.func @padded_conv(
+// CHECK-SAME:    %[[X:.*]]: memref<2x3x8x8xf32>,
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     linalg.map
+// CHECK-NOT:     memref.copy
+// CHECK:         %[[CX:.*]] = memref.cast %[[X]] : memref<2x3x8x8xf32> to memref<*xf32>
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_conv2d_f32(%[[CX]], %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[TWO]], %[[ONE]], %[[TWO]], %{{.*}})
+// CHECK-NOT:     memref.dealloc
+// CHECK:         return
+func.func @padded_conv(%x: memref<2x3x8x8xf32>, %w: memref<4x3x5x3xf32>, %y: memref<2x4x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %pad = memref.alloc() : memref<2x3x12x10xf32>
+  linalg.map outs(%pad : memref<2x3x12x10xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %interior = memref.subview %pad[0, 0, 2, 1] [2, 3, 8, 8] [1, 1, 1, 1] : memref<2x3x12x10xf32> to memref<2x3x8x8xf32, strided<[360, 120, 10, 1], offset: 21>>
+  memref.copy %x, %interior : memref<2x3x8x8xf32> to memref<2x3x8x8xf32, strided<[360, 120, 10, 1], offset: 21>>
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x4x8x8xf32>)
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%pad, %w : memref<2x3x12x10xf32>, memref<4x3x5x3xf32>) outs(%y : memref<2x4x8x8xf32>)
+  memref.dealloc %pad : memref<2x3x12x10xf32>
+  return
+}
+
+// -----
+
+// Padded differently on the two sides (or read by another op): the padded
+// buffer stays and cuDNN gets no padding.
+// CHECK-LABEL: func.func @asymmetric_pad(
+// CHECK:         memref.alloc() : memref<2x3x11x10xf32>
+// CHECK:         memref.copy
+// CHECK:         call @soaprt_cuda_conv2d_f32(
+func.func @asymmetric_pad(%x: memref<2x3x8x8xf32>, %w: memref<4x3x4x3xf32>, %y: memref<2x4x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %pad = memref.alloc() : memref<2x3x11x10xf32>
+  linalg.fill ins(%zero : f32) outs(%pad : memref<2x3x11x10xf32>)
+  %interior = memref.subview %pad[0, 0, 1, 1] [2, 3, 8, 8] [1, 1, 1, 1] : memref<2x3x11x10xf32> to memref<2x3x8x8xf32, strided<[330, 110, 10, 1], offset: 11>>
+  memref.copy %x, %interior : memref<2x3x8x8xf32> to memref<2x3x8x8xf32, strided<[330, 110, 10, 1], offset: 11>>
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%pad, %w : memref<2x3x11x10xf32>, memref<4x3x4x3xf32>) outs(%y : memref<2x4x8x8xf32>)
+  memref.dealloc %pad : memref<2x3x11x10xf32>
   return
 }
