@@ -1,0 +1,71 @@
+// RUN: soap-opt %s --soap-lower-to-cuda="to-llvm=false" | FileCheck %s
+// RUN: soap-opt %s --soap-lower-to-cuda | FileCheck %s --check-prefix=BINARY
+
+// The op classes that become generated kernels, through the whole CUDA
+// lowering: max pooling (window loops in each thread), a softmax (row max
+// and row sum as per-thread reductions, exp and division fused into their
+// own elementwise kernels) and the fills that initialize reductions. One
+// kernel launch each; each kernel is its own PTX module in the end.
+// CHECK-LABEL: func.func @classes(
+// CHECK-COUNT-8: gpu.launch_func
+// CHECK-NOT:     gpu.launch_func
+// CHECK:       gpu.module @classes_kernel
+// CHECK:       gpu.module @classes_kernel_0
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             arith.maximumf
+// CHECK:       gpu.module @classes_kernel_2
+// CHECK:         scf.for
+// CHECK:           arith.maximumf
+// CHECK:       gpu.module @classes_kernel_3
+// CHECK:         arith.subf
+// CHECK:         math.exp
+// CHECK:       gpu.module @classes_kernel_5
+// CHECK:         scf.for
+// CHECK:           arith.addf
+// CHECK:       gpu.module @classes_kernel_6
+// CHECK:         arith.divf
+// BINARY-COUNT-8: gpu.binary @classes_kernel{{.*}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
+// BINARY-NOT:     gpu.module
+#id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#red = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @classes(%x: tensor<2x4x8x8xf32>, %s: tensor<16x32xf32>) -> (tensor<2x4x4x4xf32>, tensor<16x32xf32>) {
+  %ninf = arith.constant -3.40282347E+38 : f32
+  %zero = arith.constant 0.0 : f32
+  %win = tensor.empty() : tensor<2x2xf32>
+  %pe = tensor.empty() : tensor<2x4x4x4xf32>
+  %pi = linalg.fill ins(%ninf : f32) outs(%pe : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  %pool = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%x, %win : tensor<2x4x8x8xf32>, tensor<2x2xf32>) outs(%pi : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  %me = tensor.empty() : tensor<16xf32>
+  %mi = linalg.fill ins(%ninf : f32) outs(%me : tensor<16xf32>) -> tensor<16xf32>
+  %max = linalg.generic {indexing_maps = [#red, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%s : tensor<16x32xf32>) outs(%mi : tensor<16xf32>) {
+  ^bb0(%a: f32, %m: f32):
+    %r = arith.maximumf %a, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  %ee = tensor.empty() : tensor<16x32xf32>
+  %exp = linalg.generic {indexing_maps = [#red, #row, #red], iterator_types = ["parallel", "parallel"]}
+      ins(%s, %max : tensor<16x32xf32>, tensor<16xf32>) outs(%ee : tensor<16x32xf32>) {
+  ^bb0(%a: f32, %m: f32, %o: f32):
+    %d = arith.subf %a, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<16x32xf32>
+  %si = linalg.fill ins(%zero : f32) outs(%me : tensor<16xf32>) -> tensor<16xf32>
+  %sum = linalg.generic {indexing_maps = [#red, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<16x32xf32>) outs(%si : tensor<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %a, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<16xf32>
+  %soft = linalg.generic {indexing_maps = [#red, #row, #red], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sum : tensor<16x32xf32>, tensor<16xf32>) outs(%ee : tensor<16x32xf32>) {
+  ^bb0(%a: f32, %t: f32, %o: f32):
+    %r = arith.divf %a, %t : f32
+    linalg.yield %r : f32
+  } -> tensor<16x32xf32>
+  return %pool, %soft : tensor<2x4x4x4xf32>, tensor<16x32xf32>
+}
