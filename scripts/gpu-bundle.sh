@@ -103,6 +103,16 @@ for b in soap-npy-compare make-inputs; do
   say "bin/$b: $(ldd "$BUNDLE/bin/$b" 2>&1 | head -1 | sed 's/^[[:space:]]*//')"
 done
 
+# --- libsoaprt_cuda's own smoke model (kernels from PTX and cubin, cuBLAS,
+# cuDNN, copies, memory; checks its results): gpu-check runs it first. ------
+SMOKE=$(dirname "$SOAP_BIN")/unittests/Runtime/soaprt-cuda-smoke
+if [ -x "$SMOKE" ]; then
+  cp "$SMOKE" "$BUNDLE/bin/soaprt-cuda-smoke"
+  say "bin/soaprt-cuda-smoke: from $SMOKE"
+else
+  say "bin/soaprt-cuda-smoke: not built ($SMOKE; ninja soaprt_cuda_smoke)"
+fi
+
 # --- Does soapc build CUDA executables? Probe on the smallest model. --------
 PROBE=$ROOT/test/Numerics/Inputs/small_mlp.mlir
 CUDA_OK=0 TF32_OK=0 CUDA_FLAGS=() CUDA_STATUS=""

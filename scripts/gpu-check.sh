@@ -7,6 +7,8 @@
 #
 # 1. Prints the GPU (nvidia-smi -L), driver, CUDA, cuBLAS/cuDNN/NCCL/MPI
 #    versions and whether the CUDA executables find their shared libraries.
+#    Then libsoaprt_cuda's own smoke model, if bundled (bin/soaprt-cuda-smoke:
+#    hand-written kernels, cuBLAS, cuDNN, copies; it checks its results).
 # 2. Differential check: runs every bundled CUDA executable (diff/NAME/
 #    cuda-fp32, cuda-tf32) on the same inputs as the CPU reference results
 #    computed at bundle time, and compares every result with
@@ -183,6 +185,23 @@ if [ "${#LAUNCH[@]}" -gt 0 ]; then
   fi
 else
   echo "launcher: none (executables run directly)"
+fi
+
+# ----------------------------- 1b. libsoaprt_cuda's smoke model (if bundled)
+smoke_failed=0
+if [ -x "$BUNDLE/bin/soaprt-cuda-smoke" ]; then
+  section "libsoaprt_cuda smoke model (PTX and cubin kernels, cuBLAS, cuDNN, copies)"
+  mkdir -p "$WORK/smoke"
+  timeout -k 10 120 "${LAUNCH[@]}" "$BUNDLE/bin/soaprt-cuda-smoke" \
+    --output-dir="$WORK/smoke" --iterations=3 < /dev/null > "$WORK/smoke.log" 2>&1
+  smoke_rc=$?
+  cat "$WORK/smoke.log"
+  if [ $smoke_rc -eq 0 ] && grep -q "checks passed" "$WORK/smoke.log"; then
+    echo "smoke: PASS"
+  else
+    echo "smoke: FAIL (status $smoke_rc)"
+    smoke_failed=1
+  fi
 fi
 
 # ----------------------------------------------------- 2. differential check
@@ -476,8 +495,8 @@ PY
 failed=$(awk -F'\t' '$4 == "FAIL" || $4 == "ERROR" || $4 == "TIMEOUT"' "$DIFF_TSV" | wc -l)
 passed=$(awk -F'\t' '$4 == "PASS"' "$DIFF_TSV" | wc -l)
 missing=$(awk -F'\t' '$4 == "MISSING" || $4 == "SKIPPED"' "$DIFF_TSV" | wc -l)
-if [ "$failed" -gt 0 ]; then
-  status=1 verdict="FAIL: $failed differential check(s) failed, $passed passed, $missing missing or skipped"
+if [ "$failed" -gt 0 ] || [ "$smoke_failed" = 1 ]; then
+  status=1 verdict="FAIL: $failed differential check(s) failed, $passed passed, $missing missing or skipped; smoke model $([ "$smoke_failed" = 1 ] && echo failed || echo ok)"
 elif [ "$passed" = 0 ]; then
   status=2 verdict="NOTHING CHECKED: no differential check could run ($missing missing or skipped)"
 else
