@@ -404,6 +404,7 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
   // Loops.
   pm.addNestedPass<func::FuncOp>(std::make_unique<CPULoopOrderPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createScalarAccumulators());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -31,6 +31,22 @@ def Bufferize : Pass<"soap-bufferize", "ModuleOp"> {
                            "memref::MemRefDialect"];
 }
 
+def ScalarAccumulators : Pass<"soap-scalar-accumulators", "func::FuncOp"> {
+  let summary = "Keep the accumulator of a reduction loop in a register";
+  let description = [{
+    Loops made from linalg reductions load the output element, combine and
+    store it back on every iteration. Where an `scf.for` loads and stores
+    exactly one element of a buffer at loop-invariant indices and nothing
+    else in the loop touches that buffer, the element is loaded once before
+    the loop, carried as an iteration argument and stored once after it
+    (innermost loops first, so a window reduction's loop nest collapses to
+    one load and one store). Linalg ops do not alias outputs with inputs they
+    read at other indices, so the order of the arithmetic and the results are
+    unchanged.
+  }];
+  let dependentDialects = ["scf::SCFDialect", "memref::MemRefDialect"];
+}
+
 def CUDAFuseElementwise : Pass<"soap-cuda-fuse-elementwise"> {
   let summary = "Fuse each elementwise group into one linalg op (one kernel)";
   let description = [{

@@ -50,6 +50,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createCUDACopies());
   pm.addNestedPass<func::FuncOp>(createCUDALoopOrder());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createScalarAccumulators());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   CUDAMapLoopsOptions map;
   map.blockSize = options.blockSize;
