@@ -1,6 +1,7 @@
 //===- LowerToCPU.cpp - Partitioned program -> LLVM for the CPU -----------===//
 
 #include "soap/Conversion/LowerToCPU.h"
+#include "soap/Conversion/LoopOrder.h"
 #include "soap/Conversion/Passes.h"
 
 #include "soap/Analysis/OpGraphExtraction.h"
@@ -354,25 +355,7 @@ struct CPULoopOrderPass
   }
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> ops;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (!desiredOrder(op).empty())
-        ops.push_back(op);
-    });
-    IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : ops) {
-      SmallVector<unsigned> order = desiredOrder(op);
-      rewriter.setInsertionPoint(op);
-      linalg::GenericOp generic = dyn_cast<linalg::GenericOp>(*op);
-      if (!generic) {
-        FailureOr<linalg::GenericOp> generalized =
-            linalg::generalizeNamedOp(rewriter, op);
-        if (failed(generalized))
-          continue;
-        generic = *generalized;
-      }
-      (void)linalg::interchangeGenericOp(rewriter, generic, order);
-    }
+    reorderLinalgLoops(getOperation(), desiredOrder);
   }
 };
 } // namespace

@@ -9,6 +9,8 @@
 
 #include "soap/Conversion/Passes.h"
 
+#include "soap/Conversion/LoopOrder.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -102,25 +104,7 @@ struct CUDALoopOrder : public soap::impl::CUDALoopOrderBase<CUDALoopOrder> {
   }
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> ops;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (!desiredOrder(op).empty())
-        ops.push_back(op);
-    });
-    IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : ops) {
-      SmallVector<unsigned> order = desiredOrder(op);
-      rewriter.setInsertionPoint(op);
-      auto generic = dyn_cast<linalg::GenericOp>(*op);
-      if (!generic) {
-        FailureOr<linalg::GenericOp> generalized =
-            linalg::generalizeNamedOp(rewriter, op);
-        if (failed(generalized))
-          continue;
-        generic = *generalized;
-      }
-      (void)linalg::interchangeGenericOp(rewriter, generic, order);
-    }
+    soap::reorderLinalgLoops(getOperation(), desiredOrder);
   }
 };
 
