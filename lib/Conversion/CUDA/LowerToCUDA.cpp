@@ -15,6 +15,7 @@
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllExtensions.h"
@@ -50,6 +51,8 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createCUDACopies());
   pm.addNestedPass<func::FuncOp>(createCUDALoopOrder());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  // A fill and the reduction that accumulates into it: one kernel.
+  pm.addNestedPass<func::FuncOp>(createParallelLoopFusionPass());
   pm.addNestedPass<func::FuncOp>(createScalarAccumulators());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   CUDAMapLoopsOptions map;

@@ -3,29 +3,31 @@
 
 // The op classes that become generated kernels, through the whole CUDA
 // lowering: max pooling (window loops in each thread), a softmax (row max
-// and row sum as per-thread reductions, exp and division fused into their
-// own elementwise kernels) and the fills that initialize reductions. One
-// kernel launch each; each kernel is its own PTX module in the end.
+// and row sum as per-thread reductions, exp and division as elementwise
+// kernels). The fill that initializes a reduction runs in the reduction's
+// kernel (scf-parallel-loop-fusion), and the accumulator stays in a register
+// (soap-scalar-accumulators). Each kernel is its own PTX module in the end.
 // CHECK-LABEL: func.func @classes(
-// CHECK-COUNT-8: gpu.launch_func
+// CHECK-COUNT-5: gpu.launch_func
 // CHECK-NOT:     gpu.launch_func
 // CHECK:       gpu.module @classes_kernel
-// CHECK:       gpu.module @classes_kernel_0
-// CHECK:         scf.for
-// CHECK:           scf.for
+// CHECK:         memref.store
+// CHECK:         scf.for {{.*}} iter_args
+// CHECK:           scf.for {{.*}} iter_args
 // CHECK:             arith.maximumf
-// CHECK:       gpu.module @classes_kernel_2
-// CHECK:         scf.for
+// CHECK:       gpu.module @classes_kernel_0
+// CHECK:         memref.store
+// CHECK:         scf.for {{.*}} iter_args
 // CHECK:           arith.maximumf
-// CHECK:       gpu.module @classes_kernel_3
+// CHECK:       gpu.module @classes_kernel_1
 // CHECK:         arith.subf
 // CHECK:         math.exp
-// CHECK:       gpu.module @classes_kernel_5
-// CHECK:         scf.for
+// CHECK:       gpu.module @classes_kernel_2
+// CHECK:         scf.for {{.*}} iter_args
 // CHECK:           arith.addf
-// CHECK:       gpu.module @classes_kernel_6
+// CHECK:       gpu.module @classes_kernel_3
 // CHECK:         arith.divf
-// BINARY-COUNT-8: gpu.binary @classes_kernel{{.*}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
+// BINARY-COUNT-5: gpu.binary @classes_kernel{{.*}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
 // BINARY-NOT:     gpu.module
 #id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
 #red = affine_map<(i, j) -> (i, j)>
