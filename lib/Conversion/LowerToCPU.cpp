@@ -56,7 +56,10 @@ struct CPUPreparePass
 
   CPUPreparePass() = default;
   CPUPreparePass(const CPUPreparePass &other) : PassWrapper(other) {}
-  explicit CPUPreparePass(std::string entryName) { entry = entryName; }
+  CPUPreparePass(std::string entryName, std::string targetName) {
+    entry = entryName;
+    target = targetName;
+  }
 
   StringRef getArgument() const final { return "soap-cpu-prepare"; }
   StringRef getDescription() const final {
@@ -68,6 +71,9 @@ struct CPUPreparePass
                     bufferization::BufferizationDialect>();
   }
 
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("Target named in messages"),
+                             llvm::cl::init("the CPU")};
   Option<std::string> entry{*this, "entry",
                             llvm::cl::desc("Entry function (default: the "
                                            "public function no other calls)"),
@@ -79,7 +85,7 @@ struct CPUPreparePass
     if (!tensor || !tensor.hasStaticShape() ||
         failed(getRuntimeDTypeCode(tensor.getElementType())))
       return func.emitError()
-             << "cannot lower '" << func.getSymName() << "' for the CPU: "
+             << "cannot lower '" << func.getSymName() << "' for " << target << ": "
              << what << " #" << index << " has type " << type
              << "; entry arguments and results must be statically shaped "
                 "tensors of "
@@ -97,7 +103,8 @@ struct CPUPreparePass
          {"soap_main", "soap_setup", "soap_num_devices", "soap_num_inputs",
           "soap_num_outputs"})
       if (module.lookupSymbol(reserved)) {
-        module.emitError() << "cannot lower for the CPU: the module already "
+        module.emitError() << "cannot lower for " << target
+                           << ": the module already "
                               "defines '"
                            << reserved << "', a name libsoaprt reserves";
         return signalPassFailure();
@@ -364,8 +371,9 @@ struct CPULoopOrderPass
 // The pipeline
 //===----------------------------------------------------------------------===//
 
-std::unique_ptr<Pass> mlir::soap::createCPUPreparePass(std::string entry) {
-  return std::make_unique<CPUPreparePass>(std::move(entry));
+std::unique_ptr<Pass> mlir::soap::createCPUPreparePass(std::string entry,
+                                                      std::string target) {
+  return std::make_unique<CPUPreparePass>(std::move(entry), std::move(target));
 }
 
 std::unique_ptr<Pass> mlir::soap::createCPUEntryPass() {

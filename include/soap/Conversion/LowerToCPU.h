@@ -44,7 +44,10 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 /// Name of the unit attribute soap-cpu-prepare puts on the entry function.
 constexpr llvm::StringLiteral kCPUEntryAttrName = "soap_cpu_entry";
 
-std::unique_ptr<Pass> createCPUPreparePass(std::string entry = "");
+/// `target` names the target in messages ("the CPU", "CUDA"): the CUDA
+/// lowering starts with the same checks.
+std::unique_ptr<Pass> createCPUPreparePass(std::string entry = "",
+                                           std::string target = "the CPU");
 std::unique_ptr<Pass> createCPUEntryPass();
 
 /// The whole lowering, module to LLVM dialect.

@@ -156,7 +156,8 @@ struct CUDAMapLoops : public soap::impl::CUDAMapLoopsBase<CUDAMapLoops> {
   void runOnOperation() override {
     if (blockSize <= 0 || blockSize > 1024) {
       getOperation().emitError()
-          << "soap-cuda-map-loops: block size " << blockSize
+          << "soap-cuda-map-loops: block size "
+          << static_cast<int64_t>(blockSize)
           << " is not in 1..1024";
       return signalPassFailure();
     }

@@ -30,7 +30,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
                                           const LowerToCUDAOptions &options) {
   // Tensors: the same checks and entry handling as the CPU, then one
   // linalg op per elementwise group.
-  pm.addPass(createCPUPreparePass(options.entry));
+  pm.addPass(createCPUPreparePass(options.entry, "CUDA"));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCUDAFuseElementwise());
   pm.addPass(createCanonicalizerPass());
