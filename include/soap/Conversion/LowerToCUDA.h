@@ -68,6 +68,12 @@ struct LowerToCUDAOptions : public PassPipelineOptions<LowerToCUDAOptions> {
                             llvm::cl::desc("Threads per block of generated "
                                            "kernels"),
                             llvm::cl::init(256)};
+  Option<bool> hostEmulation{
+      *this, "host-emulation",
+      llvm::cl::desc("For testing without a GPU: run the kernels as host "
+                     "loops (soap-cuda-emulate-kernels) and lower only host "
+                     "code; link with libsoaprt_cuda_emu.a"),
+      llvm::cl::init(false)};
   Option<bool> toLLVM{
       *this, "to-llvm",
       llvm::cl::desc("Lower all the way to the LLVM dialect with the kernels "

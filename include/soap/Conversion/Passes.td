@@ -139,4 +139,24 @@ def CUDADeviceMemory : Pass<"soap-cuda-device-memory", "ModuleOp"> {
                            "LLVM::LLVMDialect", "arith::ArithDialect"];
 }
 
+def CUDAEmulateKernels : Pass<"soap-cuda-emulate-kernels", "ModuleOp"> {
+  let summary = "Run every kernel launch as host loops (checks the CUDA "
+                "lowering without a GPU)";
+  let description = [{
+    For testing only: each `gpu.launch_func` becomes a nest of `scf.for`
+    loops over its blocks and threads (z, y, x; blocks outside threads) that
+    runs the kernel's body on the host, with `gpu.block_id`,
+    `gpu.thread_id`, `gpu.block_dim` and `gpu.grid_dim` replaced by the loop
+    indices and launch sizes; the `gpu.module`s are then erased. Run after
+    `soap-cuda-device-memory`, so that everything before it is exactly the
+    CUDA lowering. With libsoaprt_cuda over a host emulation of the CUDA
+    libraries (libsoaprt_cuda_emu.a) the program then runs on a machine
+    without a GPU (`soapc --target=cuda --cuda-host-emulation`), and its
+    results can be compared with the CPU target's. Kernels that a sequential
+    host run cannot reproduce are rejected: barriers, shared memory, other
+    GPU ops, asynchronous launches, clusters, several blocks in a body.
+  }];
+  let dependentDialects = ["scf::SCFDialect", "arith::ArithDialect"];
+}
+
 #endif // SOAP_CONVERSION_PASSES_TD

@@ -1,5 +1,6 @@
 // RUN: soap-opt %s --soap-lower-to-cuda="to-llvm=false" | FileCheck %s
 // RUN: soap-opt %s --soap-lower-to-cuda | FileCheck %s --check-prefix=BINARY
+// RUN: soap-opt %s --soap-lower-to-cuda="host-emulation=true" | FileCheck %s --check-prefix=EMULATED
 
 // The op classes that become generated kernels, through the whole CUDA
 // lowering: max pooling (window loops in each thread), a softmax (row max
@@ -27,6 +28,16 @@
 // CHECK:           arith.addf
 // CHECK:       gpu.module @classes_kernel_3
 // CHECK:         arith.divf
+// With host-emulation the kernels are host loops in the entry and only host
+// code is left: no GPU op, no mgpu call, the same runtime entry points.
+// EMULATED-NOT:   gpu.
+// EMULATED-NOT:   mgpu
+// EMULATED-LABEL: llvm.func @classes(
+// EMULATED:         llvm.call @_mlir_memref_to_llvm_alloc
+// EMULATED:         llvm.intr.exp
+// EMULATED:         llvm.fdiv
+// EMULATED-LABEL: llvm.func @soap_main(
+// EMULATED:         llvm.call @soaprt_cuda_input
 // BINARY-COUNT-5: gpu.binary @classes_kernel{{.*}} [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">
 // BINARY-NOT:     gpu.module
 #id4 = affine_map<(n, c, h, w) -> (n, c, h, w)>
