@@ -12,6 +12,12 @@
 # every result with soap-npy-compare (relative error max|a-b|/max|a| <= RTOL,
 # default 1e-5; integers exactly). Exits non-zero on any mismatch or error.
 #
+# TARGET (default cpu) is the code generation target of the program under
+# test (the reference is always the CPU target): cpu, cuda (one GPU per
+# rank), or cuda-emulated (the CUDA lowering with its kernels run as host
+# loops over a host emulation of CUDA, cuBLAS, cuDNN and NCCL: checks the
+# CUDA back end on a machine without a GPU).
+#
 # Environment: SOAP_BIN (folder with soapc, soap-models, soap-npy-compare;
 # default build-cpu/bin or build/bin beside this script), MACHINE (default
 # p100-4x4), BATCH (soap-models batch, default 4), SEED (inputs and random
@@ -53,11 +59,18 @@ else
 fi
 NAME=$(basename "$SRC" .mlir)
 
-COMMON=(--machine="$MACHINE" --seed="$SEED" --target=cpu --emit=exe --quiet "$@")
-"$SOAP_BIN/soapc" "$SRC" "${COMMON[@]}" --devices=1 --strategy=single \
+case "${TARGET:=cpu}" in
+  cpu) TARGET_ARGS=(--target=cpu) ;;
+  cuda) TARGET_ARGS=(--target=cuda) ;;
+  cuda-emulated) TARGET_ARGS=(--target=cuda --cuda-host-emulation) ;;
+  *) echo "diff-test: unknown TARGET=$TARGET (cpu, cuda or cuda-emulated)"; exit 2 ;;
+esac
+
+COMMON=(--machine="$MACHINE" --seed="$SEED" --emit=exe --quiet "$@")
+"$SOAP_BIN/soapc" "$SRC" "${COMMON[@]}" --target=cpu --devices=1 --strategy=single \
   -o "$WORK/reference" > "$WORK/reference.log" ||
   { cat "$WORK/reference.log"; echo "diff-test: FAIL: cannot compile the reference"; exit 1; }
-"$SOAP_BIN/soapc" "$SRC" "${COMMON[@]}" --devices="$NRANKS" \
+"$SOAP_BIN/soapc" "$SRC" "${COMMON[@]}" "${TARGET_ARGS[@]}" --devices="$NRANKS" \
   --strategy="$STRATEGY" --strategy-out="$WORK/strategy.json" \
   -o "$WORK/partitioned" > "$WORK/partitioned.log" ||
   { cat "$WORK/partitioned.log"; echo "diff-test: FAIL: cannot compile $STRATEGY on $NRANKS devices"; exit 1; }
@@ -86,9 +99,9 @@ if [ "$count" = 0 ]; then
   exit 1
 fi
 if [ "$status" = 0 ]; then
-  echo "diff-test: PASS: $NAME, $STRATEGY on $NRANKS ranks, $count result(s) match the single-device run"
+  echo "diff-test: PASS: $NAME, $STRATEGY on $NRANKS ranks ($TARGET), $count result(s) match the single-device run"
 else
-  echo "diff-test: FAIL: $NAME, $STRATEGY on $NRANKS ranks; the strategy:"
+  echo "diff-test: FAIL: $NAME, $STRATEGY on $NRANKS ranks ($TARGET); the strategy:"
   cat "$WORK/strategy.json"
 fi
 exit "$status"

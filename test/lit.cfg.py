@@ -57,6 +57,10 @@ if ptxas:
     config.substitutions.append(("%ptxas", ptxas))
 if os.path.exists(os.path.join(config.soap_lib_dir, "libsoaprt_cuda.a")):
     config.available_features.add("cuda-runtime")
+# The CUDA back end over a host emulation of the CUDA libraries
+# (soapc --cuda-host-emulation): CUDA executables that run without a GPU.
+if os.path.exists(os.path.join(config.soap_lib_dir, "libsoaprt_cuda_emu.a")):
+    config.available_features.add("cuda-emulation")
 if shutil.which("nvidia-smi"):
     import subprocess
     try:

@@ -141,6 +141,13 @@ static cl::opt<std::string> cudaFormat(
              "the driver at start-up), cubin or fatbin (compiled by ptxas "
              "now: needs the CUDA toolkit)"),
     cl::init("ptx"), cl::cat(soapcCategory));
+static cl::opt<bool> cudaHostEmulation(
+    "cuda-host-emulation",
+    cl::desc("--target=cuda, for testing without a GPU: the same lowering, "
+             "but the kernels run as host loops and the executable links "
+             "libsoaprt_cuda over a host emulation of CUDA, cuBLAS, cuDNN "
+             "and NCCL (slow; results comparable with --target=cpu)"),
+    cl::cat(soapcCategory));
 static cl::opt<std::string>
     mcpu("mcpu",
          cl::desc("CPU to generate code for: host (default), generic or an "
@@ -189,6 +196,9 @@ static bool writeFile(StringRef path, StringRef contents) {
 #ifndef SOAP_CUDA_LINK_ARGS
 #define SOAP_CUDA_LINK_ARGS ""
 #endif
+#ifndef SOAP_HAS_CUDA_EMULATION
+#define SOAP_HAS_CUDA_EMULATION 0
+#endif
 
 /// Applies the strategy (soap-partition) and, past --emit=partitioned,
 /// lowers for the CPU and writes the object file or executable.
@@ -211,6 +221,7 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
                           : cudaFormat == "cubin" ? "bin"
                                                   : "fatbin";
     lowerOptions.toolkit = SOAP_CUDA_TOOLKIT;
+    lowerOptions.hostEmulation = cudaHostEmulation;
     mlir::soap::buildLowerToCUDAPipeline(pm, lowerOptions);
   }
   if (failed(pm.run(module)))
@@ -256,8 +267,9 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
   }
   std::string runtimeDir = SOAP_RUNTIME_DIR;
   std::string mainLib = runtimeDir + "/libsoaprt_main.a";
-  std::string rtLib = runtimeDir +
-                      (target == "cuda" ? "/libsoaprt_cuda.a" : "/libsoaprt.a");
+  std::string rtLib = runtimeDir + (target == "cpu"     ? "/libsoaprt.a"
+                                    : cudaHostEmulation ? "/libsoaprt_cuda_emu.a"
+                                                        : "/libsoaprt_cuda.a");
   for (const std::string &lib : {mainLib, rtLib})
     if (!llvm::sys::fs::exists(lib)) {
       fail("cannot find the runtime library '" + lib + "'");
@@ -266,7 +278,7 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
   SmallVector<StringRef> args = {*linkerPath, objectPath, mainLib, rtLib};
   // The CUDA libraries (cudart, cuBLAS, cuDNN, NCCL), '|'-separated.
   SmallVector<StringRef> cudaArgs;
-  if (target == "cuda")
+  if (target == "cuda" && !cudaHostEmulation)
     StringRef(SOAP_CUDA_LINK_ARGS).split(cudaArgs, '|', -1, false);
   args.append(cudaArgs.begin(), cudaArgs.end());
   args.append({"-lm", "-o", outputFile});
@@ -318,7 +330,15 @@ int main(int argc, char **argv) {
     return fail("--cuda-format=" + cudaFormat +
                 " needs ptxas, and this soapc was built without a CUDA "
                 "toolkit (use --cuda-format=ptx)");
-  if (target == "cuda" && emit == "exe" &&
+  if (cudaHostEmulation && target != "cuda")
+    return fail("--cuda-host-emulation needs --target=cuda");
+  if (cudaHostEmulation && emit == "ptx")
+    return fail("--cuda-host-emulation makes no kernels: no --emit=ptx");
+  if (cudaHostEmulation && emit == "exe" && !SOAP_HAS_CUDA_EMULATION)
+    return fail("--cuda-host-emulation --emit=exe needs libsoaprt_cuda_emu, "
+                "and this soapc was built without the CUDA toolkit, cuDNN "
+                "and NCCL headers");
+  if (target == "cuda" && emit == "exe" && !cudaHostEmulation &&
       StringRef(SOAP_CUDA_LINK_ARGS).empty())
     return fail("--target=cuda --emit=exe needs libsoaprt_cuda, and this "
                 "soapc was built without the CUDA toolkit, cuDNN and NCCL "
