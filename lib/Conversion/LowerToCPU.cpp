@@ -291,12 +291,29 @@ struct CPUEntryPass
     constantFunction(b, loc, "soap_num_inputs", type.getNumInputs());
     constantFunction(b, loc, "soap_num_outputs", type.getNumResults());
 
-    // soap_setup(): bind every input buffer.
+    // soap_setup(): make the communicator of every device group the
+    // program's all_reduce ops use (in module order, the same on every
+    // rank), so that the first step does not; bind every input buffer.
+    SmallVector<memref::GlobalOp> deviceLists;
+    for (auto global : module.getOps<memref::GlobalOp>())
+      if (global.getSymName().starts_with(kDeviceListGlobalPrefix))
+        deviceLists.push_back(global);
     auto setup =
         func::FuncOp::create(b, loc, "soap_setup", b.getFunctionType({}, {}));
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(setup.addEntryBlock());
+      for (memref::GlobalOp list : deviceLists) {
+        Type u = UnrankedMemRefType::get(b.getI64Type(), nullptr);
+        func::FuncOp prepare = getOrInsertRuntimeFunction(
+            b, module, "soaprt_prepare_group", b.getFunctionType({u}, {}),
+            /*cInterface=*/true);
+        Value devices = memref::GetGlobalOp::create(b, loc, list.getType(),
+                                                    list.getSymName());
+        func::CallOp::create(b, loc, prepare,
+                             ValueRange{memref::CastOp::create(b, loc, u,
+                                                               devices)});
+      }
       for (auto [i, buffer] : llvm::enumerate(getGlobals()))
         bind("soaprt_bind_input", i, buffer);
       func::ReturnOp::create(b, loc);

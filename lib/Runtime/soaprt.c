@@ -2,8 +2,8 @@
  *
  * Regions are strided views of a tensor; they are packed into a contiguous
  * buffer for MPI and unpacked after. all_reduce runs on a sub-communicator of
- * exactly the listed devices, created the first time the group is seen and
- * cached. Without SOAPRT_HAVE_MPI this is a one-rank stub.
+ * exactly the listed devices (soaprt_group), made when soap_setup prepares
+ * the program's groups (soaprt_prepare_group), or at first use, and cached. Without SOAPRT_HAVE_MPI this is a one-rank stub.
  *
  * Compiled a second time with SOAPRT_HAVE_CUDA into libsoaprt_cuda.a: then
  * init/finalize, transfer, all_reduce, the bindings and memrefCopy hand
@@ -340,20 +340,21 @@ void soaprt_transfer(soaprt_unranked_memref_t *m, int64_t dtype, int64_t from,
 
 /* ----------------------------------------------------------- all-reduce */
 
-#if defined(SOAPRT_HAVE_MPI) && !defined(SOAPRT_HAVE_CUDA)
-typedef struct group {
-  int64_t size;
-  int64_t *devices;
-  MPI_Comm comm;
-  struct group *next;
-} group_t;
-static group_t *gGroups = NULL;
+#ifdef SOAPRT_HAVE_MPI
+static soaprt_group_t *gGroups = NULL, **gGroupsEnd = &gGroups;
 
-static MPI_Comm groupComm(const int64_t *devices, int64_t n) {
-  for (group_t *g = gGroups; g; g = g->next)
+soaprt_group_t *soaprt_groups(void) { return gGroups; }
+
+soaprt_group_t *soaprt_group(const int64_t *devices, int64_t n,
+                             const char *op) {
+  for (soaprt_group_t *g = gGroups; g; g = g->next)
     if (g->size == n && !memcmp(g->devices, devices, (size_t)n * 8))
-      return g->comm;
+      return g;
   int *ranks = (int *)malloc((size_t)n * sizeof(int));
+  soaprt_group_t *g = (soaprt_group_t *)calloc(1, sizeof(soaprt_group_t));
+  int64_t *copy = (int64_t *)malloc((size_t)n * 8);
+  if (!ranks || !g || !copy)
+    soaprt_fatal("%s: out of memory", op);
   uint64_t hash = 1469598103934665603ull;
   for (int64_t i = 0; i < n; ++i) {
     ranks[i] = (int)devices[i];
@@ -361,26 +362,26 @@ static MPI_Comm groupComm(const int64_t *devices, int64_t n) {
   }
   MPI_Group world, sub;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
-  MPI_Group_incl(world, (int)n, ranks, &sub);
-  MPI_Comm comm;
+  if (MPI_Group_incl(world, (int)n, ranks, &sub) != MPI_SUCCESS)
+    soaprt_fatal("%s: bad device list", op);
   /* Only the members call this; the tag keeps overlapping groups apart. */
   if (MPI_Comm_create_group(MPI_COMM_WORLD, sub, (int)(hash % 30000) + 1,
-                            &comm) != MPI_SUCCESS)
-    soaprt_fatal("cannot create a communicator for %lld devices",
+                            &g->comm) != MPI_SUCCESS)
+    soaprt_fatal("%s: cannot create a communicator for %lld devices", op,
                  (long long)n);
   MPI_Group_free(&sub);
   MPI_Group_free(&world);
   free(ranks);
-  group_t *g = (group_t *)malloc(sizeof(group_t));
+  memcpy(copy, devices, (size_t)n * 8);
   g->size = n;
-  g->devices = (int64_t *)malloc((size_t)n * 8);
-  memcpy(g->devices, devices, (size_t)n * 8);
-  g->comm = comm;
-  g->next = gGroups;
-  gGroups = g;
-  return comm;
+  g->devices = copy;
+  *gGroupsEnd = g;
+  gGroupsEnd = &g->next;
+  return g;
 }
+#endif
 
+#if defined(SOAPRT_HAVE_MPI) && !defined(SOAPRT_HAVE_CUDA)
 static MPI_Datatype mpiType(int64_t dtype) {
   switch (dtype) {
   case SOAPRT_F32: return MPI_FLOAT;
@@ -398,23 +399,50 @@ static MPI_Datatype mpiType(int64_t dtype) {
 }
 #endif
 
-void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
-                       soaprt_unranked_memref_t *devicesRef) {
+/* The device list of a group (at most 1024, each checked) into `devices`;
+ * returns its length and sets `member` if this rank is in it. */
+static int64_t readDevices(soaprt_unranked_memref_t *devicesRef,
+                           int64_t devices[1024], int *member,
+                           const char *who) {
   region_t dv = soaprt_view(devicesRef, 8);
   int64_t n = soaprt_region_elements(&dv);
-  int64_t devices[1024];
   if (n > 1024)
-    soaprt_fatal("soaprt_all_reduce: more than 1024 devices");
+    soaprt_fatal("%s: more than 1024 devices", who);
 #ifdef SOAPRT_HAVE_CUDA
-  soaprt_cuda_download(&dv, devices, "soaprt_all_reduce"); /* host or device */
+  soaprt_cuda_download(&dv, devices, who); /* host or device */
 #else
   copyRegion(&dv, (char *)devices, 1);
 #endif
-  int member = 0;
+  *member = 0;
   for (int64_t i = 0; i < n; ++i) {
-    checkDevice(devices[i], "soaprt_all_reduce");
-    member |= devices[i] == gRank;
+    checkDevice(devices[i], who);
+    *member |= devices[i] == gRank;
   }
+  return n;
+}
+
+void soaprt_prepare_group(soaprt_unranked_memref_t *devicesRef) {
+  int64_t devices[1024];
+  int member = 0;
+  int64_t n = readDevices(devicesRef, devices, &member, "soaprt_prepare_group");
+  if (!member || n <= 1)
+    return;
+#if defined(SOAPRT_HAVE_CUDA)
+  soaprt_cuda_prepare_group(devices, n);
+#elif defined(SOAPRT_HAVE_MPI)
+  (void)soaprt_group(devices, n, "soaprt_prepare_group");
+#endif
+}
+
+void _mlir_ciface_soaprt_prepare_group(soaprt_unranked_memref_t *devices) {
+  soaprt_prepare_group(devices);
+}
+
+void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
+                       soaprt_unranked_memref_t *devicesRef) {
+  int64_t devices[1024];
+  int member = 0;
+  int64_t n = readDevices(devicesRef, devices, &member, "soaprt_all_reduce");
   if (kind < SOAPRT_SUM || kind > SOAPRT_MIN)
     soaprt_fatal("soaprt_all_reduce: unknown reduction %lld", (long long)kind);
   if (!member || n <= 1)
@@ -431,7 +459,7 @@ void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
                                                                 : MPI_MIN;
   if (dtype == SOAPRT_I1 && kind == SOAPRT_SUM)
     op = MPI_BOR;
-  MPI_Comm comm = groupComm(devices, n);
+  MPI_Comm comm = soaprt_group(devices, n, "soaprt_all_reduce")->comm;
   int owned;
   char *packed = packRegion(&r, &owned);
   for (int64_t done = 0; done < count;) {
@@ -568,17 +596,17 @@ void soaprt_finalize(void) {
       gInputs[i].ownsData = 0;
     }
 #endif
-#if defined(SOAPRT_HAVE_MPI) && !defined(SOAPRT_HAVE_CUDA)
+#ifdef SOAPRT_HAVE_MPI
+  /* After the back end released what it made on top of them. */
   while (gGroups) {
-    group_t *g = gGroups;
+    soaprt_group_t *g = gGroups;
     gGroups = g->next;
     if (g->comm != MPI_COMM_NULL)
       MPI_Comm_free(&g->comm);
     free(g->devices);
     free(g);
   }
-#endif
-#ifdef SOAPRT_HAVE_MPI
+  gGroupsEnd = &gGroups;
   int up = 0, down = 0;
   MPI_Initialized(&up);
   MPI_Finalized(&down);

@@ -4,9 +4,10 @@
  * MPI_Bcast hands it out). A transfer is an ncclSend / ncclRecv pair on it,
  * between the two ranks that call soaprt_transfer. An all-reduce runs on a
  * communicator of exactly the listed devices, in list order: the world one
- * when the list is 0..N-1, else one made the first time the group is seen
- * (by its members only: MPI_Comm_create_group, then an id broadcast over
- * it) and cached. Strided regions go through a packed device temporary.
+ * when the list is 0..N-1, else the group's own, made by its members only
+ * (soaprt_group's MPI communicator, then an id broadcast over it) when
+ * soap_setup prepares the program's groups (soaprt_prepare_group), or at
+ * first use otherwise, and cached. Strided regions go through a packed device temporary.
  * NCCL enqueues on the rank's stream and returns; nothing here waits.
  *
  *===----------------------------------------------------------------------===*/
@@ -21,15 +22,6 @@
 #include <string.h>
 
 static ncclComm_t gWorld = NULL;
-
-typedef struct group {
-  int64_t size;
-  int64_t *devices;
-  MPI_Comm mpi;
-  ncclComm_t nccl;
-  struct group *next; /* in creation order */
-} group_t;
-static group_t *gGroups = NULL, **gGroupsEnd = &gGroups;
 
 static void ncclCheck(ncclResult_t result, const char *call, const char *op) {
   if (result == ncclSuccess)
@@ -74,56 +66,31 @@ void soaprt_cuda_comm_finalize(void) {
   if (gWorld)
     SOAPRT_NCCL_CHECK(ncclCommDestroy(gWorld), op);
   gWorld = NULL;
-  while (gGroups) {
-    group_t *g = gGroups;
-    gGroups = g->next;
-    SOAPRT_NCCL_CHECK(ncclCommDestroy(g->nccl), op);
-    MPI_Comm_free(&g->mpi);
-    free(g->devices);
-    free(g);
+  /* The MPI communicators stay until MPI_Finalize. */
+  for (soaprt_group_t *g = soaprt_groups(); g; g = g->next) {
+    if (g->backend)
+      SOAPRT_NCCL_CHECK(ncclCommDestroy((ncclComm_t)g->backend), op);
+    g->backend = NULL;
   }
-  gGroupsEnd = &gGroups;
 }
 
+/* The communicator of exactly `devices` (this rank is one of them): the
+ * world one for 0..N-1, else the group's, made on first use (soap_setup
+ * asks for every group of the program: soaprt_prepare_group). */
 static ncclComm_t groupComm(const int64_t *devices, int64_t n, const char *op) {
   int world = n == soaprt_cuda.size;
   for (int64_t i = 0; world && i < n; ++i)
     world = devices[i] == i;
   if (world)
     return gWorld;
-  for (group_t *g = gGroups; g; g = g->next)
-    if (g->size == n && !memcmp(g->devices, devices, (size_t)n * 8))
-      return g->nccl;
-  int *ranks = (int *)malloc((size_t)n * sizeof(int));
-  group_t *g = (group_t *)calloc(1, sizeof(group_t));
-  if (!ranks || !g)
-    soaprt_fatal("%s: out of memory", op);
-  uint64_t hash = 1469598103934665603ull;
-  for (int64_t i = 0; i < n; ++i) {
-    ranks[i] = (int)devices[i];
-    hash = (hash ^ (uint64_t)devices[i]) * 1099511628211ull;
-  }
-  MPI_Group worldGroup, sub;
-  MPI_Comm_group(MPI_COMM_WORLD, &worldGroup);
-  if (MPI_Group_incl(worldGroup, (int)n, ranks, &sub) != MPI_SUCCESS)
-    soaprt_fatal("%s: bad device list", op);
-  /* Only the members call this; the tag keeps overlapping groups apart. */
-  if (MPI_Comm_create_group(MPI_COMM_WORLD, sub, (int)(hash % 30000) + 1,
-                            &g->mpi) != MPI_SUCCESS)
-    soaprt_fatal("%s: cannot create a communicator for %lld devices", op,
-                 (long long)n);
-  MPI_Group_free(&sub);
-  MPI_Group_free(&worldGroup);
-  free(ranks);
-  g->nccl = createComm(g->mpi, op);
-  g->size = n;
-  g->devices = (int64_t *)malloc((size_t)n * 8);
-  if (!g->devices)
-    soaprt_fatal("%s: out of memory", op);
-  memcpy(g->devices, devices, (size_t)n * 8);
-  *gGroupsEnd = g;
-  gGroupsEnd = &g->next;
-  return g->nccl;
+  soaprt_group_t *g = soaprt_group(devices, n, op);
+  if (!g->backend)
+    g->backend = createComm(g->comm, op);
+  return (ncclComm_t)g->backend;
+}
+
+void soaprt_cuda_prepare_group(const int64_t *devices, int64_t n) {
+  (void)groupComm(devices, n, "soaprt_prepare_group");
 }
 
 void soaprt_cuda_transfer(const soaprt_region_t *r, int64_t from, int64_t to) {

@@ -90,6 +90,7 @@ void soaprt_cuda_init(int rank, int size);
 void soaprt_cuda_finalize(void);
 void soaprt_cuda_bind_input(soaprt_binding_t *b, const soaprt_region_t *view);
 void soaprt_cuda_transfer(const soaprt_region_t *r, int64_t from, int64_t to);
+void soaprt_cuda_prepare_group(const int64_t *devices, int64_t n);
 void soaprt_cuda_all_reduce(const soaprt_region_t *r, int64_t dtype,
                             int64_t kind, const int64_t *devices, int64_t n);
 

@@ -42,6 +42,25 @@ int64_t soaprt_max_over_ranks(int64_t value);
    inputs, constants, library workspaces); -1 on the CPU back end. */
 int64_t soaprt_device_peak_bytes(void);
 
+#ifdef SOAPRT_HAVE_MPI
+#include <mpi.h>
+/* A device group's MPI communicator (exactly the listed world ranks, in list
+ * order), made by its members (only they call soaprt_group) the first time
+ * and cached; `backend` holds a back end's own communicator on top (NCCL),
+ * NULL until it sets it. Members must meet their groups in the same order. */
+typedef struct soaprt_group {
+  int64_t size;
+  int64_t *devices;
+  MPI_Comm comm;
+  void *backend;
+  struct soaprt_group *next; /* creation order */
+} soaprt_group_t;
+soaprt_group_t *soaprt_group(const int64_t *devices, int64_t n,
+                             const char *op);
+/* The first group made (then ->next), or NULL. */
+soaprt_group_t *soaprt_groups(void);
+#endif
+
 /* A strided view: `rank` dims of `sizes` elements, `strides` in elements. */
 typedef struct soaprt_region {
   char *base; /* first element */

@@ -5,6 +5,7 @@
 // input globals and the functions libsoaprt's main() drives.
 
 // CHECK-DAG: func.func private @soaprt_rank() -> i64
+// CHECK-DAG: func.func private @soaprt_prepare_group(memref<*xi64>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @soaprt_transfer_f32(memref<*xf32>, i64, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @soaprt_all_reduce_f32(memref<*xf32>, i64, i64, memref<*xi64>) attributes {llvm.emit_c_interface}
 // CHECK-DAG: func.func private @soaprt_all_reduce_i32(memref<*xi32>, i64, i64, memref<*xi64>) attributes {llvm.emit_c_interface}
@@ -45,7 +46,15 @@
 // CHECK:         arith.constant 2 : i64
 // CHECK-LABEL: func.func @soap_num_outputs() -> i64
 // CHECK:         arith.constant 2 : i64
+// soap_setup first makes the communicator of each device group (module
+// order: the same on every rank), then binds the inputs.
 // CHECK-LABEL: func.func @soap_setup()
+// CHECK:         %[[L0:.*]] = memref.get_global @__soap_devices_1_2_3 : memref<3xi64>
+// CHECK:         %[[U0:.*]] = memref.cast %[[L0]] : memref<3xi64> to memref<*xi64>
+// CHECK:         call @soaprt_prepare_group(%[[U0]]) : (memref<*xi64>) -> ()
+// CHECK:         memref.get_global @__soap_devices_0_2 : memref<2xi64>
+// CHECK:         call @soaprt_prepare_group(
+// CHECK-NOT:     soaprt_prepare_group
 // CHECK:         %[[G0:.*]] = memref.get_global @__soap_input_0 : memref<8x16xf32>
 // CHECK:         %[[C0:.*]] = memref.cast %[[G0]] : memref<8x16xf32> to memref<*xf32>
 // CHECK:         call @soaprt_bind_input_f32(%{{.*}}, %[[C0]], %{{.*}}) : (i64, memref<*xf32>, i64) -> ()

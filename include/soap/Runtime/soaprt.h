@@ -107,6 +107,12 @@ void soaprt_transfer(soaprt_unranked_memref_t *region, int64_t dtype,
                      int64_t from, int64_t to);
 void soaprt_all_reduce(soaprt_unranked_memref_t *region, int64_t dtype,
                        int64_t kind, soaprt_unranked_memref_t *devices);
+/* soap_setup calls this once for each device group an all_reduce of the
+ * program uses (the same list, in the same order, on every rank), so that
+ * the group's communicator exists before the first step: made by its
+ * members now (MPI; NCCL on the CUDA back end), a no-op on other ranks.
+ * C interface: _mlir_ciface_soaprt_prepare_group(devices) (an i64 list). */
+void soaprt_prepare_group(soaprt_unranked_memref_t *devices);
 void soaprt_bind_input(int64_t index, soaprt_unranked_memref_t *buffer,
                        int64_t dtype);
 void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *buffer,

@@ -186,7 +186,7 @@ struct CUDADeviceMemory
           StringRef name = get.getName();
           // Device lists of collectives are read by the runtime on the
           // host; soap_setup binds the inputs' host buffers.
-          if (name.starts_with("__soap_devices") ||
+          if (name.starts_with(soap::kDeviceListGlobalPrefix) ||
               (name.starts_with("__soap_input_") &&
                func.getSymName() == "soap_setup"))
             return;

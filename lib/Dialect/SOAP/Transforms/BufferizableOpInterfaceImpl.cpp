@@ -90,7 +90,7 @@ static Value i64Constant(RewriterBase &rewriter, Location loc, int64_t value) {
 /// A constant global holding the device list, as an unranked i64 memref.
 static Value devicesAsUnranked(RewriterBase &rewriter, Location loc,
                                ModuleOp module, ArrayRef<int64_t> devices) {
-  std::string name = "__soap_devices";
+  std::string name = kDeviceListGlobalPrefix.str();
   for (int64_t d : devices)
     name += "_" + std::to_string(d);
   auto type = MemRefType::get({static_cast<int64_t>(devices.size())},

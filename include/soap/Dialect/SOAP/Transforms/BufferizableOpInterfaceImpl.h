@@ -27,6 +27,12 @@ namespace soap {
 
 void registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry);
 
+/// soap.all_reduce's device list is a constant i64 memref.global whose name
+/// starts with this prefix (one per distinct list: "__soap_devices_0_1").
+/// It stays in host memory on every target: libsoaprt reads it.
+inline constexpr llvm::StringLiteral kDeviceListGlobalPrefix =
+    "__soap_devices";
+
 /// The libsoaprt element type code (soaprt_dtype_t) of `type`, or failure.
 FailureOr<int64_t> getRuntimeDTypeCode(Type type);
 
