@@ -16,7 +16,8 @@
 // one-shot-bufferize, soap-cpu-entry, buffer deallocation,
 // soap-cuda-library-calls, soap-cuda-copies, soap-cuda-loop-order,
 // convert-linalg-to-parallel-loops, soap-cuda-map-loops,
-// convert-parallel-loops-to-gpu, gpu-kernel-outlining,
+// convert-parallel-loops-to-gpu, gpu-launch-sink-index-computations,
+// gpu-kernel-outlining,
 // soap-cuda-device-memory, then upstream's GPU-to-NVVM and host lowering
 // (the structure of gpu-lower-to-nvvm-pipeline) and gpu-module-to-binary.
 //

@@ -83,6 +83,9 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   map.blockSize = options.blockSize;
   pm.addNestedPass<func::FuncOp>(createCUDAMapLoops(map));
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  // Constant sizes and index arithmetic into the kernels (divisions by
+  // constants become multiplications; fewer kernel arguments).
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createCUDADeviceMemory());
   pm.addPass(createCanonicalizerPass());
