@@ -15,6 +15,7 @@
 // Passes in order: soap-cpu-prepare, soap-cuda-fuse-elementwise,
 // one-shot-bufferize, soap-cpu-entry, buffer deallocation,
 // soap-cuda-library-calls, soap-cuda-copies, soap-cuda-loop-order,
+// soap-cuda-collapse-dims,
 // convert-linalg-to-parallel-loops, soap-cuda-map-loops,
 // convert-parallel-loops-to-gpu, gpu-launch-sink-index-computations,
 // gpu-kernel-outlining,

@@ -94,6 +94,23 @@ def CUDALoopOrder : Pass<"soap-cuda-loop-order", "func::FuncOp"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def CUDACollapseDims : Pass<"soap-cuda-collapse-dims", "func::FuncOp"> {
+  let summary = "Merge the contiguous loops of elementwise ops (less index "
+                "arithmetic in their kernels)";
+  let description = [{
+    A kernel recovers every loop index from its flat thread index with a
+    division and a remainder per loop. For each all-parallel
+    `linalg.generic` or `linalg.copy` (the elementwise groups), adjacent
+    loops that every operand reads as one contiguous run of memory are
+    merged (upstream `collapseOpIterationDims`, operands reshaped with
+    `memref.collapse_shape`): an elementwise op on whole tensors becomes one
+    loop and needs no division at all; a per-channel broadcast over NCHW
+    keeps N and C apart and merges H and W. Run before
+    `convert-linalg-to-parallel-loops`.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "memref::MemRefDialect"];
+}
+
 def CUDAMapLoops : Pass<"soap-cuda-map-loops", "func::FuncOp"> {
   let summary = "Map each outermost scf.parallel nest onto a 1-D grid of "
                 "thread blocks";

@@ -25,6 +25,7 @@ namespace mlir {
 namespace soap {
 #define GEN_PASS_DEF_CUDAFUSEELEMENTWISE
 #define GEN_PASS_DEF_CUDACOPIES
+#define GEN_PASS_DEF_CUDACOLLAPSEDIMS
 #define GEN_PASS_DEF_CUDALOOPORDER
 #define GEN_PASS_DEF_CUDAMAPLOOPS
 #include "soap/Conversion/Passes.h.inc"
@@ -105,6 +106,87 @@ struct CUDALoopOrder : public soap::impl::CUDALoopOrderBase<CUDALoopOrder> {
 
   void runOnOperation() override {
     soap::reorderLinalgLoops(getOperation(), desiredOrder);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// soap-cuda-collapse-dims
+//===----------------------------------------------------------------------===//
+
+struct CUDACollapseDims
+    : public soap::impl::CUDACollapseDimsBase<CUDACollapseDims> {
+  /// True if, in every operand, the loops `dims` index adjacent dimensions
+  /// that are one contiguous run of memory (or do not index it at all).
+  static bool contiguousInEveryOperand(linalg::LinalgOp op,
+                                       ArrayRef<int64_t> dims) {
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (!type)
+        continue; // a scalar
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      std::optional<unsigned> first =
+          map.getResultPosition(getAffineDimExpr(dims.front(), op.getContext()));
+      if (!first)
+        continue; // not indexed (the sequence is preserved: all or none)
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (failed(type.getStridesAndOffset(strides, offset)))
+        return false;
+      ArrayRef<int64_t> shape = type.getShape();
+      for (unsigned i = *first; i + 1 < *first + dims.size(); ++i)
+        if (ShapedType::isDynamic(strides[i]) ||
+            ShapedType::isDynamic(strides[i + 1]) ||
+            ShapedType::isDynamic(shape[i + 1]) ||
+            strides[i] != strides[i + 1] * shape[i + 1])
+          return false;
+    }
+    return true;
+  }
+
+  /// Maximal runs of adjacent loops that can be merged, each of two or more.
+  static SmallVector<ReassociationIndices> groups(linalg::LinalgOp op) {
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    unsigned n = op.getNumLoops();
+    SmallVector<ReassociationIndices> result;
+    for (unsigned i = 0; i < n;) {
+      ReassociationIndices group = {static_cast<int64_t>(i)};
+      unsigned j = i + 1;
+      for (; j < n; ++j) {
+        ReassociationIndices longer = group;
+        longer.push_back(j);
+        if (!linalg::areDimSequencesPreserved(maps, longer) ||
+            !contiguousInEveryOperand(op, longer))
+          break;
+        group = std::move(longer);
+      }
+      if (group.size() > 1)
+        result.push_back(group);
+      i = j;
+    }
+    return result;
+  }
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::GenericOp, linalg::CopyOp>(op) &&
+          op.hasPureBufferSemantics() &&
+          op.getNumLoops() == op.getNumParallelLoops() &&
+          !op.hasIndexSemantics())
+        ops.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops) {
+      SmallVector<ReassociationIndices> merged = groups(op);
+      if (merged.empty())
+        continue;
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::CollapseResult> collapsed =
+          linalg::collapseOpIterationDims(op, merged, rewriter);
+      if (failed(collapsed))
+        continue; // keep the op as it is
+      rewriter.eraseOp(op); // buffers: no results to replace
+    }
   }
 };
 

@@ -74,6 +74,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createCUDALibraryCalls(library));
   pm.addNestedPass<func::FuncOp>(createCUDACopies());
   pm.addNestedPass<func::FuncOp>(createCUDALoopOrder());
+  pm.addNestedPass<func::FuncOp>(createCUDACollapseDims());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   // A fill and the reduction that accumulates into it: one kernel.
   pm.addNestedPass<func::FuncOp>(createParallelLoopFusionPass());
