@@ -2,24 +2,27 @@
  *
  * Links soaprt_cuda_copy.c, soaprt_cuda_blas.c, soaprt_cuda_dnn.c and
  * soaprt_cuda_mgpu.c (and soaprt.c's CPU build for the view helpers)
- * against host implementations of the CUDA runtime, cuBLAS and cuDNN calls
- * they make. The mocks follow
- * the libraries' documented semantics and argument rules (column-major GEMM
- * with lda/ldb/ldc bounds, cudaMemcpy2D pitch rules, NCHW tensors with
- * strides), so this checks the strided copies (dim merging, 2-D copies,
- * fallbacks), the GEMM formulation (transposes, leading dimensions, packed
- * operands, broadcast batches) and the convolution plans (strides, packed
- * W, the packed X/Y fallback) on random views against host references,
- * the mgpu layer (modules recorded before main and loaded once on first
- * use, functions cached, launches, memset patterns), and that every
- * temporary is freed.
+ * against the host emulation of the CUDA runtime, cuBLAS and cuDNN
+ * (lib/Runtime/emulation: the libraries' semantics and argument rules,
+ * column-major GEMM with lda/ldb/ldc bounds, cudaMemcpy2D pitch rules, NCHW
+ * tensors with strides, and bounds checks on every device buffer), with
+ * stand-ins for soaprt_cuda.c (no MPI). This checks the strided copies (dim
+ * merging, 2-D copies, fallbacks; host and device memory on either side),
+ * the GEMM formulation (transposes, leading dimensions, packed operands,
+ * broadcast batches) and the convolution plans (strides, packed W, the
+ * packed X/Y fallback, awkward algorithm lists) on random views against
+ * host references, the mgpu layer (modules recorded before main and loaded
+ * once on first use, functions cached, launches, memset patterns), and that
+ * every temporary is freed. The emulation's counters (soaprt_emu_stats)
+ * stand in for instrumentation of the libraries.
  *
  *===----------------------------------------------------------------------===*/
 
+#include "emulation/cuda_emulation.h"
+#include "runtime_test_views.h"
 #include "soaprt_cuda_internal.h"
 
 #include <cublas_v2.h>
-#include <cudnn.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -29,9 +32,7 @@
 /* ------------------------------------------------ soaprt_cuda.c stand-ins */
 
 soaprt_cuda_state_t soaprt_cuda;
-static int gLive = 0;      /* allocations not yet freed */
-static int gCopyCalls = 0; /* cudaMemcpy*Async calls */
-static cudaStream_t gStream = (cudaStream_t)0x5150;
+static cudaStream_t gStream; /* created by main() */
 
 cudaStream_t soaprt_cuda_stream(const char *op) {
   (void)op;
@@ -42,444 +43,38 @@ void soaprt_cuda_fail(const char *call, const char *op, const char *detail) {
 }
 void soaprt_cuda_check(cudaError_t e, const char *call, const char *op) {
   if (e != cudaSuccess)
-    soaprt_fatal("%s failed in %s: error %d", call, op, (int)e);
+    soaprt_fatal("%s failed in %s: %s", call, op, cudaGetErrorString(e));
 }
-void soaprt_cuda_sync(const char *op) { (void)op; }
+void soaprt_cuda_sync(const char *op) {
+  soaprt_cuda_check(cudaStreamSynchronize(gStream), "cudaStreamSynchronize",
+                    op);
+}
 int soaprt_cuda_is_device_pointer(const void *ptr) {
-  (void)ptr;
-  return 1; /* the mocks' "device" memory is host memory */
+  return soaprt_emu_memory_kind(ptr) != SOAPRT_EMU_HOST;
 }
 void soaprt_cuda_after_call(const char *op) { (void)op; }
 void *soaprt_cuda_try_alloc(size_t bytes, const char *op) {
-  (void)op;
-  ++gLive;
-  return aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  void *ptr = NULL;
+  soaprt_cuda_check(cudaMallocAsync(&ptr, bytes ? bytes : 1, gStream),
+                    "cudaMallocAsync", op);
+  return ptr;
 }
 void *soaprt_cuda_alloc(size_t bytes, const char *op) {
   return soaprt_cuda_try_alloc(bytes, op);
 }
 void soaprt_cuda_free(void *ptr, const char *op) {
-  (void)op;
-  if (ptr) {
-    --gLive;
-    free(ptr);
-  }
+  if (ptr)
+    soaprt_cuda_check(cudaFreeAsync(ptr, gStream), "cudaFreeAsync", op);
 }
 
-/* ------------------------------------------------------ CUDA runtime mock */
-
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
-                            enum cudaMemcpyKind kind, cudaStream_t stream) {
-  (void)kind;
-  ++gCopyCalls;
-  if (stream != gStream)
-    return cudaErrorInvalidResourceHandle;
-  memmove(dst, src, count);
-  return cudaSuccess;
+/* Device memory for the tests' operands. */
+static void *deviceAlloc(size_t bytes) {
+  void *ptr = NULL;
+  soaprt_cuda_check(cudaMalloc(&ptr, bytes), "cudaMalloc", "test");
+  return ptr;
 }
-
-cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src,
-                              size_t spitch, size_t width, size_t height,
-                              enum cudaMemcpyKind kind, cudaStream_t stream) {
-  (void)kind;
-  ++gCopyCalls;
-  if (stream != gStream)
-    return cudaErrorInvalidResourceHandle;
-  if (dpitch < width || spitch < width || dpitch > soaprt_cuda.maxPitch ||
-      spitch > soaprt_cuda.maxPitch)
-    return cudaErrorInvalidPitchValue;
-  for (size_t row = 0; row < height; ++row)
-    memmove((char *)dst + row * dpitch, (const char *)src + row * spitch,
-            width);
-  return cudaSuccess;
-}
-
-cudaError_t cudaMalloc(void **ptr, size_t bytes) {
-  *ptr = soaprt_cuda_alloc(bytes, "cudaMalloc");
-  return cudaSuccess;
-}
-cudaError_t cudaFree(void *ptr) {
-  soaprt_cuda_free(ptr, "cudaFree");
-  return cudaSuccess;
-}
-
-/* mgpu layer: libraries, kernels, launches, events, memsets. */
-static int gLibraryLoads = 0, gKernelLookups = 0, gLaunches = 0;
-static const void *gLastImage;
-static unsigned gLastJitOptions;
-static dim3 gLastGrid, gLastBlock;
-static void **gLastArgs;
-static size_t gLastSmem;
-static int gSmemAttribute = 0;
-
-const char *cudaGetErrorString(cudaError_t e) {
-  (void)e;
-  return "mock CUDA error";
-}
-const char *cudaGetErrorName(cudaError_t e) {
-  (void)e;
-  return "cudaErrorMock";
-}
-cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code,
-                                enum cudaJitOption *jitOptions,
-                                void **jitOptionsValues,
-                                unsigned int numJitOptions,
-                                enum cudaLibraryOption *libraryOptions,
-                                void **libraryOptionValues,
-                                unsigned int numLibraryOptions) {
-  (void)libraryOptions, (void)libraryOptionValues;
-  if (numLibraryOptions)
-    return cudaErrorInvalidValue;
-  for (unsigned i = 0; i < numJitOptions; ++i)
-    if (jitOptions[i] == cudaJitOptimizationLevel &&
-        (uintptr_t)jitOptionsValues[i] > 4)
-      return cudaErrorInvalidValue;
-  ++gLibraryLoads;
-  gLastImage = code;
-  gLastJitOptions = numJitOptions;
-  *library = (cudaLibrary_t)(uintptr_t)(0x1000 + gLibraryLoads);
-  return cudaSuccess;
-}
-cudaError_t cudaLibraryUnload(cudaLibrary_t library) {
-  (void)library;
-  return cudaSuccess;
-}
-cudaError_t cudaLibraryGetKernel(cudaKernel_t *kernel, cudaLibrary_t library,
-                                 const char *name) {
-  ++gKernelLookups;
-  *kernel = (cudaKernel_t)((uintptr_t)library * 64 + strlen(name));
-  return cudaSuccess;
-}
-cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel,
-                                            enum cudaFuncAttribute attr,
-                                            int value, int device) {
-  (void)kernel, (void)device;
-  if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize)
-    gSmemAttribute = value;
-  return cudaSuccess;
-}
-cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block,
-                             void **args, size_t smem, cudaStream_t stream) {
-  if (!func || stream != gStream)
-    return cudaErrorInvalidValue;
-  if (smem > 48 * 1024 && (int)smem > gSmemAttribute)
-    return cudaErrorInvalidValue;
-  ++gLaunches;
-  gLastGrid = grid;
-  gLastBlock = block;
-  gLastArgs = args;
-  gLastSmem = smem;
-  return cudaSuccess;
-}
-cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned f) {
-  (void)e, (void)f;
-  return s == gStream ? cudaSuccess : cudaErrorInvalidValue;
-}
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags) {
-  (void)flags;
-  *e = (cudaEvent_t)malloc(1);
-  return cudaSuccess;
-}
-cudaError_t cudaEventDestroy(cudaEvent_t e) {
-  free(e);
-  return cudaSuccess;
-}
-cudaError_t cudaEventSynchronize(cudaEvent_t e) {
-  (void)e;
-  return cudaSuccess;
-}
-cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
-  (void)e;
-  return s == gStream ? cudaSuccess : cudaErrorInvalidValue;
-}
-cudaError_t cudaMallocManaged(void **ptr, size_t bytes, unsigned flags) {
-  (void)flags;
-  *ptr = malloc(bytes);
-  return cudaSuccess;
-}
-cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a,
-                                     const void *p) {
-  (void)p;
-  memset(a, 0, sizeof(*a));
-  a->type = cudaMemoryTypeDevice;
-  return cudaSuccess;
-}
-cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s) {
-  if (s != gStream)
-    return cudaErrorInvalidValue;
-  memset(p, value, bytes);
-  return cudaSuccess;
-}
-
-/* ------------------------------------------------------------ cuBLAS mock */
-
-struct cublasContext {
-  cudaStream_t stream;
-  int math;
-  void *workspace;
-};
-
-cublasStatus_t cublasCreate_v2(cublasHandle_t *h) {
-  *h = (cublasHandle_t)calloc(1, sizeof(struct cublasContext));
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasDestroy_v2(cublasHandle_t h) {
-  free(h);
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasSetStream_v2(cublasHandle_t h, cudaStream_t s) {
-  h->stream = s;
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasSetMathMode(cublasHandle_t h, cublasMath_t mode) {
-  h->math = (int)mode;
-  return CUBLAS_STATUS_SUCCESS;
-}
-cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t h, void *w, size_t bytes) {
-  (void)bytes;
-  h->workspace = w;
-  return CUBLAS_STATUS_SUCCESS;
-}
-const char *cublasGetStatusString(cublasStatus_t s) {
-  return s == CUBLAS_STATUS_INVALID_VALUE ? "invalid value" : "error";
-}
-
-static cublasComputeType_t gLastCompute;
-
-/* C[p] = alpha op(A[p]) op(B[p]) + beta C[p], column-major. */
-cublasStatus_t cublasGemmStridedBatchedEx(
-    cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-    int k, const void *alpha, const void *A, cudaDataType at, int lda,
-    long long sa, const void *B, cudaDataType bt, int ldb, long long sb,
-    const void *beta, void *C, cudaDataType ct, int ldc, long long sc,
-    int batch, cublasComputeType_t compute, cublasGemmAlgo_t algo) {
-  (void)algo;
-  if (h->stream != gStream || h->math != CUBLAS_DEFAULT_MATH || !h->workspace)
-    return CUBLAS_STATUS_NOT_INITIALIZED;
-  if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F)
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-  if (m < 0 || n < 0 || k < 0 || batch < 0 ||
-      lda < (ta == CUBLAS_OP_N ? (m > 1 ? m : 1) : (k > 1 ? k : 1)) ||
-      ldb < (tb == CUBLAS_OP_N ? (k > 1 ? k : 1) : (n > 1 ? n : 1)) ||
-      ldc < (m > 1 ? m : 1))
-    return CUBLAS_STATUS_INVALID_VALUE;
-  gLastCompute = compute;
-  float al = *(const float *)alpha, be = *(const float *)beta;
-  for (int p = 0; p < batch; ++p) {
-    const float *a = (const float *)A + p * sa;
-    const float *b = (const float *)B + p * sb;
-    float *c = (float *)C + p * sc;
-    for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j) {
-        double sum = 0;
-        for (int l = 0; l < k; ++l) {
-          double x =
-              ta == CUBLAS_OP_N ? a[i + (long)l * lda] : a[l + (long)i * lda];
-          double y =
-              tb == CUBLAS_OP_N ? b[l + (long)j * ldb] : b[j + (long)l * ldb];
-          sum += x * y;
-        }
-        c[i + (long)j * ldc] = (float)(al * sum + be * c[i + (long)j * ldc]);
-      }
-  }
-  return CUBLAS_STATUS_SUCCESS;
-}
-
-/* ------------------------------------------------------------- cuDNN mock */
-
-struct cudnnContext {
-  cudaStream_t stream;
-};
-struct cudnnTensorStruct {
-  int n, c, h, w, ns, cs, hs, ws;
-};
-struct cudnnFilterStruct {
-  int k, c, h, w;
-};
-struct cudnnConvolutionStruct {
-  int sh, sw, dh, dw, ph, pw;
-  cudnnMathType_t math;
-};
-static int gDnnOnlyPacked = 0; /* mock: refuse strided tensors */
-static int gFinds = 0;
-
-cudnnStatus_t cudnnCreate(cudnnHandle_t *h) {
-  *h = (cudnnHandle_t)calloc(1, sizeof(struct cudnnContext));
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnDestroy(cudnnHandle_t h) {
-  free(h);
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnSetStream(cudnnHandle_t h, cudaStream_t s) {
-  h->stream = s;
-  return CUDNN_STATUS_SUCCESS;
-}
-const char *cudnnGetErrorString(cudnnStatus_t s) {
-  return s == CUDNN_STATUS_SUCCESS ? "ok" : "mock cuDNN error";
-}
-void cudnnGetLastErrorString(char *message, size_t max) {
-  if (max)
-    message[0] = 0;
-}
-cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d) {
-  *d = (cudnnTensorDescriptor_t)calloc(1, sizeof(struct cudnnTensorStruct));
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
-  free(d);
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t d,
-                                           cudnnDataType_t t, int n, int c,
-                                           int h, int w, int ns, int cs, int hs,
-                                           int ws) {
-  if (t != CUDNN_DATA_FLOAT || n < 1 || c < 1 || h < 1 || w < 1 || ns < 1 ||
-      cs < 1 || hs < 1 || ws < 1)
-    return CUDNN_STATUS_BAD_PARAM;
-  struct cudnnTensorStruct v = {n, c, h, w, ns, cs, hs, ws};
-  *d = v;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d) {
-  *d = (cudnnFilterDescriptor_t)calloc(1, sizeof(struct cudnnFilterStruct));
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) {
-  free(d);
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d,
-                                         cudnnDataType_t t,
-                                         cudnnTensorFormat_t f, int k, int c,
-                                         int h, int w) {
-  if (t != CUDNN_DATA_FLOAT || f != CUDNN_TENSOR_NCHW || k < 1 || c < 1 ||
-      h < 1 || w < 1)
-    return CUDNN_STATUS_BAD_PARAM;
-  struct cudnnFilterStruct v = {k, c, h, w};
-  *d = v;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t
-cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d) {
-  *d = (cudnnConvolutionDescriptor_t)calloc(
-      1, sizeof(struct cudnnConvolutionStruct));
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t
-cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
-  free(d);
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d,
-                                              int ph, int pw, int u, int v,
-                                              int dh, int dw,
-                                              cudnnConvolutionMode_t mode,
-                                              cudnnDataType_t t) {
-  if (ph < 0 || pw < 0 || mode != CUDNN_CROSS_CORRELATION ||
-      t != CUDNN_DATA_FLOAT || u < 1 || v < 1 || dh < 1 || dw < 1)
-    return CUDNN_STATUS_BAD_PARAM;
-  d->sh = u;
-  d->ph = ph;
-  d->pw = pw;
-  d->sw = v;
-  d->dh = dh;
-  d->dw = dw;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d,
-                                          cudnnMathType_t m) {
-  d->math = m;
-  return CUDNN_STATUS_SUCCESS;
-}
-static int packedTensor(const struct cudnnTensorStruct *t) {
-  return t->ws == 1 && t->hs == t->w && t->cs == t->h * t->w &&
-         t->ns == t->c * t->h * t->w;
-}
-cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(
-    const cudnnConvolutionDescriptor_t d, const cudnnTensorDescriptor_t x,
-    const cudnnFilterDescriptor_t w, int *n, int *c, int *h, int *ww) {
-  *n = x->n;
-  *c = w->k;
-  *h = (x->h + 2 * d->ph - d->dh * (w->h - 1) - 1) / d->sh + 1;
-  *ww = (x->w + 2 * d->pw - d->dw * (w->w - 1) - 1) / d->sw + 1;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
-    cudnnHandle_t h, const cudnnTensorDescriptor_t x,
-    const cudnnFilterDescriptor_t w, const cudnnConvolutionDescriptor_t d,
-    const cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
-    size_t *bytes) {
-  (void)h, (void)w, (void)d;
-  if (gDnnOnlyPacked && (!packedTensor(x) || !packedTensor(y)))
-    return CUDNN_STATUS_NOT_SUPPORTED;
-  *bytes = (size_t)algo * 1024;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
-    cudnnHandle_t h, const cudnnTensorDescriptor_t x, const void *xp,
-    const cudnnFilterDescriptor_t w, const void *wp,
-    const cudnnConvolutionDescriptor_t d, const cudnnTensorDescriptor_t y,
-    void *yp, const int requested, int *returned,
-    cudnnConvolutionFwdAlgoPerf_t *perf, void *ws, size_t wsBytes) {
-  (void)xp, (void)wp, (void)yp, (void)w, (void)ws;
-  ++gFinds;
-  if (h->stream != gStream || requested < 2)
-    return CUDNN_STATUS_BAD_PARAM;
-  int unsupported = gDnnOnlyPacked && (!packedTensor(x) || !packedTensor(y));
-  /* Fastest first: algo 7 failed (it must be skipped); algo 1 works
-     unless strided tensors are refused. */
-  (void)wsBytes;
-  perf[0].algo = (cudnnConvolutionFwdAlgo_t)7;
-  perf[0].status = CUDNN_STATUS_NOT_SUPPORTED;
-  perf[0].memory = 7 * 1024;
-  perf[0].mathType = CUDNN_TENSOR_OP_MATH;
-  perf[1].algo = (cudnnConvolutionFwdAlgo_t)1;
-  perf[1].status =
-      unsupported ? CUDNN_STATUS_NOT_SUPPORTED : CUDNN_STATUS_SUCCESS;
-  perf[1].memory = 1024;
-  perf[1].mathType = d->math;
-  *returned = 2;
-  return CUDNN_STATUS_SUCCESS;
-}
-cudnnStatus_t cudnnConvolutionForward(
-    cudnnHandle_t h, const void *alpha, const cudnnTensorDescriptor_t x,
-    const void *xp, const cudnnFilterDescriptor_t w, const void *wp,
-    const cudnnConvolutionDescriptor_t d, cudnnConvolutionFwdAlgo_t algo,
-    void *ws, size_t wsBytes, const void *beta, const cudnnTensorDescriptor_t y,
-    void *yp) {
-  if (h->stream != gStream || algo != 1 || wsBytes < 1024 || !ws)
-    return CUDNN_STATUS_BAD_PARAM;
-  if (gDnnOnlyPacked && (!packedTensor(x) || !packedTensor(y)))
-    return CUDNN_STATUS_NOT_SUPPORTED;
-  int on, oc, oh, ow;
-  cudnnGetConvolution2dForwardOutputDim(d, x, w, &on, &oc, &oh, &ow);
-  if (x->c != w->c || y->n != on || y->c != oc || y->h != oh || y->w != ow)
-    return CUDNN_STATUS_BAD_PARAM;
-  float al = *(const float *)alpha, be = *(const float *)beta;
-  const float *X = (const float *)xp, *W = (const float *)wp;
-  float *Y = (float *)yp;
-  for (int n = 0; n < on; ++n)
-    for (int f = 0; f < oc; ++f)
-      for (int i = 0; i < oh; ++i)
-        for (int j = 0; j < ow; ++j) {
-          double sum = 0;
-          for (int c = 0; c < w->c; ++c)
-            for (int kh = 0; kh < w->h; ++kh)
-              for (int kw = 0; kw < w->w; ++kw) {
-                int r = i * d->sh + kh * d->dh - d->ph;
-                int q = j * d->sw + kw * d->dw - d->pw;
-                if (r < 0 || r >= x->h || q < 0 || q >= x->w)
-                  continue; /* zero padding */
-                sum += (double)X[(long)n * x->ns + (long)c * x->cs +
-                                 (long)r * x->hs + (long)q * x->ws] *
-                       W[((f * w->c + c) * w->h + kh) * w->w + kw];
-              }
-          float *out = &Y[(long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
-                          (long)j * y->ws];
-          *out = (float)(al * sum + be * *out);
-        }
-  return CUDNN_STATUS_SUCCESS;
+static void deviceFree(void *ptr) {
+  soaprt_cuda_check(cudaFree(ptr), "cudaFree", "test");
 }
 
 /* ------------------------------------------------------------ test helpers */
@@ -501,26 +96,6 @@ static int gFailures = 0, gTests = 0;
       ++gFailures;                                                             \
     }                                                                          \
   } while (0)
-
-typedef struct view {
-  int64_t words[3 + 2 * 8];
-  soaprt_unranked_memref_t ref;
-} view_t;
-
-static soaprt_unranked_memref_t *mk(view_t *v, void *base, int64_t offset,
-                                    int rank, const int64_t *sizes,
-                                    const int64_t *strides) {
-  memset(v, 0, sizeof(*v));
-  v->words[0] = v->words[1] = (int64_t)(intptr_t)base;
-  v->words[2] = offset;
-  for (int i = 0; i < rank; ++i) {
-    v->words[3 + i] = sizes[i];
-    v->words[3 + rank + i] = strides[i];
-  }
-  v->ref.rank = rank;
-  v->ref.descriptor = v->words;
-  return &v->ref;
-}
 
 /* A random layout for `sizes`: a permutation of the dims, padding, and
  * maybe a step along one dim. Returns the elements the buffer needs. */
@@ -576,8 +151,13 @@ static void testCopies(void) {
     }
     int64_t se = randomLayout(sizes, rank, ss),
             de = randomLayout(sizes, rank, ds);
-    float *src = (float *)malloc((size_t)se * 4),
-          *dst = (float *)malloc((size_t)de * 4);
+    /* Either side in host or device memory (the emulation's device memory
+       is host memory the test may read directly). */
+    int srcOnDevice = rnd(2), dstOnDevice = rnd(2);
+    float *src = srcOnDevice ? (float *)deviceAlloc((size_t)se * 4)
+                             : (float *)malloc((size_t)se * 4);
+    float *dst = dstOnDevice ? (float *)deviceAlloc((size_t)de * 4)
+                             : (float *)malloc((size_t)de * 4);
     for (int64_t i = 0; i < se; ++i)
       src[i] = (float)i;
     for (int64_t i = 0; i < de; ++i)
@@ -597,21 +177,29 @@ static void testCopies(void) {
       inside += dst[i] != -1.0f;
     CHECK(ok && inside == n, "strided copy %d (rank %d)", t, rank);
     ++gTests;
-    free(src);
-    free(dst);
+    if (srcOnDevice)
+      deviceFree(src);
+    else
+      free(src);
+    if (dstOnDevice)
+      deviceFree(dst);
+    else
+      free(dst);
   }
   /* Contiguous views and a subview of rows: one copy call each. */
   soaprt_cuda.maxPitch = 1u << 30;
   float a[4 * 6 * 8], b[4 * 6 * 8];
   int64_t sizes[3] = {4, 6, 8}, packed[3] = {48, 8, 1};
-  gCopyCalls = 0;
+  long calls = soaprt_emu_stats.copyCalls;
   soaprt_cuda_copy((char *)b, packed, (const char *)a, packed, sizes, 3, 4,
                    "c");
-  CHECK(gCopyCalls == 1, "contiguous copy took %d calls", gCopyCalls);
+  calls = soaprt_emu_stats.copyCalls - calls;
+  CHECK(calls == 1, "contiguous copy took %ld calls", calls);
   int64_t half[3] = {4, 6, 4};
-  gCopyCalls = 0;
+  calls = soaprt_emu_stats.copyCalls;
   soaprt_cuda_copy((char *)b, packed, (const char *)a, packed, half, 3, 4, "c");
-  CHECK(gCopyCalls == 1, "row subview copy took %d calls", gCopyCalls);
+  calls = soaprt_emu_stats.copyCalls - calls;
+  CHECK(calls == 1, "row subview copy took %ld calls", calls);
   gTests += 2;
 }
 
@@ -636,7 +224,7 @@ static void makeOperand(operand_t *o, int64_t batch, int64_t rows, int64_t cols,
     extent = extent * 2 + 8;
   }
   o->offset = rnd(3);
-  o->buffer = (float *)malloc((size_t)(extent + o->offset) * 4);
+  o->buffer = (float *)deviceAlloc((size_t)(extent + o->offset) * 4);
   for (int64_t i = 0; i < extent + o->offset; ++i)
     o->buffer[i] = rndf();
 }
@@ -670,7 +258,7 @@ static void testMatmuls(void) {
         }
     view_t va, vb, vc;
     int64_t flags = rnd(2) ? SOAPRT_CUDA_ALLOW_TF32 : 0;
-    gLastCompute = (cublasComputeType_t)-1;
+    soaprt_emu_stats.lastGemmCompute = -1;
     /* One matrix each: also as rank-2 views (no batch dim). */
     int r2 = B == 1 && A.sizes[0] == 1 && Bm.sizes[0] == 1 && rnd(2);
     _mlir_ciface_soaprt_cuda_matmul_f32(
@@ -684,8 +272,8 @@ static void testMatmuls(void) {
         for (int64_t j = 0; j < N; ++j)
           ok &= fabs(opAt(&C, b, i, j) - want[(b * M + i) * N + j]) < 1e-4;
     if (B * M * N * K > 0)
-      ok &= gLastCompute ==
-            (flags ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
+      ok &= soaprt_emu_stats.lastGemmCompute ==
+            (int)(flags ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F);
     CHECK(ok,
           "matmul %d: B=%lld M=%lld N=%lld K=%lld A(%lld,%lld,%lld) "
           "B(%lld,%lld,%lld) C(%lld,%lld,%lld)",
@@ -697,15 +285,18 @@ static void testMatmuls(void) {
           (long long)C.strides[2]);
     ++gTests;
     free(want);
-    free(A.buffer);
-    free(Bm.buffer);
-    free(C.buffer);
+    deviceFree(A.buffer);
+    deviceFree(Bm.buffer);
+    deviceFree(C.buffer);
   }
 }
 
 static void testConvolutions(void) {
   for (int t = 0; t < 400; ++t) {
-    gDnnOnlyPacked = t % 3 == 2;
+    /* cuDNN without algorithms for strided tensors; awkward search results
+       (a failed fastest one, a TF32 one for strict fp32). */
+    soaprt_emu_options.dnnPackedOnly = t % 3 == 2;
+    soaprt_emu_options.dnnAdversarialFind = t % 4 == 1;
     int64_t N = 1 + rnd(3), C = 1 + rnd(3), F = 1 + rnd(3), KH = 1 + rnd(3),
             KW = 1 + rnd(3), sh = 1 + rnd(2), sw = 1 + rnd(2), dh = 1 + rnd(2),
             dw = 1 + rnd(2), ph = rnd(3), pw = rnd(3);
@@ -718,9 +309,9 @@ static void testConvolutions(void) {
     int64_t xe = randomLayout(xs, 4, xst), we = randomLayout(ws, 4, wst),
             ye = randomLayout(ys, 4, yst);
     /* 256-byte aligned: plans are keyed by alignment too. */
-    float *x = (float *)aligned_alloc(256, (size_t)(xe + 64) / 64 * 256),
-          *w = (float *)aligned_alloc(256, (size_t)(we + 64) / 64 * 256),
-          *y = (float *)aligned_alloc(256, (size_t)(ye + 64) / 64 * 256);
+    float *x = (float *)deviceAlloc((size_t)xe * 4),
+          *w = (float *)deviceAlloc((size_t)we * 4),
+          *y = (float *)deviceAlloc((size_t)ye * 4);
     for (int64_t i = 0; i < xe; ++i)
       x[i] = rndf();
     for (int64_t i = 0; i < we; ++i)
@@ -761,42 +352,67 @@ static void testConvolutions(void) {
           t, (long long)N, (long long)C, (long long)H, (long long)W,
           (long long)F, (long long)KH, (long long)KW, (long long)sh,
           (long long)sw, (long long)dh, (long long)dw, (long long)ph,
-          (long long)pw, gDnnOnlyPacked ? " (packed only)" : "");
+          (long long)pw,
+          soaprt_emu_options.dnnPackedOnly ? " (packed only)" : "");
     ++gTests;
     free(want);
-    free(x);
-    free(w);
-    free(y);
+    deviceFree(x);
+    deviceFree(w);
+    deviceFree(y);
   }
 }
 
-static const char kImage[] = "// PTX";
-static const unsigned char kCubin[16] = {0x7f, 'E', 'L', 'F'};
+/* A PTX module with two kernels, and a "cubin": an ELF header whose
+ * section table ends past a string table of kernel names (all the
+ * emulation looks at). */
+static const char kPtx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                           ".visible .entry kernel_a(\n.param .u64 p\n)\n{\n"
+                           "ret;\n}\n.visible .entry kernel_b()\n{\nret;\n}\n";
+static unsigned char gCubin[8192];
 static void *gModuleA, *gModuleB;
 __attribute__((constructor)) static void recordModules(void) {
-  gModuleA = mgpuModuleLoadJIT((void *)(uintptr_t)kImage, 3);
-  gModuleB = mgpuModuleLoad((void *)(uintptr_t)kCubin, sizeof(kCubin));
+  gModuleA = mgpuModuleLoadJIT((void *)(uintptr_t)kPtx, 3);
+  /* Recorded only: the image is filled in before its first use. */
+  gModuleB = mgpuModuleLoad(gCubin, sizeof(gCubin));
+}
+
+static void makeCubin(void) {
+  static const unsigned char magic[4] = {0x7f, 'E', 'L', 'F'};
+  memcpy(gCubin, magic, 4);
+  size_t at = 64; /* after the header; each name NUL-terminated */
+  at += (size_t)snprintf((char *)gCubin + at + 1, 32, "kernel_a") + 1;
+  for (int i = 0; i < 600; ++i)
+    at += (size_t)snprintf((char *)gCubin + at + 1, 32, "k%d", i) + 1;
+  uint64_t shoff = at + 1;
+  uint16_t shentsize = 64, shnum = 1;
+  memcpy(gCubin + 0x28, &shoff, 8);
+  memcpy(gCubin + 0x3a, &shentsize, 2);
+  memcpy(gCubin + 0x3c, &shnum, 2);
 }
 
 static void testMgpu(void) {
+  const soaprt_emu_stats_t *st = &soaprt_emu_stats;
+  makeCubin();
   ++gTests;
-  CHECK(gLibraryLoads == 0, "modules loaded before first use");
+  CHECK(st->libraryLoads == 0, "modules loaded before first use");
   static const char nameA[] = "kernel_a", nameB[] = "kernel_b";
   void *fa = mgpuModuleGetFunction(gModuleA, nameA);
-  CHECK(gLibraryLoads == 1 && gLastImage == kImage && gLastJitOptions == 3,
-        "PTX module load (%d loads, %u options)", gLibraryLoads,
-        gLastJitOptions);
+  CHECK(st->libraryLoads == 1 && st->lastImage == kPtx &&
+            st->lastJitOptions == 3,
+        "PTX module load (%ld loads, %u options)", st->libraryLoads,
+        st->lastJitOptions);
   void *fb = mgpuModuleGetFunction(gModuleA, nameB);
   void *fc = mgpuModuleGetFunction(gModuleB, nameA);
-  CHECK(gLibraryLoads == 2 && gLastImage == kCubin && gLastJitOptions == 0,
+  CHECK(st->libraryLoads == 2 && st->lastImage == gCubin &&
+            st->lastJitOptions == 0,
         "cubin module load");
   for (int i = 0; i < 1000; ++i) /* as the compiled code: before each launch */
     CHECK(mgpuModuleGetFunction(gModuleA, nameA) == fa &&
               mgpuModuleGetFunction(gModuleA, nameB) == fb &&
               mgpuModuleGetFunction(gModuleB, nameA) == fc,
           "function cache");
-  CHECK(gKernelLookups == 3 && fa != fb && fa != fc, "%d kernel lookups",
-        gKernelLookups);
+  CHECK(st->kernelLookups == 3 && fa != fb && fa != fc, "%ld kernel lookups",
+        st->kernelLookups);
   /* Many functions: the table grows and keeps them. */
   static char names[600][16];
   void *fs[600];
@@ -814,13 +430,15 @@ static void testMgpu(void) {
   int64_t n = 7;
   void *args[2] = {&p, &n};
   mgpuLaunchKernel(fa, 3, 2, 1, 128, 1, 1, 0, stream, args, NULL, 2);
-  CHECK(gLaunches == 1 && gLastGrid.x == 3 && gLastGrid.y == 2 &&
-            gLastGrid.z == 1 && gLastBlock.x == 128 && gLastArgs == args,
+  CHECK(st->launches == 1 && st->lastGrid.x == 3 && st->lastGrid.y == 2 &&
+            st->lastGrid.z == 1 && st->lastBlock.x == 128 &&
+            st->lastArgs == args,
         "launch");
   mgpuLaunchKernel(fb, 0, 1, 1, 128, 1, 1, 0, stream, args, NULL, 2);
-  CHECK(gLaunches == 1, "an empty grid launched");
+  CHECK(st->launches == 1, "an empty grid launched");
   mgpuLaunchKernel(fb, 1, 1, 1, 32, 1, 1, 100000, NULL, args, NULL, 2);
-  CHECK(gLaunches == 2 && gLastSmem == 100000 && gSmemAttribute == 100000,
+  CHECK(st->launches == 2 && st->lastSmem == 100000 &&
+            st->lastMaxDynamicSmem == 100000,
         "large dynamic shared memory");
   mgpuStreamSynchronize(stream);
   mgpuStreamDestroy(stream);
@@ -831,9 +449,9 @@ static void testMgpu(void) {
   mgpuEventDestroy(event);
 
   /* gpu.memset patterns: uniform bytes and doubling copies. */
+  uint32_t *buf32 = (uint32_t *)deviceAlloc(72 * 4);
+  uint16_t *buf16 = (uint16_t *)deviceAlloc(72 * 2);
   for (int count = 0; count < 70; ++count) {
-    uint32_t buf32[72];
-    uint16_t buf16[72];
     for (int i = 0; i < 72; ++i)
       buf32[i] = 0xdeadbeef, buf16[i] = 0xbeef;
     uint32_t v32 = count % 3 ? 0x3f800000u + (uint32_t)count : 0;
@@ -847,15 +465,25 @@ static void testMgpu(void) {
     }
     CHECK(ok, "gpu.memset of %d elements", count);
   }
+  deviceFree(buf32);
+  deviceFree(buf16);
   void *managed = mgpuMemAlloc(64, stream, true);
   void *pooled = mgpuMemAlloc(64, stream, false);
-  CHECK(managed && pooled, "mgpuMemAlloc");
+  struct cudaPointerAttributes attributes;
+  CHECK(managed && pooled &&
+            cudaPointerGetAttributes(&attributes, managed) == cudaSuccess &&
+            attributes.type == cudaMemoryTypeManaged &&
+            cudaPointerGetAttributes(&attributes, pooled) == cudaSuccess &&
+            attributes.type == cudaMemoryTypeDevice,
+        "mgpuMemAlloc");
   mgpuMemFree(pooled, stream);
-  free(managed); /* the mock reports every pointer as device memory */
+  mgpuMemFree(managed, stream);
   soaprt_cuda_mgpu_finalize();
 }
 
 int main(void) {
+  soaprt_cuda_check(cudaStreamCreateWithFlags(&gStream, cudaStreamNonBlocking),
+                    "cudaStreamCreateWithFlags", "main");
   soaprt_cuda.initialized = 1;
   soaprt_cuda.stream = gStream;
   testMgpu();
@@ -864,20 +492,25 @@ int main(void) {
   /* The same shapes twice: the second pass finds every plan cached. */
   gSeed = 777;
   testConvolutions();
-  int before = gFinds;
+  long before = soaprt_emu_stats.convFinds;
   gSeed = 777;
   testConvolutions();
-  CHECK(gFinds == before && before > 0,
-        "cached plans were searched again (%d searches, first pass %d)",
-        gFinds - before, before);
+  CHECK(soaprt_emu_stats.convFinds == before && before > 0,
+        "cached plans were searched again (%ld searches, first pass %ld)",
+        soaprt_emu_stats.convFinds - before, before);
   soaprt_cuda_blas_finalize();
   soaprt_cuda_dnn_finalize();
-  CHECK(gLive == 0, "%d device allocations leaked", gLive);
+  CHECK(soaprt_emu_stats.liveAllocations == 0,
+        "%ld device allocations leaked", soaprt_emu_stats.liveAllocations);
+  soaprt_cuda_check(cudaStreamDestroy(gStream), "cudaStreamDestroy", "main");
   if (gFailures) {
     fprintf(stderr, "cuda_mock_test: %d of %d checks failed\n", gFailures,
             gTests);
     return 1;
   }
-  printf("cuda_mock_test: all %d checks passed\n", gTests);
+  printf("cuda_mock_test: all %d checks passed (%ld GEMMs, %ld "
+         "convolutions, %ld copies on the emulation)\n",
+         gTests, soaprt_emu_stats.gemms, soaprt_emu_stats.convForwards,
+         soaprt_emu_stats.copyCalls);
   return 0;
 }

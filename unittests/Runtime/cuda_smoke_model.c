@@ -27,33 +27,11 @@
 #include <string.h>
 
 #include "cuda_smoke_kernels.h"
+#include "runtime_test_views.h"
 
 int64_t soap_num_devices(void) { return 1; }
 int64_t soap_num_inputs(void) { return 1; }
 int64_t soap_num_outputs(void) { return 8; }
-
-/* ------------------------------------------------------------ descriptors */
-
-typedef struct view {
-  int64_t words[3 + 2 * 8]; /* allocated, aligned, offset, sizes, strides */
-  soaprt_unranked_memref_t ref;
-} view_t;
-
-static soaprt_unranked_memref_t *mk(view_t *v, void *base, int64_t offset,
-                                    int rank, const int64_t *sizes,
-                                    const int64_t *strides) {
-  memset(v, 0, sizeof(*v));
-  v->words[0] = (int64_t)(intptr_t)base;
-  v->words[1] = (int64_t)(intptr_t)base;
-  v->words[2] = offset;
-  for (int i = 0; i < rank; ++i) {
-    v->words[3 + i] = sizes[i];
-    v->words[3 + rank + i] = strides[i];
-  }
-  v->ref.rank = rank;
-  v->ref.descriptor = v->words;
-  return &v->ref;
-}
 
 /* ----------------------------------------------------------------- data */
 

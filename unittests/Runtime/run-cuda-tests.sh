@@ -4,7 +4,8 @@
 # (build first: ninja -C BUILD_DIR soaprt_cuda_mock_test soaprt_cuda_smoke)
 #
 # 1. soaprt_cuda_mock_test: the copy / cuBLAS / cuDNN layout logic against
-#    host mocks of the libraries (any machine).
+#    the host emulation of the libraries (any machine; the whole runtime on
+#    the emulation: run-cuda-emu-tests.sh).
 # 2. soaprt-cuda-smoke, a hand-written one-device model linked like a soapc
 #    executable. Without a GPU (--no-gpu, or no nvidia-smi listing one) it
 #    must print "no CUDA GPU available" and exit with status 1, on one rank

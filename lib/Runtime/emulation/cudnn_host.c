@@ -1,0 +1,528 @@
+/*===- cudnn_host.c - Emulated cuDNN: descriptors and forward convolution -===*
+ *
+ * Part of the host emulation of the CUDA libraries (cuda_emulation.h), which
+ * exists to test the CUDA lowering and libsoaprt_cuda without a GPU.
+ *
+ * The legacy convolution API libsoaprt_cuda uses: fp32 4-D tensors with any
+ * positive strides (cudnnSetTensor4dDescriptorEx), packed NCHW filters,
+ * padding, strides, dilations, cross-correlation or convolution (flipped
+ * filter), alpha and beta (beta = 0: Y is not read). Computed in double,
+ * rounded to fp32, for every math type.
+ *
+ * Algorithms: IMPLICIT_GEMM (no workspace), IMPLICIT_PRECOMP_GEMM (a small
+ * index table) and GEMM (an im2col buffer of one image) are "supported";
+ * the others report CUDNN_STATUS_NOT_SUPPORTED. FindEx times nothing: it
+ * lists the supported ones (those whose workspace fits) fastest first, then
+ * the failures, and overwrites Y with NaN as the real search overwrites it
+ * with trial results. soaprt_emu_options can make it refuse non-packed
+ * tensors or list awkward results first (cuda_emulation.h).
+ *
+ * Strict as cuDNN on descriptors (CUDNN_STATUS_BAD_PARAM: sizes and strides
+ * below 1, channel counts or output sizes that do not match), on workspaces
+ * smaller than cudnnGetConvolutionForwardWorkspaceSize said, and where a GPU
+ * would fault: X, W, Y and the workspace must lie in device memory, Y must
+ * not overlap X or W (CUDNN_STATUS_EXECUTION_FAILED or _BAD_PARAM). The
+ * reason is printed and kept for cudnnGetLastErrorString.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "cuda_emulation.h"
+
+#include <cudnn.h>
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cudnnContext {
+  cudaStream_t stream;
+};
+struct cudnnTensorStruct {
+  int set;
+  int n, c, h, w, ns, cs, hs, ws;
+};
+struct cudnnFilterStruct {
+  int set;
+  int k, c, h, w;
+};
+struct cudnnConvolutionStruct {
+  int set;
+  int ph, pw, sh, sw, dh, dw;
+  cudnnConvolutionMode_t mode;
+  cudnnMathType_t math;
+};
+static soaprt_emu_registry_t gObjects; /* handles and descriptors */
+static char gLastError[512];
+
+/* Keeps the reason for cudnnGetLastErrorString and returns `status`. */
+static cudnnStatus_t fail(cudnnStatus_t status, const char *call,
+                          const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static cudnnStatus_t fail(cudnnStatus_t status, const char *call,
+                          const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(gLastError, sizeof(gLastError), fmt, args);
+  va_end(args);
+  soaprt_emu_diag(call, "%s", gLastError);
+  return status;
+}
+
+static void *create(size_t bytes) {
+  void *p = calloc(1, bytes);
+  if (p && !soaprt_emu_registry_add(&gObjects, p)) {
+    free(p);
+    p = NULL;
+  }
+  return p;
+}
+
+static cudnnStatus_t destroy(void *p) {
+  if (!soaprt_emu_registry_remove(&gObjects, p))
+    return CUDNN_STATUS_BAD_PARAM;
+  free(p);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+static int live(const void *p) {
+  return soaprt_emu_registry_contains(&gObjects, p);
+}
+
+/* ------------------------------------------------------- handle, errors */
+
+cudnnStatus_t cudnnCreate(cudnnHandle_t *handle) {
+  if (!handle)
+    return CUDNN_STATUS_BAD_PARAM;
+  if (soaprt_emu_need_device() != cudaSuccess)
+    return fail(CUDNN_STATUS_NOT_INITIALIZED, "cudnnCreate", "no GPU");
+  *handle = (cudnnHandle_t)create(sizeof(struct cudnnContext));
+  return *handle ? CUDNN_STATUS_SUCCESS
+                 : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+}
+
+cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) { return destroy(handle); }
+
+cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream) {
+  if (!live(handle))
+    return CUDNN_STATUS_BAD_PARAM;
+  if (!soaprt_emu_stream_valid(stream))
+    return fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetStream",
+                "stream %p was not created", (void *)stream);
+  handle->stream = stream;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+const char *cudnnGetErrorString(cudnnStatus_t status) {
+  switch (status) {
+  case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
+  case CUDNN_STATUS_NOT_INITIALIZED: return "CUDNN_STATUS_NOT_INITIALIZED";
+  case CUDNN_STATUS_BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
+  case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
+  case CUDNN_STATUS_EXECUTION_FAILED: return "CUDNN_STATUS_EXECUTION_FAILED";
+  case CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED:
+    return "CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED";
+  default: return "CUDNN_STATUS_INTERNAL_ERROR";
+  }
+}
+
+void cudnnGetLastErrorString(char *message, size_t max) {
+  if (!message || max == 0)
+    return;
+  snprintf(message, max, "%s", gLastError);
+  gLastError[0] = 0;
+}
+
+/* ---------------------------------------------------------- descriptors */
+
+cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *d) {
+  if (!d)
+    return CUDNN_STATUS_BAD_PARAM;
+  *d = (cudnnTensorDescriptor_t)create(sizeof(struct cudnnTensorStruct));
+  return *d ? CUDNN_STATUS_SUCCESS
+            : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+}
+cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d) {
+  return destroy(d);
+}
+
+cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *d) {
+  if (!d)
+    return CUDNN_STATUS_BAD_PARAM;
+  *d = (cudnnFilterDescriptor_t)create(sizeof(struct cudnnFilterStruct));
+  return *d ? CUDNN_STATUS_SUCCESS
+            : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+}
+cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d) {
+  return destroy(d);
+}
+
+cudnnStatus_t
+cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *d) {
+  if (!d)
+    return CUDNN_STATUS_BAD_PARAM;
+  *d = (cudnnConvolutionDescriptor_t)create(
+      sizeof(struct cudnnConvolutionStruct));
+  return *d ? CUDNN_STATUS_SUCCESS
+            : CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED;
+}
+cudnnStatus_t
+cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t d) {
+  return destroy(d);
+}
+
+/* Elements from the first to one past the last of a tensor. */
+static long long tensorExtent(const struct cudnnTensorStruct *t) {
+  return (long long)(t->n - 1) * t->ns + (long long)(t->c - 1) * t->cs +
+         (long long)(t->h - 1) * t->hs + (long long)(t->w - 1) * t->ws + 1;
+}
+
+cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t d,
+                                           cudnnDataType_t type, int n, int c,
+                                           int h, int w, int ns, int cs,
+                                           int hs, int ws) {
+  const char *call = "cudnnSetTensor4dDescriptorEx";
+  if (!live(d))
+    return CUDNN_STATUS_BAD_PARAM;
+  if (n < 1 || c < 1 || h < 1 || w < 1 || ns < 1 || cs < 1 || hs < 1 ||
+      ws < 1)
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "sizes %dx%dx%dx%d and strides %d,%d,%d,%d must be positive",
+                n, c, h, w, ns, cs, hs, ws);
+  if (type != CUDNN_DATA_FLOAT)
+    return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
+                "data type %d: the emulation does fp32 only", (int)type);
+  struct cudnnTensorStruct t = {1, n, c, h, w, ns, cs, hs, ws};
+  if (tensorExtent(&t) > INT_MAX)
+    return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
+                "a tensor of 2^31 elements or more");
+  *d = t;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d,
+                                         cudnnDataType_t type,
+                                         cudnnTensorFormat_t format, int k,
+                                         int c, int h, int w) {
+  const char *call = "cudnnSetFilter4dDescriptor";
+  if (!live(d))
+    return CUDNN_STATUS_BAD_PARAM;
+  if (k < 1 || c < 1 || h < 1 || w < 1)
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "sizes %dx%dx%dx%d must be positive", k, c, h, w);
+  if (type != CUDNN_DATA_FLOAT || format != CUDNN_TENSOR_NCHW)
+    return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
+                "type %d, format %d: the emulation does packed fp32 NCHW only",
+                (int)type, (int)format);
+  struct cudnnFilterStruct f = {1, k, c, h, w};
+  *d = f;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d,
+                                              int ph, int pw, int sh, int sw,
+                                              int dh, int dw,
+                                              cudnnConvolutionMode_t mode,
+                                              cudnnDataType_t type) {
+  const char *call = "cudnnSetConvolution2dDescriptor";
+  if (!live(d))
+    return CUDNN_STATUS_BAD_PARAM;
+  if (ph < 0 || pw < 0 || sh < 1 || sw < 1 || dh < 1 || dw < 1 ||
+      (mode != CUDNN_CONVOLUTION && mode != CUDNN_CROSS_CORRELATION))
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "padding %dx%d, strides %dx%d, dilations %dx%d, mode %d", ph,
+                pw, sh, sw, dh, dw, (int)mode);
+  if (type != CUDNN_DATA_FLOAT)
+    return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
+                "compute type %d: the emulation does fp32 only", (int)type);
+  d->set = 1;
+  d->ph = ph;
+  d->pw = pw;
+  d->sh = sh;
+  d->sw = sw;
+  d->dh = dh;
+  d->dw = dw;
+  d->mode = mode;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d,
+                                          cudnnMathType_t math) {
+  if (!live(d) || (unsigned)math > (unsigned)CUDNN_FMA_MATH)
+    return CUDNN_STATUS_BAD_PARAM;
+  d->math = math;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* One output size, or 0 if the window does not fit. */
+static int outputSize(int in, int pad, int filter, int dilation, int stride) {
+  long long span = (long long)dilation * (filter - 1) + 1;
+  long long room = (long long)in + 2LL * pad - span;
+  return room < 0 ? 0 : (int)(room / stride + 1);
+}
+
+cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(
+    const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t x,
+    const cudnnFilterDescriptor_t w, int *n, int *c, int *h, int *wd) {
+  const char *call = "cudnnGetConvolution2dForwardOutputDim";
+  if (!live(conv) || !live(x) || !live(w) || !conv->set || !x->set ||
+      !w->set || !n || !c || !h || !wd)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "unset descriptor or NULL");
+  if (x->c != w->c)
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "X has %d channels, the filter %d", x->c, w->c);
+  int oh = outputSize(x->h, conv->ph, w->h, conv->dh, conv->sh);
+  int ow = outputSize(x->w, conv->pw, w->w, conv->dw, conv->sw);
+  if (oh < 1 || ow < 1)
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "the %dx%d filter (dilations %dx%d) does not fit the %dx%d "
+                "input padded by %dx%d",
+                w->h, w->w, conv->dh, conv->dw, x->h, x->w, conv->ph,
+                conv->pw);
+  *n = x->n;
+  *c = w->k;
+  *h = oh;
+  *wd = ow;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* --------------------------------------------------------- convolutions */
+
+static int packed(const struct cudnnTensorStruct *t) {
+  return t->ws == 1 && t->hs == t->w && t->cs == t->h * t->w &&
+         t->ns == t->c * t->h * t->w;
+}
+
+/* The descriptors fit together: X, W and Y of one convolution. */
+static cudnnStatus_t checkShapes(const char *call, cudnnHandle_t h,
+                                 const cudnnTensorDescriptor_t x,
+                                 const cudnnFilterDescriptor_t w,
+                                 const cudnnConvolutionDescriptor_t conv,
+                                 const cudnnTensorDescriptor_t y) {
+  if (!live(h))
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "handle %p is not live",
+                (void *)h);
+  if (!live(y) || !y->set)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "Y descriptor is not set");
+  int n, c, oh, ow;
+  cudnnStatus_t status =
+      cudnnGetConvolution2dForwardOutputDim(conv, x, w, &n, &c, &oh, &ow);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (y->n != n || y->c != c || y->h != oh || y->w != ow)
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "Y is %dx%dx%dx%d, the convolution gives %dx%dx%dx%d", y->n,
+                y->c, y->h, y->w, n, c, oh, ow);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* The workspace an algorithm needs, or -1 if the emulation lacks it. */
+static long long workspaceOf(cudnnConvolutionFwdAlgo_t algo,
+                             const cudnnTensorDescriptor_t x,
+                             const cudnnFilterDescriptor_t w,
+                             const cudnnTensorDescriptor_t y) {
+  if (soaprt_emu_options.dnnPackedOnly && (!packed(x) || !packed(y)))
+    return -1;
+  switch (algo) {
+  case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
+    return 0;
+  case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
+    return ((long long)w->c * w->h * w->w * 8 + 255) / 256 * 256;
+  case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
+    return (long long)w->c * w->h * w->w * y->h * y->w * 4;
+  default:
+    return -1;
+  }
+}
+
+cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
+    cudnnHandle_t h, const cudnnTensorDescriptor_t x,
+    const cudnnFilterDescriptor_t w, const cudnnConvolutionDescriptor_t conv,
+    const cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
+    size_t *bytes) {
+  const char *call = "cudnnGetConvolutionForwardWorkspaceSize";
+  cudnnStatus_t status = checkShapes(call, h, x, w, conv, y);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!bytes || (unsigned)algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
+    return CUDNN_STATUS_BAD_PARAM;
+  long long need = workspaceOf(algo, x, w, y);
+  if (need < 0)
+    return CUDNN_STATUS_NOT_SUPPORTED; /* expected: no diagnostic */
+  *bytes = (size_t)need;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* X, W and Y (and the workspace) are device memory; Y overlaps neither. */
+static cudnnStatus_t checkData(const char *call,
+                               const cudnnTensorDescriptor_t x, const void *xp,
+                               const cudnnFilterDescriptor_t w, const void *wp,
+                               const cudnnTensorDescriptor_t y, const void *yp,
+                               const void *ws, size_t wsBytes) {
+  long long xe = tensorExtent(x) * 4, ye = tensorExtent(y) * 4;
+  long long we = (long long)w->k * w->c * w->h * w->w * 4;
+  if (!soaprt_emu_check_device(call, "X", xp, 0, xe) ||
+      !soaprt_emu_check_device(call, "W", wp, 0, we) ||
+      !soaprt_emu_check_device(call, "Y", yp, 0, ye) ||
+      !soaprt_emu_check_device(call, "the workspace", ws, 0,
+                               (long long)wsBytes))
+  {
+    /* Already printed: only kept for cudnnGetLastErrorString. */
+    snprintf(gLastError, sizeof(gLastError), "%s",
+             soaprt_emu_last_diagnostic());
+    return CUDNN_STATUS_EXECUTION_FAILED;
+  }
+  const char *yc = (const char *)yp, *xc = (const char *)xp,
+             *wc = (const char *)wp;
+  if ((yc < xc + xe && xc < yc + ye) || (yc < wc + we && wc < yc + ye))
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "Y overlaps X or W (in-place convolution)");
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* Y = alpha conv(X, W) + beta Y, in double. */
+static void convolve(double alpha, const struct cudnnTensorStruct *x,
+                     const float *X, const struct cudnnFilterStruct *w,
+                     const float *W, const struct cudnnConvolutionStruct *d,
+                     double beta, const struct cudnnTensorStruct *y,
+                     float *Y) {
+  int flip = d->mode == CUDNN_CONVOLUTION;
+  for (int n = 0; n < y->n; ++n)
+    for (int f = 0; f < y->c; ++f)
+      for (int i = 0; i < y->h; ++i)
+        for (int j = 0; j < y->w; ++j) {
+          double sum = 0;
+          for (int c = 0; c < w->c; ++c)
+            for (int kh = 0; kh < w->h; ++kh) {
+              int r = i * d->sh + kh * d->dh - d->ph;
+              if (r < 0 || r >= x->h)
+                continue; /* zero padding */
+              const float *xrow =
+                  X + (long)n * x->ns + (long)c * x->cs + (long)r * x->hs;
+              for (int kw = 0; kw < w->w; ++kw) {
+                int q = j * d->sw + kw * d->dw - d->pw;
+                if (q < 0 || q >= x->w)
+                  continue;
+                int fh = flip ? w->h - 1 - kh : kh;
+                int fw = flip ? w->w - 1 - kw : kw;
+                sum += (double)xrow[(long)q * x->ws] *
+                       W[(((long)f * w->c + c) * w->h + fh) * w->w + fw];
+              }
+            }
+          float *out = &Y[(long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
+                          (long)j * y->ws];
+          *out = (float)(alpha * sum + (beta != 0.0 ? beta * *out : 0.0));
+        }
+}
+
+cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
+    cudnnHandle_t h, const cudnnTensorDescriptor_t x, const void *xp,
+    const cudnnFilterDescriptor_t w, const void *wp,
+    const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t y,
+    void *yp, const int requested, int *returned,
+    cudnnConvolutionFwdAlgoPerf_t *perf, void *ws, size_t wsBytes) {
+  const char *call = "cudnnFindConvolutionForwardAlgorithmEx";
+  ++soaprt_emu_stats.convFinds;
+  cudnnStatus_t status = checkShapes(call, h, x, w, conv, y);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (requested < 1 || !returned || !perf)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "%d results requested",
+                requested);
+  status = checkData(call, x, xp, w, wp, y, yp, ws, wsBytes);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!soaprt_emu_stream_valid(h->stream))
+    return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
+                "the handle's stream is destroyed");
+  memset(yp, 0xff, (size_t)tensorExtent(y) * 4); /* trial results: NaN */
+
+  cudnnConvolutionFwdAlgoPerf_t all[CUDNN_CONVOLUTION_FWD_ALGO_COUNT + 2];
+  int count = 0;
+  int fma = conv->math == CUDNN_FMA_MATH;
+  if (soaprt_emu_options.dnnAdversarialFind) {
+    /* A failed "fastest" result, then a tensor-op one even for FMA math. */
+    cudnnConvolutionFwdAlgoPerf_t bad = {
+        CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED,
+        CUDNN_STATUS_NOT_SUPPORTED, 0.1f, 0, CUDNN_DETERMINISTIC,
+        CUDNN_TENSOR_OP_MATH, {0}};
+    all[count++] = bad;
+    long long need = workspaceOf(CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, x,
+                                 w, y);
+    cudnnConvolutionFwdAlgoPerf_t tensor = {
+        CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+        need < 0 ? CUDNN_STATUS_NOT_SUPPORTED : CUDNN_STATUS_SUCCESS,
+        0.2f, 0, CUDNN_DETERMINISTIC, CUDNN_TENSOR_OP_MATH, {0}};
+    all[count++] = tensor;
+  }
+  static const cudnnConvolutionFwdAlgo_t order[] = {
+      CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+      CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+      CUDNN_CONVOLUTION_FWD_ALGO_GEMM,
+      CUDNN_CONVOLUTION_FWD_ALGO_DIRECT,
+      CUDNN_CONVOLUTION_FWD_ALGO_FFT,
+      CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING,
+      CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
+      CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED};
+  /* Successes first (in `order`), then the failures. */
+  for (int pass = 0; pass < 2; ++pass)
+    for (int i = 0; i < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++i) {
+      long long need = workspaceOf(order[i], x, w, y);
+      int ok = need >= 0 && (size_t)need <= wsBytes;
+      if (ok != (pass == 0))
+        continue;
+      cudnnConvolutionFwdAlgoPerf_t p = {
+          order[i],
+          ok ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_NOT_SUPPORTED,
+          ok ? 1.0f + (float)i : -1.0f,
+          need < 0 ? 0 : (size_t)need,
+          CUDNN_DETERMINISTIC,
+          fma ? CUDNN_FMA_MATH
+              : (order[i] == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
+                     ? CUDNN_TENSOR_OP_MATH
+                     : CUDNN_DEFAULT_MATH),
+          {0}};
+      all[count++] = p;
+    }
+  *returned = count < requested ? count : requested;
+  memcpy(perf, all, (size_t)*returned * sizeof(*perf));
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnConvolutionForward(
+    cudnnHandle_t h, const void *alpha, const cudnnTensorDescriptor_t x,
+    const void *xp, const cudnnFilterDescriptor_t w, const void *wp,
+    const cudnnConvolutionDescriptor_t conv, cudnnConvolutionFwdAlgo_t algo,
+    void *ws, size_t wsBytes, const void *beta, const cudnnTensorDescriptor_t y,
+    void *yp) {
+  const char *call = "cudnnConvolutionForward";
+  cudnnStatus_t status = checkShapes(call, h, x, w, conv, y);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!alpha || !beta || !xp || !wp || !yp)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "a NULL argument");
+  if ((unsigned)algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "algorithm %d", (int)algo);
+  long long need = workspaceOf(algo, x, w, y);
+  if (need < 0)
+    return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
+                "algorithm %d does not support these descriptors", (int)algo);
+  if ((size_t)need > wsBytes || (need > 0 && !ws))
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "algorithm %d needs a workspace of %lld bytes, got %zu at %p",
+                (int)algo, need, wsBytes, ws);
+  status = checkData(call, x, xp, w, wp, y, yp, ws, wsBytes);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!soaprt_emu_stream_valid(h->stream))
+    return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
+                "the handle's stream is destroyed");
+  convolve(*(const float *)alpha, x, (const float *)xp, w, (const float *)wp,
+           conv, *(const float *)beta, y, (float *)yp);
+  ++soaprt_emu_stats.convForwards;
+  return CUDNN_STATUS_SUCCESS;
+}
