@@ -3,7 +3,8 @@
  * Regions are strided views of a tensor; they are packed into a contiguous
  * buffer for MPI and unpacked after. all_reduce runs on a sub-communicator of
  * exactly the listed devices (soaprt_group), made when soap_setup prepares
- * the program's groups (soaprt_prepare_group), or at first use, and cached. Without SOAPRT_HAVE_MPI this is a one-rank stub.
+ * the program's groups (soaprt_prepare_group), or at first use, and cached.
+ * Without SOAPRT_HAVE_MPI this is a one-rank stub.
  *
  * Compiled a second time with SOAPRT_HAVE_CUDA into libsoaprt_cuda.a: then
  * init/finalize, transfer, all_reduce, the bindings and memrefCopy hand

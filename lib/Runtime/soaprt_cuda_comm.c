@@ -7,7 +7,8 @@
  * when the list is 0..N-1, else the group's own, made by its members only
  * (soaprt_group's MPI communicator, then an id broadcast over it) when
  * soap_setup prepares the program's groups (soaprt_prepare_group), or at
- * first use otherwise, and cached. Strided regions go through a packed device temporary.
+ * first use otherwise, and cached. Strided regions go through a packed device
+ * temporary.
  * NCCL enqueues on the rank's stream and returns; nothing here waits.
  *
  *===----------------------------------------------------------------------===*/

@@ -16,7 +16,8 @@
  * Devices: rank r uses GPU `local rank` (its index among the ranks on its
  * node); a node needs one GPU per rank (NCCL). Communication is NCCL (world
  * communicator made by soaprt_init; one per all_reduce device group, made
- * by its members on first use and cached); all_reduce takes f32, f64, f16,
+ * by its members when soap_setup prepares it, soaprt_prepare_group, and
+ * cached); all_reduce takes f32, f64, f16,
  * bf16, i1, i8, i32, i64 (not i16).
  *
  * Memory: device allocations are stream-ordered (cudaMallocAsync) from the
