@@ -169,10 +169,16 @@ struct CUDACollapseDims
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
+      // Maps with constant results (a broadcast of a unit dimension:
+      // (d0, d1, d2) -> (0, d1, 0)) are left alone: upstream collapsing
+      // builds bad reshapes for them.
       if (isa<linalg::GenericOp, linalg::CopyOp>(op) &&
           op.hasPureBufferSemantics() &&
           op.getNumLoops() == op.getNumParallelLoops() &&
-          !op.hasIndexSemantics())
+          !op.hasIndexSemantics() &&
+          llvm::all_of(op.getIndexingMapsArray(), [](AffineMap map) {
+            return map.isProjectedPermutation(/*allowZeroInResults=*/false);
+          }))
         ops.push_back(op);
     });
     IRRewriter rewriter(&getContext());

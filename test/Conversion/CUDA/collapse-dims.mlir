@@ -78,3 +78,20 @@ func.func @row_sum(%x: memref<4x6x8xf32>, %y: memref<4x6xf32>) {
   }
   return
 }
+
+// -----
+
+// A map with constant results (a unit dimension broadcast, as torch-mlir
+// exports it) is left alone.
+// CHECK-LABEL: func.func @unit_broadcast(
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         linalg.generic
+func.func @unit_broadcast(%x: memref<1x12x1xf32>, %y: memref<1x12x1xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (0, b, 0)>, affine_map<(a, b, c) -> (a, b, c)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : memref<1x12x1xf32>) outs(%y : memref<1x12x1xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  return
+}
