@@ -26,30 +26,6 @@
 
 using namespace mlir;
 
-/// Host code only (the kernels emulated): the CPU target's lowering to the
-/// LLVM dialect, with allocations through libsoaprt's (emulated) device
-/// allocator as in the real CUDA lowering.
-static void buildHostEmulationToLLVM(OpPassManager &pm) {
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(arith::createArithExpandOpsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createConvertMathToLLVMPass());
-  pm.addPass(createConvertMathToLibmPass());
-  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
-  memrefToLLVM.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
-  pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
-}
-
 void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
                                           const LowerToCUDAOptions &options) {
   // Tensors: the same checks and entry handling as the CPU, then one
@@ -93,8 +69,10 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   if (options.hostEmulation) {
     pm.addPass(createCUDAEmulateKernels());
     pm.addPass(createCanonicalizerPass());
+    // Host code only: the CPU target's lowering to LLVM, allocations through
+    // libsoaprt's (emulated) device allocator.
     if (options.toLLVM)
-      buildHostEmulationToLLVM(pm);
+      buildHostToLLVMPipeline(pm, /*genericAllocation=*/true);
     return;
   }
   if (!options.toLLVM)
