@@ -128,8 +128,10 @@ struct CUDAEmulateKernels
       auto kernel = symbols.lookupNearestSymbolFrom<gpu::GPUFuncOp>(
           launch, launch.getKernel());
       if (!kernel) {
-        launch.emitOpError() << "refers to no gpu.func "
-                             << launch.getKernel();
+        launch.emitOpError()
+            << "cannot be emulated on the host: " << launch.getKernel()
+            << " is not a gpu.func (run soap-cuda-emulate-kernels before "
+               "the kernels are lowered to NVVM)";
         return signalPassFailure();
       }
       if (failed(checkEmulatable(launch, kernel)))

@@ -169,9 +169,10 @@ struct CUDACollapseDims
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      // Maps with constant results (a broadcast of a unit dimension:
-      // (d0, d1, d2) -> (0, d1, 0)) are left alone: upstream collapsing
-      // builds bad reshapes for them.
+      // Projected permutations only, as upstream's own collapsing patterns
+      // select: for a map with constant results (a unit-dimension broadcast,
+      // (d0, d1, d2) -> (0, d1, 0)) collapseOpIterationDims builds an
+      // invalid memref.collapse_shape.
       if (isa<linalg::GenericOp, linalg::CopyOp>(op) &&
           op.hasPureBufferSemantics() &&
           op.getNumLoops() == op.getNumParallelLoops() &&

@@ -107,3 +107,20 @@ module attributes {gpu.container_module} {
   // expected-error @below {{'gpu.binary' op is compiled code: run soap-cuda-emulate-kernels before gpu-module-to-binary}}
   gpu.binary @k [#gpu.object<#nvvm.target, "">]
 }
+
+// -----
+
+// Nor has a kernel already lowered to NVVM (an llvm.func).
+module attributes {gpu.container_module} {
+  func.func @lowered(%x: i64) {
+    %c1 = arith.constant 1 : index
+    // expected-error @below {{'gpu.launch_func' op cannot be emulated on the host: @k::@k is not a gpu.func (run soap-cuda-emulate-kernels before the kernels are lowered to NVVM)}}
+    gpu.launch_func @k::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%x : i64)
+    return
+  }
+  gpu.module @k {
+    llvm.func @k(%x: i64) attributes {gpu.kernel, nvvm.kernel} {
+      llvm.return
+    }
+  }
+}
