@@ -22,7 +22,10 @@
 # default build-cpu/bin or build/bin beside this script), MACHINE (default
 # p100-4x4), BATCH (soap-models batch, default 4), SEED (inputs and random
 # strategies, default 1), RTOL, TIMEOUT (seconds per run, default 600),
-# KEEP=1 to keep the work folder.
+# SCALED_INPUTS=1 (He-scaled .npy inputs from benchmarks/gpu/make-inputs.c,
+# built here with CC, instead of the executables' --random-inputs, which
+# overflow deep networks such as resnet101 to NaN), KEEP=1 to keep the work
+# folder.
 set -euo pipefail
 
 if [ $# -lt 3 ]; then
@@ -75,10 +78,20 @@ COMMON=(--machine="$MACHINE" --seed="$SEED" --emit=exe --quiet "$@")
   -o "$WORK/partitioned" > "$WORK/partitioned.log" ||
   { cat "$WORK/partitioned.log"; echo "diff-test: FAIL: cannot compile $STRATEGY on $NRANKS devices"; exit 1; }
 
-timeout "$TIMEOUT" "$WORK/reference" --random-inputs="$SEED" --quiet \
+INPUTS=(--random-inputs="$SEED")
+if [ "${SCALED_INPUTS:-0}" = 1 ]; then
+  "${CC:-cc}" -O2 -o "$WORK/make-inputs" "$ROOT/benchmarks/gpu/make-inputs.c" -lm
+  python3 "$ROOT/benchmarks/gpu/input-spec.py" "$SRC" > "$WORK/inputs.spec"
+  "$WORK/make-inputs" "$WORK/inputs.spec" "$WORK/inputs" "$SEED" > /dev/null
+  INPUTS=(--inputs)
+  n=$(grep -c . "$WORK/inputs.spec")
+  for ((i = 0; i < n; i++)); do INPUTS+=("$WORK/inputs/in$i.npy"); done
+fi
+
+timeout "$TIMEOUT" "$WORK/reference" "${INPUTS[@]}" --quiet \
   --output-dir="$WORK/expected" ||
   { echo "diff-test: FAIL: the reference run failed"; exit 1; }
-timeout "$TIMEOUT" "${MPIRUN[@]}" "$WORK/partitioned" --random-inputs="$SEED" \
+timeout "$TIMEOUT" "${MPIRUN[@]}" "$WORK/partitioned" "${INPUTS[@]}" \
   --quiet --output-dir="$WORK/actual" ||
   { echo "diff-test: FAIL: the partitioned run failed"; exit 1; }
 
