@@ -18,11 +18,14 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
@@ -73,6 +76,59 @@ static TypedAttr getIdentity(OpBuilder &b, ReductionKind kind, Type type) {
   return b.getIntegerAttr(type, kind == ReductionKind::Max
                                     ? llvm::APInt::getSignedMinValue(width)
                                     : llvm::APInt::getSignedMaxValue(width));
+}
+
+/// For upstream's extract_slice(pad) swap: apply it without a guard when
+/// every dimension of the slice reads at least one element of the pad's
+/// source (static shapes), otherwise not at all.
+static std::optional<bool> readsPadSource(tensor::ExtractSliceOp slice) {
+  auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getSourceType().hasStaticShape() || !slice.hasUnitStride())
+    return std::nullopt;
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+  ArrayRef<int64_t> sizes = slice.getStaticSizes();
+  ArrayRef<int64_t> low = pad.getStaticLow();
+  ArrayRef<int64_t> shape = pad.getSourceType().getShape();
+  if (ShapedType::isDynamicShape(offsets) || ShapedType::isDynamicShape(sizes) ||
+      ShapedType::isDynamicShape(low) || offsets.size() != shape.size())
+    return std::nullopt;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t begin = std::max<int64_t>(offsets[d] - low[d], 0);
+    int64_t end = std::min<int64_t>(offsets[d] - low[d] + sizes[d], shape[d]);
+    if (end <= begin)
+      return std::nullopt;
+  }
+  return false;
+}
+
+/// A tile's body clones the group's fills and pads whole, but its tiled ops
+/// read only their part: each extract_slice of one becomes a fill / pad of
+/// that part (upstream's swap patterns) and the whole-size op goes. Without
+/// this, every device filled and padded whole tensors for each of its tiles
+/// (data parallelism on N devices: N times the work and memory traffic).
+static void shrinkInitializersToTile(Block *body) {
+  SmallVector<Operation *> slices;
+  for (Operation &op : *body) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+    if (slice && slice.getSource().getParentBlock() == body &&
+        isa_and_nonnull<linalg::FillOp, tensor::PadOp>(
+            slice.getSource().getDefiningOp()))
+      slices.push_back(slice);
+  }
+  if (slices.empty())
+    return;
+  MLIRContext *ctx = body->getParentOp()->getContext(); // the scf.if
+  RewritePatternSet patterns(ctx);
+  linalg::populateSwapExtractSliceWithFillPatterns(patterns);
+  patterns.add<linalg::ExtractSliceOfPadTensorSwapPattern>(ctx,
+                                                           readsPadSource);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+  (void)applyOpPatternsGreedily(slices, std::move(patterns), config);
+  // The whole-size ops, and the swaps' unused zero-size checks.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
 }
 
 class Partitioner {
@@ -188,6 +244,7 @@ SmallVector<Value> Partitioner::emitOnDevice(
       });
   if (failedBody)
     return {};
+  shrinkInitializersToTile(ifOp.thenBlock());
   return SmallVector<Value>(ifOp.getResults());
 }
 
@@ -285,6 +342,12 @@ Partitioner::emitTile(OpBuilder &b, int32_t nodeIndex, const Box &loopBox,
         return op->emitError() << "cannot place the tile of '"
                                << op->getName() << "'";
       Value full = linalgOp.getDpsInitOperand(r)->get();
+      // Only the tile's region of the result means something on this
+      // device (the layout records no more), so a whole-size fill needs
+      // not be the background it is inserted into.
+      if (auto fill = full.getDefiningOp<linalg::FillOp>();
+          fill && fill->getBlock() == b.getBlock())
+        full = fill.getDpsInitOperand(0)->get();
       auto fullType = cast<RankedTensorType>(full.getType());
       SmallVector<OpFoldResult> strides(fullType.getRank(), b.getIndexAttr(1));
       Value inserted = tensor::InsertSliceOp::create(

@@ -51,12 +51,25 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4,
 
 // Data parallelism over a conv with padding and a pooling: the pad stays
 // with its consumer, and each tile reads its own batch rows only (no
-// communication until the gather).
+// communication until the gather). Each device pads and zero-fills only its
+// tile, not the whole tensors.
 // CHECK-LABEL: func.func @conv
 // CHECK-NOT: soap.transfer {{.*}} to 1
-// CHECK: tensor.pad
+// CHECK: scf.if
+// CHECK: %[[X0:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 3, 8, 8]
+// CHECK: tensor.pad %[[X0]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK-NEXT: ^bb
+// CHECK-NEXT: tensor.yield
+// CHECK-NEXT: } : tensor<1x3x8x8xf32> to tensor<1x3x10x10xf32>
+// CHECK: linalg.fill {{.*}} -> tensor<1x4x8x8xf32>
 // CHECK: linalg.conv_2d_nchw_fchw {{.*}} outs({{.*}} : tensor<1x4x8x8xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0, 0] [1, 4, 8, 8]
+// CHECK: scf.if
+// CHECK: %[[X1:.*]] = tensor.extract_slice %arg0[1, 0, 0, 0] [1, 3, 8, 8]
+// CHECK: tensor.pad %[[X1]] low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: soap.transfer %{{.*}} [1, 0, 0, 0] [1, 4, 8, 8] from 1 to 0
+// CHECK-NOT: tensor<2x3x10x10xf32>
+// CHECK-NOT: linalg.fill {{.*}} -> tensor<2x4x8x8xf32>
 module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
   func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32> {soap.parameter}) -> tensor<2x4x8x8xf32> {
     %zero = arith.constant 0.0 : f32
@@ -67,6 +80,32 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
     %e = tensor.empty() : tensor<2x4x8x8xf32>
     %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
     %c = linalg.conv_2d_nchw_fchw {soap.config = #soap.config<degrees = [2, 1, 1, 1, 1, 1, 1]>, dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<2x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%f : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+    return %c : tensor<2x4x8x8xf32>
+  }
+}
+
+// -----
+
+// A conv split on its output rows: each tile pads only the input rows it
+// reads (its halo), with the padding on its own side of the image.
+// CHECK-LABEL: func.func @conv_rows
+// CHECK: %[[TOP:.*]] = tensor.extract_slice %arg0[0, 0, 0, 0] [2, 3, 5, 8]
+// CHECK: tensor.pad %[[TOP]] low[0, 0, 1, 1] high[0, 0, 0, 1]
+// CHECK: linalg.fill {{.*}} -> tensor<2x4x4x8xf32>
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}} ins({{.*}} : tensor<2x3x6x10xf32>, tensor<4x3x3x3xf32>) outs({{.*}} : tensor<2x4x4x8xf32>)
+// CHECK: %[[BOTTOM:.*]] = tensor.extract_slice %arg0[0, 0, 3, 0] [2, 3, 5, 8]
+// CHECK: tensor.pad %[[BOTTOM]] low[0, 0, 0, 1] high[0, 0, 1, 1]
+// CHECK: soap.transfer %{{.*}} [0, 0, 4, 0] [2, 4, 4, 8] from 1 to 0
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @conv_rows(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32> {soap.parameter}) -> tensor<2x4x8x8xf32> {
+    %zero = arith.constant 0.0 : f32
+    %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+    ^bb0(%i: index, %j: index, %k: index, %l: index):
+      tensor.yield %zero : f32
+    } : tensor<2x3x8x8xf32> to tensor<2x3x10x10xf32>
+    %e = tensor.empty() : tensor<2x4x8x8xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
+    %c = linalg.conv_2d_nchw_fchw {soap.config = #soap.config<degrees = [1, 1, 2, 1, 1, 1, 1]>, dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<2x3x10x10xf32>, tensor<4x3x3x3xf32>) outs(%f : tensor<2x4x8x8xf32>) -> tensor<2x4x8x8xf32>
     return %c : tensor<2x4x8x8xf32>
   }
 }

@@ -230,15 +230,27 @@ struct CUDALibraryCalls
 
   /// A zero-padded input that only `conv` reads: X = alloc, zero fill,
   /// copy of the unpadded input into the interior (what tensor.pad
-  /// bufferizes to). cuDNN pads by itself, so the call can take the
-  /// unpadded input with the padding instead.
+  /// bufferizes to), or a leading part of such a buffer (a strided conv
+  /// that does not reach the last rows). cuDNN pads by itself, the same
+  /// amount on both sides, so the call can take the unpadded input with
+  /// the low padding instead when that gives the conv's output size (a
+  /// smaller high padding only cuts rows no output reads).
   struct PaddedInput {
     Value source;
     int64_t padH = 0, padW = 0;
     SmallVector<Operation *> ops; // to erase, users first
   };
-  static std::optional<PaddedInput> matchPaddedInput(Operation *conv,
-                                                     Value x) {
+  static std::optional<PaddedInput>
+  matchPaddedInput(linalg::Conv2DNchwFchwOp conv, Value x) {
+    Operation *xView = nullptr;
+    if (auto view = x.getDefiningOp<memref::SubViewOp>()) {
+      if (!view->hasOneUse() || !view.hasUnitStride() ||
+          !llvm::all_of(view.getStaticOffsets(),
+                        [](int64_t o) { return o == 0; }))
+        return std::nullopt;
+      xView = view;
+      x = view.getSource();
+    }
     auto alloc = x.getDefiningOp<memref::AllocOp>();
     if (!alloc || alloc->getBlock() != conv->getBlock())
       return std::nullopt;
@@ -247,7 +259,7 @@ struct CUDALibraryCalls
     memref::CopyOp copy;
     SmallVector<Operation *> deallocs;
     for (Operation *user : alloc->getUsers()) {
-      if (user == conv)
+      if (user == conv || user == xView)
         continue;
       if (!fill && isZeroFill(user, x)) {
         fill = user;
@@ -267,19 +279,33 @@ struct CUDALibraryCalls
         copy->getBlock() != conv->getBlock() ||
         !fill->isBeforeInBlock(copy) || !copy->isBeforeInBlock(conv))
       return std::nullopt;
-    // The interior: [0, 0, padH, padW], the same padding on both sides.
-    auto padded = cast<MemRefType>(x.getType());
+    // The interior: [0, 0, padH, padW] of a buffer with as many images
+    // and channels; the conv reads no row or column beyond the symmetric
+    // padding, and cuDNN's output size is the conv's.
+    auto read = cast<MemRefType>(conv.getDpsInputOperand(0)->get().getType());
     auto inner = cast<MemRefType>(interior.getType());
+    auto filter = cast<MemRefType>(conv.getDpsInputOperand(1)->get().getType());
+    auto out = cast<MemRefType>(conv.getDpsInitOperand(0)->get().getType());
     ArrayRef<int64_t> offsets = interior.getStaticOffsets();
     if (!interior.hasUnitStride() || offsets.size() != 4 ||
         ShapedType::isDynamicShape(offsets) || offsets[0] != 0 ||
         offsets[1] != 0 || inner.getRank() != 4 ||
-        inner.getDimSize(0) != padded.getDimSize(0) ||
-        inner.getDimSize(1) != padded.getDimSize(1) ||
-        inner.getDimSize(2) + 2 * offsets[2] != padded.getDimSize(2) ||
-        inner.getDimSize(3) + 2 * offsets[3] != padded.getDimSize(3) ||
+        !inner.hasStaticShape() || !read.hasStaticShape() ||
+        !filter.hasStaticShape() || !out.hasStaticShape() ||
+        inner.getDimSize(0) != read.getDimSize(0) ||
+        inner.getDimSize(1) != read.getDimSize(1) ||
         !isF32Buffer(copy.getSource()))
       return std::nullopt;
+    SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+    SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+    for (int d = 0; d < 2; ++d) {
+      int64_t size = inner.getDimSize(2 + d), pad = offsets[2 + d];
+      int64_t span = dilations[d] * (filter.getDimSize(2 + d) - 1) + 1;
+      if (read.getDimSize(2 + d) > size + 2 * pad ||
+          size + 2 * pad < span ||
+          (size + 2 * pad - span) / strides[d] + 1 != out.getDimSize(2 + d))
+        return std::nullopt;
+    }
     // The source must still hold its values when the conv runs: nothing
     // but side-effect-free ops between the copy and the conv.
     // (Fills of other buffers, like the conv's own output, are fine.)
@@ -300,6 +326,8 @@ struct CUDALibraryCalls
     result.padH = offsets[2];
     result.padW = offsets[3];
     result.ops = {copy, interior, fill};
+    if (xView)
+      result.ops.push_back(xView);
     result.ops.append(deallocs);
     result.ops.push_back(alloc);
     return result;

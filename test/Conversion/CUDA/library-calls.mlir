@@ -173,3 +173,52 @@ func.func @asymmetric_pad(%x: memref<2x3x8x8xf32>, %w: memref<4x3x4x3xf32>, %y: 
   memref.dealloc %pad : memref<2x3x11x10xf32>
   return
 }
+
+// -----
+
+// A strided conv that does not reach the padded buffer's last row and
+// column reads a leading view of it (ResNet's first conv): cuDNN's own
+// padding of 3 gives the same output, so the buffer goes.
+// CHECK-LABEL: func.func @padded_prefix(
+// CHECK-SAME:    %[[X:.*]]: memref<2x3x8x8xf32>,
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     memref.subview
+// CHECK:         %[[CX:.*]] = memref.cast %[[X]] : memref<2x3x8x8xf32> to memref<*xf32>
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[THREE:.*]] = arith.constant 3 : i64
+// CHECK:         call @soaprt_cuda_conv2d_f32(%[[CX]], %{{.*}}, %{{.*}}, %[[TWO]], %[[TWO]], %{{.*}}, %{{.*}}, %[[THREE]], %[[THREE]],
+// CHECK-NOT:     memref.dealloc
+func.func @padded_prefix(%x: memref<2x3x8x8xf32>, %w: memref<4x3x7x7xf32>, %y: memref<2x4x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %pad = memref.alloc() : memref<2x3x14x14xf32>
+  linalg.fill ins(%zero : f32) outs(%pad : memref<2x3x14x14xf32>)
+  %interior = memref.subview %pad[0, 0, 3, 3] [2, 3, 8, 8] [1, 1, 1, 1] : memref<2x3x14x14xf32> to memref<2x3x8x8xf32, strided<[588, 196, 14, 1], offset: 45>>
+  memref.copy %x, %interior : memref<2x3x8x8xf32> to memref<2x3x8x8xf32, strided<[588, 196, 14, 1], offset: 45>>
+  %read = memref.subview %pad[0, 0, 0, 0] [2, 3, 13, 13] [1, 1, 1, 1] : memref<2x3x14x14xf32> to memref<2x3x13x13xf32, strided<[588, 196, 14, 1]>>
+  linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%read, %w : memref<2x3x13x13xf32, strided<[588, 196, 14, 1]>>, memref<4x3x7x7xf32>) outs(%y : memref<2x4x4x4xf32>)
+  memref.dealloc %pad : memref<2x3x14x14xf32>
+  return
+}
+
+// -----
+
+// Less padding after the rows than before them (a partitioned strided conv:
+// its tile's pad stops where its reads stop): symmetric padding gives cuDNN
+// the same output size, so it pads by itself.
+// CHECK-LABEL: func.func @short_high_pad(
+// CHECK-NOT:     memref.alloc
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_conv2d_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %[[TWO]], %[[ONE]], %[[ONE]], %[[TWO]], %[[ONE]],
+func.func @short_high_pad(%x: memref<2x3x8x8xf32>, %w: memref<4x3x5x3xf32>, %y: memref<2x4x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %pad = memref.alloc() : memref<2x3x11x10xf32>
+  linalg.fill ins(%zero : f32) outs(%pad : memref<2x3x11x10xf32>)
+  %interior = memref.subview %pad[0, 0, 2, 1] [2, 3, 8, 8] [1, 1, 1, 1] : memref<2x3x11x10xf32> to memref<2x3x8x8xf32, strided<[330, 110, 10, 1], offset: 21>>
+  memref.copy %x, %interior : memref<2x3x8x8xf32> to memref<2x3x8x8xf32, strided<[330, 110, 10, 1], offset: 21>>
+  linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%pad, %w : memref<2x3x11x10xf32>, memref<4x3x5x3xf32>) outs(%y : memref<2x4x4x4xf32>)
+  memref.dealloc %pad : memref<2x3x11x10xf32>
+  return
+}
