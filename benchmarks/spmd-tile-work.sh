@@ -1,26 +1,31 @@
 #!/usr/bin/env bash
-# How much work and memory each device spends on one partitioned training
-# step's forward pass, beyond its own tiles:
+# How much work and memory each device spends on one partitioned step's
+# forward pass, and how long the CUDA lowering takes:
 #
 #   benchmarks/spmd-tile-work.sh [MODEL] [STRATEGY] [RANKS]
 #
 # (defaults: alexnet data-parallel 4; BATCH=8, ITERS=5, SOAP_BIN=build/bin).
 # Prints, for the SPMD program soapc makes:
-#  - fill/pad elements: the elements that linalg.fill and tensor.pad ops
-#    write, summed over the partitioned program's ops (every rank runs its
-#    own branch, so divide by RANKS for one device's share);
+#  - fill/pad elems: the elements that linalg.fill and tensor.pad ops write,
+#    summed over the partitioned program (every rank runs its own tiles, so
+#    divide by RANKS for one device's share);
+#  - kernels/rank, threads/rank: the generated CUDA kernel launches of one
+#    step and their threads (blocks x block size), averaged over the ranks;
+#  - lowering s: seconds soap-lower-to-cuda takes up to the kernels (no
+#    NVVM);
 #  - cpu ms: the median per-iteration time of the CPU executable on RANKS
 #    MPI ranks (--iterations=ITERS);
-#  - emulated peak MiB: the peak device memory of the CUDA lowering run
-#    under the host emulation (skipped without libsoaprt_cuda_emu);
-#  - the simulator's predicted peak memory per device (a training step:
+#  - emu MiB: the peak device memory of the CUDA executable run under the
+#    host emulation (n/a without libsoaprt_cuda_emu);
+#  - predicted: the simulator's peak memory per device (a training step:
 #    parameters, gradients and kept activations; the program runs forward).
-# The numbers for the README and issue notes come from here; nothing is
-# timed inside a test.
+# RUN=0 skips running the executables (the static figures only).
+# The README's and issue notes' figures come from here; nothing is timed
+# inside a test.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MODEL=${1:-alexnet} STRATEGY=${2:-data-parallel} RANKS=${3:-4}
-BATCH=${BATCH:-8} ITERS=${ITERS:-5}
+BATCH=${BATCH:-8} ITERS=${ITERS:-5} RUN=${RUN:-1}
 BIN=${SOAP_BIN:-$ROOT/build/bin}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-tile-work.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -32,40 +37,63 @@ common=(--devices="$RANKS" --strategy="$STRATEGY")
 "$BIN/soapc" "$WORK/model.mlir" "${common[@]}" --emit=partitioned \
   -o "$WORK/spmd.mlir" > "$WORK/summary.txt"
 predicted=$(sed -n 's/^peak memory per device: \(.*\) of .*/\1/p' \
-  "$WORK/summary.txt")
+  "$WORK/summary.txt" | tr -d ' ')
 
-# Elements written by fills (-> tensor<...>) and pads (to tensor<...>).
-elements=$(python3 - "$WORK/spmd.mlir" <<'EOF'
+cat > "$WORK/count.py" <<'EOF'
 import re, sys
-total = 0
-for line in open(sys.argv[1]):
-    m = (re.search(r"linalg\.fill .*-> tensor<([0-9x]+)x[a-z]", line) or
-         re.search(r"^\s*\} : tensor<[^>]*> to tensor<([0-9x]+)x[a-z]", line))
-    if m:
-        n = 1
-        for d in m.group(1).split("x"):
-            n *= int(d)
-        total += n
-print(total)
+kind, path, ranks = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if kind == "fills":
+    total = 0
+    for line in open(path):
+        m = (re.search(r"linalg\.fill .*-> tensor<([0-9x]+)x[a-z]", line) or
+             re.search(r"^\s*\} : tensor<[^>]*> to tensor<([0-9x]+)x[a-z]",
+                       line))
+        if m:
+            n = 1
+            for d in m.group(1).split("x"):
+                n *= int(d)
+            total += n
+    print(total)
+else:
+    launches = threads = 0
+    for line in open(path):
+        m = re.search(r"gpu\.launch_func .*blocks in \(%c(\d+), %c1, %c1\) "
+                      r"threads in \(%c(\d+),", line)
+        if m:
+            launches += 1
+            threads += int(m.group(1)) * int(m.group(2))
+    print(launches // ranks, threads // ranks)
 EOF
-)
+elements=$(python3 "$WORK/count.py" fills "$WORK/spmd.mlir" "$RANKS")
 
-"$BIN/soapc" "$WORK/model.mlir" "${common[@]}" --emit=exe \
-  -o "$WORK/cpu" > /dev/null
-cpu_ms=$("${MPIRUN[@]}" "$WORK/cpu" --random-inputs=1 --iterations="$ITERS" \
-  --output-dir="$WORK/out-cpu" --quiet |
-  sed -n 's/^iteration [0-9]*: \([0-9.]*\) ms$/\1/p' | sort -n |
-  awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : "n/a")}')
+start=$(date +%s.%N)
+"$BIN/soap-opt" "$WORK/spmd.mlir" --soap-lower-to-cuda="to-llvm=false" \
+  -o "$WORK/cuda.mlir"
+lower_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
+read -r launches threads < <(python3 "$WORK/count.py" kernels \
+  "$WORK/cuda.mlir" "$RANKS")
 
-peak=n/a
-if "$BIN/soapc" "$WORK/model.mlir" "${common[@]}" --target=cuda \
-    --cuda-host-emulation --emit=exe -o "$WORK/emu" > /dev/null 2>&1; then
-  peak=$("${MPIRUN[@]}" "$WORK/emu" --random-inputs=1 \
-    --output-dir="$WORK/out-emu" |
-    sed -n 's/^peak device memory: \([0-9.]*\) MiB$/\1/p')
+cpu_ms=n/a peak=n/a
+if [ "$RUN" = 1 ]; then
+  "$BIN/soapc" "$WORK/model.mlir" "${common[@]}" --emit=exe \
+    -o "$WORK/cpu" > /dev/null
+  cpu_ms=$("${MPIRUN[@]}" "$WORK/cpu" --random-inputs=1 \
+    --iterations="$ITERS" --output-dir="$WORK/out-cpu" --quiet |
+    sed -n 's/^iteration [0-9]*: \([0-9.]*\) ms$/\1/p' | sort -n |
+    awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : "n/a")}')
+  if "$BIN/soapc" "$WORK/model.mlir" "${common[@]}" --target=cuda \
+      --cuda-host-emulation --emit=exe -o "$WORK/emu" > /dev/null 2>&1; then
+    peak=$("${MPIRUN[@]}" "$WORK/emu" --random-inputs=1 \
+      --output-dir="$WORK/out-emu" |
+      sed -n 's/^peak device memory: \([0-9.]*\) MiB$/\1/p')
+  fi
 fi
 
-printf '%-12s %-14s %5s %5s %16s %10s %18s %14s\n' model strategy ranks \
-  batch "fill/pad elems" "cpu ms" "emulated peak MiB" "predicted"
-printf '%-12s %-14s %5s %5s %16s %10s %18s %14s\n' "$MODEL" "$STRATEGY" \
-  "$RANKS" "$BATCH" "$elements" "$cpu_ms" "$peak" "$predicted"
+format='%-12s %-14s %5s %5s %14s %12s %14s %10s %8s %8s %10s\n'
+# shellcheck disable=SC2059
+printf "$format" model strategy ranks batch "fill/pad elems" "kernels/rank" \
+  "threads/rank" "lowering s" "cpu ms" "emu MiB" predicted
+# shellcheck disable=SC2059
+printf "$format" "$MODEL" "$STRATEGY" "$RANKS" "$BATCH" "$elements" \
+  "$launches" "$threads" "$(printf '%.1f' "$lower_s")" "$cpu_ms" "$peak" \
+  "$predicted"

@@ -424,6 +424,10 @@ void mlir::soap::buildHostToLLVMPipeline(OpPassManager &pm,
 
 void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
                                          const LowerToCPUOptions &options) {
+  // One function per rank, then the checks and entry handling.
+  SpecializeRanksOptions ranks;
+  ranks.entry = options.entry;
+  pm.addPass(createSpecializeRanks(ranks));
   pm.addPass(createCPUPreparePass(options.entry));
   pm.addPass(createCanonicalizerPass());
 

@@ -9,6 +9,34 @@
 
 include "mlir/Pass/PassBase.td"
 
+def SpecializeRanks : Pass<"soap-specialize-ranks", "ModuleOp"> {
+  let summary = "One function per rank for an SPMD program";
+  let description = [{
+    The SPMD program of soap-partition is one function that every rank runs,
+    each layer's tiles inside `scf.if (rank == d)`. This pass clones the
+    entry once per device of the module's `soap.machine` (`NAME__rank<d>`,
+    private), keeping only what that rank runs: `soap.rank` becomes the
+    constant d, the branches of `scf.if`s that test the rank are resolved,
+    and `soap.transfer` / `soap.all_reduce` ops that do not involve d become
+    their input. The entry itself then calls its rank's clone
+    (`scf.index_switch` on `soap.rank`).
+
+    Each function is then about 1/N of the program, which the later passes
+    need: one-shot bufferization's alias analysis is quadratic in a
+    function's in-place writes, and across the other ranks' branches (which
+    all write the same full-size tensors) it had to give up writing tiles in
+    place and copied them. A program without `soap.rank`, or for one
+    device, only gets the constant rank.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Entry function (default: the public function no other calls)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def Bufferize : Pass<"soap-bufferize", "ModuleOp"> {
   let summary = "One-shot bufferization of a (partitioned) program, bounded "
                 "in time";

@@ -116,10 +116,14 @@ struct CUDALibraryCalls
   }
 
   /// The zero fill of `output` right before `op` (only side-effect-free ops
-  /// in between), which the library call can do itself (beta = 0).
-  static linalg::FillOp zeroFillBefore(Operation *op, Value output) {
+  /// in between, or ops in `replaced`, which go with `op`), which the
+  /// library call can do itself (beta = 0).
+  static linalg::FillOp zeroFillBefore(Operation *op, Value output,
+                                       ArrayRef<Operation *> replaced) {
     for (Operation *prev = op->getPrevNode(); prev;
          prev = prev->getPrevNode()) {
+      if (llvm::is_contained(replaced, prev))
+        continue;
       if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
         if (!fill.hasPureBufferSemantics() ||
             fill.getDpsInitOperand(0)->get() != output)
@@ -139,7 +143,7 @@ struct CUDALibraryCalls
 
   void call(OpBuilder &b, Operation *op, StringRef name,
             ArrayRef<Value> buffers, ArrayRef<int64_t> scalars,
-            Value output) {
+            Value output, ArrayRef<Operation *> replaced = {}) {
     Location loc = op->getLoc();
     auto module = op->getParentOfType<ModuleOp>();
     SmallVector<Value> args;
@@ -149,7 +153,7 @@ struct CUDALibraryCalls
     for (int64_t s : scalars)
       args.push_back(arith::ConstantIntOp::create(b, loc, s, 64));
     int64_t flags = allowTF32 ? SOAPRT_CUDA_ALLOW_TF32 : 0;
-    if (linalg::FillOp fill = zeroFillBefore(op, output)) {
+    if (linalg::FillOp fill = zeroFillBefore(op, output, replaced)) {
       fill.erase();
       flags |= SOAPRT_CUDA_OVERWRITE;
     }
@@ -348,7 +352,7 @@ struct CUDALibraryCalls
          {padded ? padded->source : x, w, y},
          {strides[0], strides[1], dilations[0], dilations[1],
           padded ? padded->padH : 0, padded ? padded->padW : 0},
-         y);
+         y, padded ? ArrayRef<Operation *>(padded->ops) : ArrayRef<Operation *>());
     op->erase();
     if (padded)
       for (Operation *dead : padded->ops)

@@ -28,8 +28,11 @@ using namespace mlir;
 
 void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
                                           const LowerToCUDAOptions &options) {
-  // Tensors: the same checks and entry handling as the CPU, then one
-  // linalg op per elementwise group.
+  // Tensors: one function per rank, the same checks and entry handling as
+  // the CPU, then one linalg op per elementwise group.
+  SpecializeRanksOptions ranks;
+  ranks.entry = options.entry;
+  pm.addPass(createSpecializeRanks(ranks));
   pm.addPass(createCPUPreparePass(options.entry, "CUDA"));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCUDAFuseElementwise());

@@ -222,3 +222,26 @@ func.func @short_high_pad(%x: memref<2x3x8x8xf32>, %w: memref<4x3x5x3xf32>, %y: 
   memref.dealloc %pad : memref<2x3x11x10xf32>
   return
 }
+
+// -----
+
+// The output's zero fill before the padded input is built: cuDNN still
+// overwrites the output itself (flag 2), as the padding ops go with the
+// conv.
+// CHECK-LABEL: func.func @fill_before_pad(
+// CHECK-NOT:     linalg.fill
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_conv2d_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[TWO]],
+func.func @fill_before_pad(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y: memref<2x4x8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<2x4x8x8xf32>)
+  %pad = memref.alloc() : memref<2x3x10x10xf32>
+  linalg.fill ins(%zero : f32) outs(%pad : memref<2x3x10x10xf32>)
+  %interior = memref.subview %pad[0, 0, 1, 1] [2, 3, 8, 8] [1, 1, 1, 1] : memref<2x3x10x10xf32> to memref<2x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  memref.copy %x, %interior : memref<2x3x8x8xf32> to memref<2x3x8x8xf32, strided<[300, 100, 10, 1], offset: 11>>
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%pad, %w : memref<2x3x10x10xf32>, memref<4x3x3x3xf32>) outs(%y : memref<2x4x8x8xf32>)
+  memref.dealloc %pad : memref<2x3x10x10xf32>
+  return
+}
