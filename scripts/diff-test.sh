@@ -19,7 +19,7 @@
 # CUDA back end on a machine without a GPU).
 #
 # Environment: SOAP_BIN (folder with soapc, soap-models, soap-npy-compare;
-# default build-cpu/bin or build/bin beside this script), MACHINE (default
+# default build/bin beside this script, the folder scripts/build.sh makes), MACHINE (default
 # p100-4x4), BATCH (soap-models batch, default 4), SEED (inputs and random
 # strategies, default 1), RTOL, TIMEOUT (seconds per run, default 600),
 # SCALED_INPUTS=1 (He-scaled .npy inputs from benchmarks/gpu/make-inputs.c,
@@ -35,10 +35,9 @@ fi
 MODEL=$1 STRATEGY=$2 NRANKS=$3
 shift 3
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-if [ -z "${SOAP_BIN:-}" ]; then
-  for d in "$ROOT/build-cpu/bin" "$ROOT/build/bin"; do
-    if [ -x "$d/soapc" ] && [ -x "$d/soap-npy-compare" ]; then SOAP_BIN=$d; break; fi
-  done
+if [ -z "${SOAP_BIN:-}" ] && [ -x "$ROOT/build/bin/soapc" ] &&
+  [ -x "$ROOT/build/bin/soap-npy-compare" ]; then
+  SOAP_BIN=$ROOT/build/bin
 fi
 : "${SOAP_BIN:?set SOAP_BIN to the folder with soapc and soap-npy-compare}"
 MACHINE=${MACHINE:-p100-4x4} BATCH=${BATCH:-4} SEED=${SEED:-1}
