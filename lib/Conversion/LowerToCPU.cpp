@@ -38,13 +38,6 @@ using namespace mlir::soap;
 static constexpr llvm::StringLiteral kSupportedTypes =
     "f32, f64, f16, bf16, i1, i8, i16, i32 or i64";
 
-static int64_t getNumDevices(ModuleOp module) {
-  if (auto machine =
-          module->getAttrOfType<MachineAttr>(SOAPDialect::kMachineAttrName))
-    return machine.getNumDevices();
-  return 1;
-}
-
 //===----------------------------------------------------------------------===//
 // soap-cpu-prepare
 //===----------------------------------------------------------------------===//
@@ -118,7 +111,7 @@ struct CPUPreparePass
         return signalPassFailure();
 
     // Every device a communication op names must exist.
-    int64_t numDevices = getNumDevices(module);
+    int64_t numDevices = SOAPDialect::getNumDevices(module);
     auto checkDevice = [&](Operation *op, int64_t device) -> LogicalResult {
       if (device >= 0 && device < numDevices)
         return success();
@@ -287,7 +280,7 @@ struct CPUEntryPass
       return values;
     };
 
-    constantFunction(b, loc, "soap_num_devices", getNumDevices(module));
+    constantFunction(b, loc, "soap_num_devices", SOAPDialect::getNumDevices(module));
     constantFunction(b, loc, "soap_num_inputs", type.getNumInputs());
     constantFunction(b, loc, "soap_num_outputs", type.getNumResults());
 

@@ -8,7 +8,6 @@
 #include "soap/Conversion/Passes.h"
 
 #include "soap/Analysis/OpGraphExtraction.h"
-#include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
 #include "soap/Dialect/SOAP/IR/SOAPOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -32,6 +31,8 @@ namespace {
 
 /// The device `d` if `condition` is `arith.cmpi eq` of soap.rank and the
 /// constant d (either order): the test soap-partition puts on each tile.
+/// Only saves cloning the branch a rank does not take: any other use of
+/// the rank sees the constant, and canonicalization folds what remains.
 static std::optional<int64_t> testedDevice(Value condition) {
   auto cmp = condition.getDefiningOp<arith::CmpIOp>();
   if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
@@ -112,10 +113,9 @@ struct SpecializeRanks
     entryFunc.walk([&](RankOp op) { ranks.push_back(op); });
     if (ranks.empty())
       return; // not an SPMD program
-    int64_t numDevices = 1;
-    if (auto machine =
-            module->getAttrOfType<MachineAttr>(SOAPDialect::kMachineAttrName))
-      numDevices = machine.getNumDevices();
+    // The same count the runtime checks its ranks against
+    // (soap_num_devices).
+    int64_t numDevices = SOAPDialect::getNumDevices(module);
     OpBuilder b(module.getContext());
     if (numDevices == 1) {
       for (RankOp op : ranks) {

@@ -352,7 +352,8 @@ struct CUDALibraryCalls
          {padded ? padded->source : x, w, y},
          {strides[0], strides[1], dilations[0], dilations[1],
           padded ? padded->padH : 0, padded ? padded->padW : 0},
-         y, padded ? ArrayRef<Operation *>(padded->ops) : ArrayRef<Operation *>());
+         y, padded ? ArrayRef<Operation *>(padded->ops)
+                   : ArrayRef<Operation *>());
     op->erase();
     if (padded)
       for (Operation *dead : padded->ops)

@@ -29,6 +29,11 @@ static MachineAttr findMachine(Operation *op) {
   return {};
 }
 
+int64_t SOAPDialect::getNumDevices(Operation *op) {
+  MachineAttr machine = findMachine(op);
+  return machine ? machine.getNumDevices() : 1;
+}
+
 /// Checks a `soap.config` against the op it annotates and the machine.
 static LogicalResult verifyConfig(Operation *op, ParallelConfigAttr config) {
   FailureOr<IterationSpace> space = getIterationSpace(op);

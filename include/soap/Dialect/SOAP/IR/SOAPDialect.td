@@ -45,6 +45,11 @@ def SOAP_Dialect : Dialect {
     /// Name of the string attribute that holds an op's stable name.
     static constexpr ::llvm::StringLiteral kNameAttrName = "soap.name";
 
+    /// The number of devices of the machine in effect for `op` (the
+    /// `soap.machine` of `op` or of its nearest ancestor that has one); 1
+    /// without a machine.
+    static int64_t getNumDevices(::mlir::Operation *op);
+
   private:
     void registerAttributes();
     void registerOps();
