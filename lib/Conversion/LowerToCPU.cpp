@@ -138,10 +138,15 @@ struct CPUPreparePass
     // The inputs are bound once and reused by every iteration: the program
     // must not write into them.
     OpBuilder builder(module.getContext());
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      func.setArgAttr(i,
-                      bufferization::BufferizationDialect::kWritableAttrName,
-                      builder.getBoolAttr(false));
+    // So must the entry as each rank runs it: soap_main may call it on
+    // them directly (soap-cpu-entry).
+    for (auto f : module.getOps<func::FuncOp>()) {
+      if (f != func && !f->hasAttr(SOAPDialect::kRankFunctionAttrName))
+        continue;
+      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+        f.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                     builder.getBoolAttr(false));
+    }
     func->setAttr(kCPUEntryAttrName, builder.getUnitAttr());
 
     // The SOAP annotations have done their work; their verifiers expect
@@ -197,7 +202,8 @@ struct CPUEntryPass
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, func::FuncDialect,
-                    memref::MemRefDialect, LLVM::LLVMDialect>();
+                    memref::MemRefDialect, LLVM::LLVMDialect,
+                    scf::SCFDialect>();
   }
 
   /// `func.func @name() -> i64 { return value }`.
@@ -261,23 +267,112 @@ struct CPUEntryPass
                      i64Constant(*getRuntimeDTypeCode(t.getElementType()))});
     };
 
-    b.setInsertionPointToEnd(module.getBody());
-    // The inputs live in globals: bound once, read by every iteration.
-    SmallVector<std::string> globals;
-    for (auto [i, t] : llvm::enumerate(type.getInputs())) {
-      std::string name = "__soap_input_" + std::to_string(i);
-      memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"),
-                               cast<MemRefType>(t), b.getUnitAttr(),
-                               /*constant=*/false,
-                               /*alignment=*/b.getI64IntegerAttr(64));
-      globals.push_back(name);
+    // The entry as each rank runs it (soap-specialize-ranks), if every rank
+    // has one: soap_main calls its rank's directly, which may read only a
+    // part of an input (soap-compact-tensors), and binds only that part.
+    int64_t numDevices = SOAPDialect::getNumDevices(module);
+    SmallVector<func::FuncOp> rankFunctions(numDevices);
+    for (auto func : module.getOps<func::FuncOp>()) {
+      auto rank = func->getAttrOfType<IntegerAttr>(
+          SOAPDialect::kRankFunctionAttrName);
+      if (rank && rank.getInt() >= 0 && rank.getInt() < numDevices &&
+          func.getFunctionType().getNumInputs() == type.getNumInputs() &&
+          func.getFunctionType().getResults() == type.getResults())
+        rankFunctions[rank.getInt()] = func;
     }
-    auto getGlobals = [&]() {
+    bool perRank = numDevices > 1 && llvm::all_of(rankFunctions, [](auto f) {
+      return f && !f.isExternal();
+    });
+    if (!perRank)
+      rankFunctions.assign(1, entry);
+    for (func::FuncOp func : rankFunctions)
+      for (auto [i, t] : llvm::enumerate(func.getFunctionType().getInputs()))
+        if (failed(checkBuffer(t, "argument", i)))
+          return signalPassFailure();
+
+    b.setInsertionPointToEnd(module.getBody());
+    // The inputs live in globals: bound once, read by every iteration; one
+    // per rank if the ranks' parts differ.
+    SmallVector<SmallVector<std::string>> globals;
+    for (auto [r, func] : llvm::enumerate(rankFunctions)) {
+      globals.emplace_back();
+      for (auto [i, t] : llvm::enumerate(func.getFunctionType().getInputs())) {
+        std::string name = "__soap_input_" + std::to_string(i);
+        if (perRank)
+          name += "_rank" + std::to_string(r);
+        memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"),
+                                 cast<MemRefType>(t), b.getUnitAttr(),
+                                 /*constant=*/false,
+                                 /*alignment=*/b.getI64IntegerAttr(64));
+        globals.back().push_back(name);
+      }
+    }
+    auto getGlobals = [&](int64_t r) {
       SmallVector<Value> values;
-      for (auto [i, t] : llvm::enumerate(type.getInputs()))
+      for (auto [i, t] :
+           llvm::enumerate(rankFunctions[r].getFunctionType().getInputs()))
         values.push_back(memref::GetGlobalOp::create(
-            b, loc, cast<MemRefType>(t), globals[i]));
+            b, loc, cast<MemRefType>(t), globals[r][i]));
       return values;
+    };
+    // Where input i's part on rank r lies in the whole input:
+    // soaprt_input_region(i, [whole sizes..., offsets...]).
+    auto bindRegion = [&](int64_t r, int64_t i) {
+      auto offsets = rankFunctions[r].getArgAttrOfType<DenseI64ArrayAttr>(
+          i, SOAPDialect::kRegionOffsetsAttrName);
+      if (!offsets)
+        return;
+      SmallVector<int64_t> region(
+          cast<MemRefType>(type.getInput(i)).getShape());
+      llvm::append_range(region, offsets.asArrayRef());
+      std::string name = (kInputRegionGlobalPrefix + "_" + Twine(i) +
+                          "_rank" + Twine(r))
+                             .str();
+      auto regionType = MemRefType::get({static_cast<int64_t>(region.size())},
+                                        i64);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(module.getBody());
+        memref::GlobalOp::create(
+            b, loc, name, b.getStringAttr("private"), regionType,
+            DenseIntElementsAttr::get(
+                RankedTensorType::get(regionType.getShape(), i64), region),
+            /*constant=*/true, /*alignment=*/IntegerAttr());
+      }
+      Type u = UnrankedMemRefType::get(i64, nullptr);
+      func::FuncOp callee = getOrInsertRuntimeFunction(
+          b, module, "soaprt_input_region", b.getFunctionType({i64, u}, {}),
+          /*cInterface=*/true);
+      Value global = memref::GetGlobalOp::create(b, loc, regionType, name);
+      func::CallOp::create(
+          b, loc, callee,
+          ValueRange{i64Constant(i), memref::CastOp::create(b, loc, u, global)});
+    };
+    // `body(r)` for this rank r: an scf.index_switch on soaprt_rank().
+    auto forThisRank = [&](function_ref<void(int64_t)> body) {
+      if (!perRank) {
+        body(0);
+        return;
+      }
+      func::FuncOp rankFn = getOrInsertRuntimeFunction(
+          b, module, "soaprt_rank", b.getFunctionType({}, {i64}),
+          /*cInterface=*/false);
+      Value rank = arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          func::CallOp::create(b, loc, rankFn).getResult(0));
+      SmallVector<int64_t> cases;
+      for (int64_t r = 1; r < numDevices; ++r)
+        cases.push_back(r);
+      auto dispatch = scf::IndexSwitchOp::create(b, loc, TypeRange{}, rank,
+                                                 cases, cases.size());
+      OpBuilder::InsertionGuard guard(b);
+      for (int64_t r = 0; r < numDevices; ++r) {
+        Region &region = r == 0 ? dispatch.getDefaultRegion()
+                                : dispatch.getCaseRegions()[r - 1];
+        b.setInsertionPointToStart(&region.emplaceBlock());
+        body(r);
+        scf::YieldOp::create(b, loc);
+      }
     };
 
     constantFunction(b, loc, "soap_num_devices", SOAPDialect::getNumDevices(module));
@@ -307,8 +402,12 @@ struct CPUEntryPass
                              ValueRange{memref::CastOp::create(b, loc, u,
                                                                devices)});
       }
-      for (auto [i, buffer] : llvm::enumerate(getGlobals()))
-        bind("soaprt_bind_input", i, buffer);
+      forThisRank([&](int64_t r) {
+        for (auto [i, buffer] : llvm::enumerate(getGlobals(r))) {
+          bindRegion(r, i);
+          bind("soaprt_bind_input", i, buffer);
+        }
+      });
       func::ReturnOp::create(b, loc);
     }
 
@@ -318,14 +417,27 @@ struct CPUEntryPass
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(main.addEntryBlock());
-      auto call = func::CallOp::create(b, loc, entry, getGlobals());
-      for (auto [i, result] : llvm::enumerate(call.getResults()))
-        bind("soaprt_bind_output", i, result);
+      forThisRank([&](int64_t r) {
+        auto call = func::CallOp::create(b, loc, rankFunctions[r], getGlobals(r));
+        for (auto [i, result] : llvm::enumerate(call.getResults()))
+          bind("soaprt_bind_output", i, result);
+      });
       func::ReturnOp::create(b, loc);
+    }
+    // The entry only dispatched to the ranks' functions.
+    if (perRank)
+      entry.erase();
+    for (func::FuncOp func : rankFunctions) {
+      if (func == entry)
+        continue;
+      func->removeAttr(SOAPDialect::kRankFunctionAttrName);
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        func.removeArgAttr(i, SOAPDialect::kRegionOffsetsAttrName);
     }
     // soap_num_devices() now says what the machine did.
     module->removeAttr(SOAPDialect::kMachineAttrName);
-    entry->removeAttr(kCPUEntryAttrName);
+    if (!perRank)
+      entry->removeAttr(kCPUEntryAttrName);
   }
 };
 //===----------------------------------------------------------------------===//
@@ -417,12 +529,14 @@ void mlir::soap::buildHostToLLVMPipeline(OpPassManager &pm,
 
 void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
                                          const LowerToCPUOptions &options) {
-  // One function per rank, then the checks and entry handling.
+  // One function per rank (each tensor the size of what its rank touches),
+  // then the checks and entry handling.
   SpecializeRanksOptions ranks;
   ranks.entry = options.entry;
   pm.addPass(createSpecializeRanks(ranks));
   pm.addPass(createCPUPreparePass(options.entry));
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCompactTensors());
 
   // Tensors to buffers. Function boundaries get identity layouts, so that
   // the entry takes and returns plain contiguous buffers.

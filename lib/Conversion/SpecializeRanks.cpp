@@ -137,6 +137,8 @@ struct SpecializeRanks
           (entryFunc.getSymName() + "__rank" + Twine(rank)).str(),
           entryFunc.getFunctionType());
       clone.setPrivate();
+      clone->setAttr(SOAPDialect::kRankFunctionAttrName,
+                     b.getI64IntegerAttr(rank));
       cloneForRank(entryFunc, clone, rank);
       // Renamed if the name is taken.
       symbols.insert(clone, std::next(Block::iterator(previous)));

@@ -513,14 +513,56 @@ static soaprt_binding_t *bind(soaprt_binding_t *table, int64_t index,
   return b;
 }
 
+void soaprt_input_region(int64_t index, soaprt_unranked_memref_t *regionRef) {
+  if (index < 0 || index >= SOAPRT_MAX_BINDINGS)
+    soaprt_fatal("soaprt_input_region: index %lld out of range",
+                 (long long)index);
+  region_t rv = soaprt_view(regionRef, 8);
+  int64_t n = soaprt_region_elements(&rv);
+  int64_t values[2 * SOAPRT_MAX_RANK];
+  if (n % 2 || n > 2 * SOAPRT_MAX_RANK)
+    soaprt_fatal("soaprt_input_region: input %lld: %lld values (expected "
+                 "the whole sizes, then the offsets)",
+                 (long long)index, (long long)n);
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_download(&rv, values, "soaprt_input_region"); /* host or device */
+#else
+  copyRegion(&rv, (char *)values, 1);
+#endif
+  soaprt_binding_t *b = &gInputs[index];
+  b->hasRegion = 1;
+  for (int64_t d = 0; d < n / 2; ++d) {
+    b->whole[d] = values[d];
+    b->offsets[d] = values[n / 2 + d];
+  }
+  b->rank = n / 2; /* checked against the buffer by soaprt_bind_input */
+}
+
+void _mlir_ciface_soaprt_input_region(int64_t index,
+                                      soaprt_unranked_memref_t *region) {
+  soaprt_input_region(index, region);
+}
+
 void soaprt_bind_input(int64_t index, soaprt_unranked_memref_t *m,
                        int64_t dtype) {
   region_t view;
+  int64_t regionRank = index >= 0 && index < SOAPRT_MAX_BINDINGS
+                           ? gInputs[index].rank
+                           : 0;
   soaprt_binding_t *b = bind(gInputs, index, m, dtype, "soaprt_bind_input",
                              &view);
   if (!soaprt_region_contiguous(&view))
     soaprt_fatal("soaprt_bind_input: input %lld is not contiguous",
                  (long long)index);
+  if (b->hasRegion) {
+    int fits = regionRank == b->rank;
+    for (int64_t d = 0; fits && d < b->rank; ++d)
+      fits = b->offsets[d] >= 0 && b->offsets[d] + b->sizes[d] <= b->whole[d];
+    if (!fits)
+      soaprt_fatal("soaprt_bind_input: input %lld: the buffer does not fit "
+                   "in the region soaprt_input_region gave",
+                   (long long)index);
+  }
 #ifdef SOAPRT_HAVE_CUDA
   soaprt_cuda_bind_input(b, &view); /* a host buffer, or a device one */
 #else

@@ -16,6 +16,11 @@ typedef struct soaprt_binding {
   int64_t dtype;
   int64_t rank;
   int64_t sizes[SOAPRT_MAX_RANK];
+  /* Inputs: the buffer holds the region [offsets, offsets + sizes) of an
+     input of shape `whole` (soaprt_input_region); without one, all of it. */
+  int hasRegion;
+  int64_t whole[SOAPRT_MAX_RANK];
+  int64_t offsets[SOAPRT_MAX_RANK];
   char *data;       /* inputs: the program's buffer (host); outputs: a copy */
   int64_t capacity; /* outputs: bytes allocated for the copy */
   /* CUDA back end, inputs only: the device copy (soaprt_cuda_input), whether

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define MESSAGE_BYTES 1024
@@ -55,7 +56,62 @@ static void describeShape(char *out, size_t n, const int64_t *sizes,
     snprintf(out + used, n - used, rank == 1 ? ",)" : ")");
 }
 
-/* Reads `path` into b->data, checking dtype and shape. 0 or an error. */
+/* The shape of the whole input `b` holds (a part of, on this rank). */
+static const int64_t *wholeShape(const soaprt_binding_t *b) {
+  return b->hasRegion ? b->whole : b->sizes;
+}
+
+/* Calls row(first, at) for each row (along the last dimension) of the part
+ * of the input `b` holds, in order: `first` is the row's first element's
+ * index in the whole input (row-major), `at` its index in b->data. */
+static void forEachRow(const soaprt_binding_t *b,
+                       void (*row)(const soaprt_binding_t *, int64_t first,
+                                   int64_t at, int64_t length, void *),
+                       void *context) {
+  int64_t n = soaprt_num_elements(b);
+  if (n == 0)
+    return;
+  if (!b->hasRegion || b->rank == 0) {
+    row(b, 0, 0, n, context);
+    return;
+  }
+  const int64_t *whole = wholeShape(b);
+  int64_t last = b->rank - 1, length = b->sizes[last];
+  int64_t index[SOAPRT_MAX_RANK] = {0};
+  for (int64_t at = 0; at < n; at += length) {
+    int64_t first = 0;
+    for (int64_t d = 0; d < b->rank; ++d)
+      first = first * whole[d] + b->offsets[d] + index[d];
+    row(b, first, at, length, context);
+    for (int64_t d = last - 1; d >= 0; --d) {
+      if (++index[d] < b->sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+typedef struct npyRows {
+  FILE *file;
+  off_t dataStart;
+  int failed;
+} npyRows;
+
+static void readRow(const soaprt_binding_t *b, int64_t first, int64_t at,
+                    int64_t length, void *context) {
+  npyRows *rows = (npyRows *)context;
+  int64_t size = soaprt_dtype_size(b->dtype);
+  if (rows->failed)
+    return;
+  if ((b->hasRegion &&
+       fseeko(rows->file, rows->dataStart + (off_t)(first * size), SEEK_SET)) ||
+      (int64_t)fread(b->data + at * size, 1, (size_t)(length * size),
+                     rows->file) != length * size)
+    rows->failed = 1;
+}
+
+/* Reads `path` into b->data (the part this rank holds), checking dtype and
+ * shape. 0 or an error. */
 static int readNpy(const char *path, soaprt_binding_t *b, int64_t index,
                    char *err) {
   FILE *f = fopen(path, "rb");
@@ -136,7 +192,7 @@ static int readNpy(const char *path, soaprt_binding_t *b, int64_t index,
   }
   free(header);
   char wantShape[256], gotShape[256];
-  describeShape(wantShape, sizeof(wantShape), b->sizes, b->rank);
+  describeShape(wantShape, sizeof(wantShape), wholeShape(b), b->rank);
   if (!descrOk || fortran || !shapeOk) {
     snprintf(err, MESSAGE_BYTES,
              "input %lld '%s': expected dtype %s and shape %s in C order, got "
@@ -148,7 +204,7 @@ static int readNpy(const char *path, soaprt_binding_t *b, int64_t index,
   }
   int match = rank == b->rank;
   for (int64_t i = 0; match && i < rank; ++i)
-    match = shape[i] == b->sizes[i];
+    match = shape[i] == wholeShape(b)[i];
   if (!match) {
     describeShape(gotShape, sizeof(gotShape), shape, rank);
     snprintf(err, MESSAGE_BYTES, "input %lld '%s': expected shape %s, got %s",
@@ -156,8 +212,12 @@ static int readNpy(const char *path, soaprt_binding_t *b, int64_t index,
     fclose(f);
     return 1;
   }
-  int64_t bytes = soaprt_num_elements(b) * soaprt_dtype_size(b->dtype);
-  if ((int64_t)fread(b->data, 1, (size_t)bytes, f) != bytes) {
+  int64_t bytes = soaprt_dtype_size(b->dtype);
+  for (int64_t i = 0; i < rank; ++i)
+    bytes *= shape[i];
+  npyRows rows = {f, ftello(f), 0};
+  forEachRow(b, readRow, &rows);
+  if (rows.failed) {
     snprintf(err, MESSAGE_BYTES,
              "input %lld '%s': file holds fewer than the %lld bytes of data "
              "its header promises",
@@ -196,8 +256,10 @@ static int writeNpy(const char *path, const soaprt_binding_t *b) {
 
 /* ------------------------------------------------------- random inputs */
 
-static uint64_t splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+/* SplitMix64's output number i + 1 from `state`: counter-based, so any
+ * element of an input can be made without the ones before it. */
+static uint64_t splitmix64At(uint64_t state, uint64_t i) {
+  uint64_t z = state + (i + 1) * 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
@@ -218,13 +280,17 @@ static uint16_t floatToHalfBits(float x, int bf16) {
   return (uint16_t)(sign | ((uint32_t)exp << 10) | mant);
 }
 
-/* Same values on every rank, for any number of ranks. */
-static void fillRandom(soaprt_binding_t *b, int64_t index, uint64_t seed) {
-  uint64_t state = seed * 0xD1B54A32D192ED03ull + (uint64_t)index * 0x9E3779B97F4A7C15ull;
-  int64_t n = soaprt_num_elements(b);
+typedef struct randomRows {
+  uint64_t state;
+} randomRows;
+
+static void randomRow(const soaprt_binding_t *b, int64_t first, int64_t at,
+                      int64_t length, void *context) {
+  uint64_t state = ((randomRows *)context)->state;
   int oneD = b->rank <= 1;
-  for (int64_t i = 0; i < n; ++i) {
-    uint64_t r = splitmix64(&state);
+  for (int64_t j = 0; j < length; ++j) {
+    int64_t i = at + j;
+    uint64_t r = splitmix64At(state, (uint64_t)(first + j));
     double unit = (double)(r >> 11) * (1.0 / 9007199254740992.0); /* [0,1) */
     double x = oneD ? 0.5 + unit : 2.0 * unit - 1.0;
     int64_t k = (int64_t)(r % 1000);
@@ -241,6 +307,14 @@ static void fillRandom(soaprt_binding_t *b, int64_t index, uint64_t seed) {
     default: break;
     }
   }
+}
+
+/* Same values on every rank, for any number of ranks (a rank holding a part
+ * of the input gets that part of them). */
+static void fillRandom(soaprt_binding_t *b, int64_t index, uint64_t seed) {
+  randomRows rows = {seed * 0xD1B54A32D192ED03ull +
+                     (uint64_t)index * 0x9E3779B97F4A7C15ull};
+  forEachRow(b, randomRow, &rows);
 }
 
 static double now(void) {
@@ -321,25 +395,30 @@ int main(int argc, char **argv) {
     if (!soaprt_input_binding(i)->bound)
       return failAll("internal error: the program did not bind all inputs", 1);
   if (haveInputs) {
+    /* Rank 0 checks the files (and reads its part); then every other rank
+       reads its part of each. */
     int status = 0;
     message[0] = 0;
-    if (soaprt_rank() == 0) {
-      if (numInputFiles != numInputs) {
-        status = 1;
-        snprintf(message, sizeof(message),
-                 "the model has %lld inputs but --inputs gives %d files",
-                 (long long)numInputs, numInputFiles);
-      }
+    if (numInputFiles != numInputs) {
+      status = 1;
+      snprintf(message, sizeof(message),
+               "the model has %lld inputs but --inputs gives %d files",
+               (long long)numInputs, numInputFiles);
+    }
+    if (soaprt_rank() == 0)
       for (int64_t i = 0; !status && i < numInputs; ++i)
         status = readNpy(inputFiles[i], soaprt_input_binding(i), i, message);
-    }
     soaprt_bcast(&status, sizeof(status), 0);
     if (status)
       return failAll(message, 0);
-    for (int64_t i = 0; i < numInputs; ++i) {
-      soaprt_binding_t *b = soaprt_input_binding(i);
-      soaprt_bcast(b->data, soaprt_num_elements(b) * soaprt_dtype_size(b->dtype),
-                   0);
+    if (soaprt_rank() != 0)
+      for (int64_t i = 0; !status && i < numInputs; ++i)
+        status = readNpy(inputFiles[i], soaprt_input_binding(i), i, message);
+    if (soaprt_max_over_ranks(status)) {
+      if (status)
+        return failAll(message, 1);
+      soaprt_finalize(); /* the failing rank says why */
+      return 1;
     }
   } else {
     for (int64_t i = 0; i < numInputs; ++i)

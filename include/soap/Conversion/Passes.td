@@ -16,7 +16,8 @@ def SpecializeRanks : Pass<"soap-specialize-ranks", "ModuleOp"> {
     each layer's tiles inside `scf.if (rank == d)`. This pass clones the
     entry once per device of the module's `soap.machine` (`NAME__rank<d>`,
     private), keeping only what that rank runs: `soap.rank` becomes the
-    constant d, the branches of `scf.if`s that test the rank are resolved,
+    constant d (the clone is marked `soap.rank_function = d`), the
+    branches of `scf.if`s that test the rank are resolved,
     and `soap.transfer` / `soap.all_reduce` ops that do not involve d become
     their input. The entry itself then calls its rank's clone
     (`scf.index_switch` on `soap.rank`).
@@ -35,6 +36,38 @@ def SpecializeRanks : Pass<"soap-specialize-ranks", "ModuleOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+def CompactTensors : Pass<"soap-compact-tensors", "ModuleOp"> {
+  let summary = "Size each tensor of a rank's function to the part it uses";
+  let description = [{
+    soap-partition keeps every tensor at its full size on every rank, and
+    each rank writes and reads only its tiles' regions of it (through
+    tensor.insert_slice / tensor.extract_slice, soap.transfer and
+    soap.all_reduce at constant offsets). After soap-specialize-ranks a
+    rank's function is only that rank's accesses, so each tensor can shrink
+    to the bounding box of the regions its function touches: data
+    parallelism over N ranks then holds 1/N of each activation per rank,
+    not all of it.
+
+    A tensor is a `tensor.empty` of static shape and the values made from
+    it by those ops (insert_slice into it, transfer, all_reduce). It is
+    resized, and the offsets of every access shifted, only when every use
+    of every such value is one of those accesses with static offsets,
+    sizes and strides; any other use (a whole-tensor operand, a return, a
+    region's yield) keeps the tensor whole. The values outside the box are
+    never read, so the program computes the same; the region a transfer or
+    an all-reduce moves is the same number of elements at each end, placed
+    by each rank's own offsets.
+
+    The arguments of a rank function (`soap.rank_function`, private, only
+    called) shrink the same way: each becomes the part of the entry's
+    argument the rank reads, its `soap.region_offsets` says where that part
+    starts, and each call passes an extract_slice of it. The CPU and CUDA
+    entry points then bind only that part of the input on that rank (a
+    weight split over N ranks: 1/N of it on each).
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
 def Bufferize : Pass<"soap-bufferize", "ModuleOp"> {

@@ -115,6 +115,13 @@ void soaprt_all_reduce(soaprt_unranked_memref_t *region, int64_t dtype,
 void soaprt_prepare_group(soaprt_unranked_memref_t *devices);
 void soaprt_bind_input(int64_t index, soaprt_unranked_memref_t *buffer,
                        int64_t dtype);
+/* Called by soap_setup before soaprt_bind_input(index, ...) when this rank
+ * reads only a part of input `index`: `region` (an i64 list) is the whole
+ * input's sizes, then the offsets of the part; the bound buffer holds the
+ * part (row-major), and soaprt_main.c fills it with the part of the .npy
+ * file or of the random data the whole input would get.
+ * C interface: _mlir_ciface_soaprt_input_region(index, region). */
+void soaprt_input_region(int64_t index, soaprt_unranked_memref_t *region);
 void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *buffer,
                         int64_t dtype);
 /* An MLIR unranked memref type includes its element type, so compiled code

@@ -155,7 +155,11 @@ struct CUDADeviceMemory
     Value address;
     Operation *hostRead = nullptr;
     int64_t index;
-    if (name.consume_front("__soap_input_") && !name.getAsInteger(10, index)) {
+    // soap-cpu-entry's "__soap_input_<i>" or, one per rank,
+    // "__soap_input_<i>_rank<r>": the device copy of input i's binding.
+    if (name.consume_front("__soap_input_") &&
+        !name.take_until([](char c) { return c == '_'; })
+             .getAsInteger(10, index)) {
       address = callI64(b, loc, "soaprt_cuda_input",
                         {arith::ConstantIntOp::create(b, loc, index, 64)});
     } else {
@@ -184,9 +188,10 @@ struct CUDADeviceMemory
       func.walk([&](Operation *op) {
         if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {
           StringRef name = get.getName();
-          // Device lists of collectives are read by the runtime on the
-          // host; soap_setup binds the inputs' host buffers.
+          // Device lists of collectives and input regions are read by the
+          // runtime on the host; soap_setup binds the inputs' host buffers.
           if (name.starts_with(soap::kDeviceListGlobalPrefix) ||
+              name.starts_with(soap::kInputRegionGlobalPrefix) ||
               (name.starts_with("__soap_input_") &&
                func.getSymName() == "soap_setup"))
             return;

@@ -28,13 +28,15 @@ using namespace mlir;
 
 void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
                                           const LowerToCUDAOptions &options) {
-  // Tensors: one function per rank, the same checks and entry handling as
-  // the CPU, then one linalg op per elementwise group.
+  // Tensors: one function per rank, each tensor the size of what its rank
+  // touches, the same checks and entry handling as the CPU, then one linalg
+  // op per elementwise group.
   SpecializeRanksOptions ranks;
   ranks.entry = options.entry;
   pm.addPass(createSpecializeRanks(ranks));
   pm.addPass(createCPUPreparePass(options.entry, "CUDA"));
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCompactTensors());
   pm.addPass(createCUDAFuseElementwise());
   pm.addPass(createCanonicalizerPass());
 

@@ -8,6 +8,7 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::soap;
@@ -99,6 +100,13 @@ LogicalResult SOAPDialect::verifyOperationAttribute(Operation *op,
                                << "' must be a string attribute";
     return success();
   }
+  if (attr.getName() == kRankFunctionAttrName) {
+    if (!isa<IntegerAttr>(attr.getValue()) || !isa<FunctionOpInterface>(op))
+      return op->emitOpError() << "'" << kRankFunctionAttrName
+                               << "' must be an integer attribute on a "
+                                  "function";
+    return success();
+  }
   return op->emitOpError() << "has unknown SOAP attribute '" << attr.getName().getValue()
                            << "'";
 }
@@ -121,6 +129,21 @@ LogicalResult SOAPDialect::verifyRegionArgAttribute(Operation *op,
                << kParameterAttrName << "' but is not a ranked tensor ("
                << type << ")";
     }
+    return success();
+  }
+  if (attr.getName() == kRegionOffsetsAttrName) {
+    auto offsets = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    Region &region = op->getRegion(regionIndex);
+    auto type = region.empty()
+                    ? ShapedType()
+                    : dyn_cast<ShapedType>(region.getArgument(argIndex).getType());
+    if (!offsets || !type || !type.hasRank() ||
+        offsets.size() != type.getRank() ||
+        llvm::any_of(offsets.asArrayRef(), [](int64_t o) { return o < 0; }))
+      return op->emitOpError()
+             << "argument #" << argIndex << ": '" << kRegionOffsetsAttrName
+             << "' must be an array of one non-negative offset per dimension "
+                "of a shaped argument";
     return success();
   }
   return op->emitOpError() << "argument #" << argIndex

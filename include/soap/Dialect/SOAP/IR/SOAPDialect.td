@@ -30,7 +30,12 @@ def SOAP_Dialect : Dialect {
     - `soap.config` on an operation with an iteration space (linalg /
       TilingInterface): how that operation is partitioned and placed. It is
       checked against the operation (one degree per loop, each dividing its
-      loop's extent) and against the enclosing machine (devices that exist).
+      loop's extent) and against the enclosing machine (devices that exist);
+    - `soap.rank_function` (integer d) on a function: the entry function as
+      device d runs it (made by soap-specialize-ranks);
+    - `soap.region_offsets` (i64 array) on an argument of such a function:
+      the argument is the region of the entry's argument that starts at
+      these offsets (made by soap-compact-tensors; one per dimension).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -44,6 +49,14 @@ def SOAP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kParameterAttrName = "soap.parameter";
     /// Name of the string attribute that holds an op's stable name.
     static constexpr ::llvm::StringLiteral kNameAttrName = "soap.name";
+    /// Name of the integer attribute that marks a function as the entry
+    /// as one rank runs it.
+    static constexpr ::llvm::StringLiteral kRankFunctionAttrName =
+        "soap.rank_function";
+    /// Name of the argument attribute that places an argument of a rank
+    /// function in the entry's argument.
+    static constexpr ::llvm::StringLiteral kRegionOffsetsAttrName =
+        "soap.region_offsets";
 
     /// The number of devices of the machine in effect for `op` (the
     /// `soap.machine` of `op` or of its nearest ancestor that has one); 1

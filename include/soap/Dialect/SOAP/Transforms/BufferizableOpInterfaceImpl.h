@@ -33,6 +33,13 @@ void registerBufferizableOpInterfaceExternalModels(DialectRegistry &registry);
 inline constexpr llvm::StringLiteral kDeviceListGlobalPrefix =
     "__soap_devices";
 
+/// Where an input's part on a rank lies in the whole input: a constant i64
+/// memref.global (whole sizes, then offsets) per input and rank
+/// ("__soap_region_3_rank1") that soap_setup passes to soaprt_input_region.
+/// Host memory on every target, like the device lists.
+inline constexpr llvm::StringLiteral kInputRegionGlobalPrefix =
+    "__soap_region";
+
 /// The libsoaprt element type code (soaprt_dtype_t) of `type`, or failure.
 FailureOr<int64_t> getRuntimeDTypeCode(Type type);
 

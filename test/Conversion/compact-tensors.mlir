@@ -1,0 +1,104 @@
+// RUN: soap-opt %s -split-input-file --soap-compact-tensors | FileCheck %s
+
+// A rank's tile of a data-parallel layer: the tensor shrinks to its rows,
+// the insert and the read move with it; the reshape of it too.
+// CHECK-LABEL: func.func @rows(
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<2x3x4xf32>
+// CHECK:         %[[I:.*]] = tensor.insert_slice %{{.*}} into %[[E]][0, 0, 0] [2, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> into tensor<2x3x4xf32>
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %[[I]] {{\[}}[0], [1, 2]] : tensor<2x3x4xf32> into tensor<2x12xf32>
+// CHECK:         tensor.extract_slice %[[C]][1, 0] [1, 12] [1, 1] : tensor<2x12xf32> to tensor<1x12xf32>
+func.func @rows(%tile: tensor<2x3x4xf32>) -> tensor<1x12xf32> {
+  %e = tensor.empty() : tensor<8x3x4xf32>
+  %i = tensor.insert_slice %tile into %e[4, 0, 0] [2, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> into tensor<8x3x4xf32>
+  %c = tensor.collapse_shape %i [[0], [1, 2]] : tensor<8x3x4xf32> into tensor<8x12xf32>
+  %r = tensor.extract_slice %c[5, 0] [1, 12] [1, 1] : tensor<8x12xf32> to tensor<1x12xf32>
+  return %r : tensor<1x12xf32>
+}
+
+// -----
+
+// Communication: each end of a transfer places the region by its own
+// offsets; an all-reduce likewise. Two tiles on one rank: their bounding
+// box.
+// CHECK-LABEL: func.func @comm(
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<6x4xf32>
+// CHECK:         %[[A:.*]] = tensor.insert_slice %{{.*}} into %[[E]][0, 0] [2, 4]
+// CHECK:         %[[B:.*]] = tensor.insert_slice %{{.*}} into %[[A]][4, 0] [2, 4]
+// CHECK:         %[[T:.*]] = soap.transfer %[[B]] [2, 0] [2, 4] from 1 to 0 : tensor<6x4xf32>
+// CHECK:         %[[R:.*]] = soap.all_reduce %[[T]] [0, 0] [6, 4] sum devices [0, 1] : tensor<6x4xf32>
+// CHECK:         tensor.extract_slice %[[R]][1, 1] [5, 2] [1, 1] : tensor<6x4xf32> to tensor<5x2xf32>
+func.func @comm(%tile: tensor<2x4xf32>) -> tensor<5x2xf32> {
+  %e = tensor.empty() : tensor<16x4xf32>
+  %a = tensor.insert_slice %tile into %e[2, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<16x4xf32>
+  %b = tensor.insert_slice %tile into %a[6, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<16x4xf32>
+  %t = soap.transfer %b [4, 0] [2, 4] from 1 to 0 : tensor<16x4xf32>
+  %r = soap.all_reduce %t [2, 0] [6, 4] sum devices [0, 1] : tensor<16x4xf32>
+  %s = tensor.extract_slice %r[3, 1] [5, 2] [1, 1] : tensor<16x4xf32> to tensor<5x2xf32>
+  return %s : tensor<5x2xf32>
+}
+
+// -----
+
+// Strided reads span from the first to the last element they read.
+// CHECK-LABEL: func.func @strided(
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<5xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %[[E]][0] [5] [1]
+// CHECK:         tensor.extract_slice %{{.*}}[0] [3] [2] : tensor<5xf32> to tensor<3xf32>
+func.func @strided(%tile: tensor<5xf32>) -> tensor<3xf32> {
+  %e = tensor.empty() : tensor<20xf32>
+  %i = tensor.insert_slice %tile into %e[10] [5] [1] : tensor<5xf32> into tensor<20xf32>
+  %s = tensor.extract_slice %i[10] [3] [2] : tensor<20xf32> to tensor<3xf32>
+  return %s : tensor<3xf32>
+}
+
+// -----
+
+// An expand_shape whose fine box is part of a group: the group's inner
+// dimensions stay whole, so the coarse side moves by whole rows of them.
+// CHECK-LABEL: func.func @expand(
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<12xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %[[E]][0] [12] [1] : tensor<12xf32> into tensor<12xf32>
+// CHECK:         %[[X:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [3, 4] : tensor<12xf32> into tensor<3x4xf32>
+// CHECK:         tensor.extract_slice %[[X]][1, 1] [1, 2] [1, 1] : tensor<3x4xf32> to tensor<1x2xf32>
+func.func @expand(%tile: tensor<12xf32>) -> tensor<1x2xf32> {
+  %e = tensor.empty() : tensor<32xf32>
+  %i = tensor.insert_slice %tile into %e[16] [12] [1] : tensor<12xf32> into tensor<32xf32>
+  %x = tensor.expand_shape %i [[0, 1]] output_shape [8, 4] : tensor<32xf32> into tensor<8x4xf32>
+  %s = tensor.extract_slice %x[5, 1] [1, 2] [1, 1] : tensor<8x4xf32> to tensor<1x2xf32>
+  return %s : tensor<1x2xf32>
+}
+
+// -----
+
+// A collapse whose box is part of an inner dimension: that dimension stays
+// whole (a shift of the collapsed rows must be a shift of the source).
+// CHECK-LABEL: func.func @collapse_inner(
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x4xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %[[E]][0, 1] [1, 2]
+// CHECK:         tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<1x4xf32> into tensor<4xf32>
+// CHECK:         tensor.extract_slice %{{.*}}[1] [2] [1] : tensor<4xf32> to tensor<2xf32>
+func.func @collapse_inner(%tile: tensor<1x2xf32>) -> tensor<2xf32> {
+  %e = tensor.empty() : tensor<3x4xf32>
+  %i = tensor.insert_slice %tile into %e[2, 1] [1, 2] [1, 1] : tensor<1x2xf32> into tensor<3x4xf32>
+  %c = tensor.collapse_shape %i [[0, 1]] : tensor<3x4xf32> into tensor<12xf32>
+  %s = tensor.extract_slice %c[9] [2] [1] : tensor<12xf32> to tensor<2xf32>
+  return %s : tensor<2xf32>
+}
+
+// -----
+
+// Kept whole: a use of the whole tensor (here the return; also a
+// linalg operand or a region's yield), a dynamic offset, and a tensor
+// whose accesses cover it.
+// CHECK-LABEL: func.func @kept(
+// CHECK-COUNT-3: tensor.empty() : tensor<8xf32>
+func.func @kept(%tile: tensor<2xf32>, %i: index) -> (tensor<8xf32>, tensor<2xf32>, tensor<8xf32>) {
+  %e0 = tensor.empty() : tensor<8xf32>
+  %a = tensor.insert_slice %tile into %e0[0] [2] [1] : tensor<2xf32> into tensor<8xf32>
+  %e1 = tensor.empty() : tensor<8xf32>
+  %b = tensor.insert_slice %tile into %e1[0] [2] [1] : tensor<2xf32> into tensor<8xf32>
+  %s = tensor.extract_slice %b[%i] [2] [1] : tensor<8xf32> to tensor<2xf32>
+  %e2 = tensor.empty() : tensor<8xf32>
+  %t = soap.transfer %e2 [0] [8] from 0 to 1 : tensor<8xf32>
+  return %a, %s, %t : tensor<8xf32>, tensor<2xf32>, tensor<8xf32>
+}
