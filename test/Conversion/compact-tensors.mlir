@@ -102,3 +102,38 @@ func.func @kept(%tile: tensor<2xf32>, %i: index) -> (tensor<8xf32>, tensor<2xf32
   %t = soap.transfer %e2 [0] [8] from 0 to 1 : tensor<8xf32>
   return %a, %s, %t : tensor<8xf32>, tensor<2xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A rank function's arguments: each becomes the part the rank reads (its
+// offsets in soap.region_offsets), an unread one nothing, and each call
+// passes the part. A function that is not a rank function keeps its
+// arguments.
+// CHECK-LABEL: func.func @entry(
+// CHECK-SAME:      %[[W:.*]]: tensor<8x6xf32>, %[[U:.*]]: tensor<4xf32>
+// CHECK:         %[[WP:.*]] = tensor.extract_slice %[[W]][2, 3] [4, 3] [1, 1] : tensor<8x6xf32> to tensor<4x3xf32>
+// CHECK:         %[[UP:.*]] = tensor.extract_slice %[[U]][0] [0] [1] : tensor<4xf32> to tensor<0xf32>
+// CHECK:         call @entry__rank1(%[[WP]], %[[UP]])
+// CHECK:         call @helper(%[[W]])
+// CHECK-LABEL: func.func private @entry__rank1(
+// CHECK-SAME:      %[[A:.*]]: tensor<4x3xf32> {soap.region_offsets = array<i64: 2, 3>}
+// CHECK-SAME:      %{{.*}}: tensor<0xf32> {soap.region_offsets = array<i64: 0>}
+// CHECK-SAME:      attributes {soap.rank_function = 1 : i64}
+// CHECK:         tensor.extract_slice %[[A]][0, 0] [2, 3] [1, 1]
+// CHECK:         tensor.extract_slice %[[A]][3, 0] [1, 3] [1, 1]
+// CHECK-LABEL: func.func private @helper(
+// CHECK-SAME:      tensor<8x6xf32>
+func.func @entry(%w: tensor<8x6xf32>, %u: tensor<4xf32>) -> (tensor<2x3xf32>, tensor<1x3xf32>, tensor<1x1xf32>) {
+  %a:2 = call @entry__rank1(%w, %u) : (tensor<8x6xf32>, tensor<4xf32>) -> (tensor<2x3xf32>, tensor<1x3xf32>)
+  %b = call @helper(%w) : (tensor<8x6xf32>) -> tensor<1x1xf32>
+  return %a#0, %a#1, %b : tensor<2x3xf32>, tensor<1x3xf32>, tensor<1x1xf32>
+}
+func.func private @entry__rank1(%w: tensor<8x6xf32>, %u: tensor<4xf32>) -> (tensor<2x3xf32>, tensor<1x3xf32>) attributes {soap.rank_function = 1 : i64} {
+  %p = tensor.extract_slice %w[2, 3] [2, 3] [1, 1] : tensor<8x6xf32> to tensor<2x3xf32>
+  %q = tensor.extract_slice %w[5, 3] [1, 3] [1, 1] : tensor<8x6xf32> to tensor<1x3xf32>
+  return %p, %q : tensor<2x3xf32>, tensor<1x3xf32>
+}
+func.func private @helper(%w: tensor<8x6xf32>) -> tensor<1x1xf32> {
+  %p = tensor.extract_slice %w[0, 0] [1, 1] [1, 1] : tensor<8x6xf32> to tensor<1x1xf32>
+  return %p : tensor<1x1xf32>
+}

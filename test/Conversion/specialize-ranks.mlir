@@ -16,6 +16,7 @@
 // CHECK:         return %[[R]]
 
 // CHECK-LABEL: func.func private @spmd__rank0(
+// CHECK-SAME:    attributes {soap.rank_function = 0 : i64}
 // CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NOT:     soap.rank
 // CHECK-NOT:     scf.if
@@ -30,6 +31,7 @@
 // CHECK:         return
 
 // CHECK-LABEL: func.func private @spmd__rank1(
+// CHECK-SAME:    attributes {soap.rank_function = 1 : i64}
 // CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
 // CHECK-NOT:     arith.addf
 // CHECK:         arith.mulf

@@ -97,3 +97,22 @@ func.func @machine_key_twice() attributes {x = #soap.machine<nodes = 1, nodes = 
 
 // expected-error @below {{machine key 'nodes' expects an integer}}
 func.func @fractional_nodes() attributes {x = #soap.machine<nodes = 1.5>} { return }
+
+// -----
+
+// expected-error @+1 {{'soap.rank_function' must be an integer attribute on a function}}
+func.func private @f() attributes {soap.rank_function = "one"}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument #0: 'soap.region_offsets' must be an array of one non-negative offset per dimension of a shaped argument}}
+func.func private @g(%x: tensor<4x4xf32> {soap.region_offsets = array<i64: 1>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument #0: 'soap.region_offsets' must be an array}}
+func.func private @h(%x: tensor<4xf32> {soap.region_offsets = array<i64: -1>}) {
+  return
+}
