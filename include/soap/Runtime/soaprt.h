@@ -50,10 +50,13 @@
  *    and exits with status 1 before any work. Inputs are .npy files (version
  *    1/2, little-endian, C order; dtype and shape must match the entry
  *    argument exactly: rank 0 checks them and every rank exits with status 1
- *    if one does not) or deterministic pseudo-random data (the default, seed
- *    1): the same on every rank and for any number of ranks. Floating-point
- *    inputs get values uniform in [-1, 1) (1-D ones, typically biases and
- *    normalization scales or variances, in [0.5, 1.5)); integer inputs in
+ *    if one does not; then every rank reads the part of each file it holds,
+ *    see soaprt_input_region) or deterministic pseudo-random data (the
+ *    default, seed 1): the same on every rank and for any number of ranks,
+ *    element by element (a rank holding part of an input gets those
+ *    elements). Floating-point inputs get values uniform in [-1, 1) (1-D
+ *    ones, typically biases and normalization scales or variances, in
+ *    [0.5, 1.5)); integer inputs in
  *    [0, 1000) (i1: {0, 1}). Rank 0 writes result0.npy, result1.npy, ... to
  *    DIR (default: the current directory). With --iterations=K the model runs
  *    K times and rank 0 prints each iteration's wall time.
