@@ -291,20 +291,28 @@ struct CPUEntryPass
           return signalPassFailure();
 
     b.setInsertionPointToEnd(module.getBody());
-    // The inputs live in globals: bound once, read by every iteration; one
-    // per rank if the ranks' parts differ.
-    SmallVector<SmallVector<std::string>> globals;
-    for (auto [r, func] : llvm::enumerate(rankFunctions)) {
-      globals.emplace_back();
-      for (auto [i, t] : llvm::enumerate(func.getFunctionType().getInputs())) {
+    // The inputs live in globals: bound once, read by every iteration. A
+    // rank binds only its own, so ranks whose parts of an input have the
+    // same shape share one ("__soap_input_<i>"; another shape of it:
+    // "__soap_input_<i>_<k>"): the object holds no more than one whole
+    // input's worth per shape, whatever the number of ranks.
+    SmallVector<SmallVector<std::string>> globals(rankFunctions.size());
+    for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+      SmallVector<MemRefType> shapes;
+      for (auto [r, func] : llvm::enumerate(rankFunctions)) {
+        auto t = cast<MemRefType>(func.getFunctionType().getInput(i));
+        auto it = llvm::find(shapes, t);
+        size_t k = it - shapes.begin();
         std::string name = "__soap_input_" + std::to_string(i);
-        if (perRank)
-          name += "_rank" + std::to_string(r);
-        memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"),
-                                 cast<MemRefType>(t), b.getUnitAttr(),
-                                 /*constant=*/false,
-                                 /*alignment=*/b.getI64IntegerAttr(64));
-        globals.back().push_back(name);
+        if (k > 0)
+          name += "_" + std::to_string(k);
+        if (it == shapes.end()) {
+          shapes.push_back(t);
+          memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"),
+                                   t, b.getUnitAttr(), /*constant=*/false,
+                                   /*alignment=*/b.getI64IntegerAttr(64));
+        }
+        globals[r].push_back(name);
       }
     }
     auto getGlobals = [&](int64_t r) {

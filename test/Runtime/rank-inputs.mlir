@@ -7,15 +7,19 @@
 // the rank's function directly; the dispatching entry goes.
 
 // CHECK-DAG:   memref.global "private" constant @__soap_region_1_rank0 : memref<4xi64> = dense<[8, 6, 0, 0]>
-// CHECK-DAG:   memref.global "private" constant @__soap_region_1_rank1 : memref<4xi64> = dense<[8, 6, 0, 3]>
+// CHECK-DAG:   memref.global "private" constant @__soap_region_1_rank1 : memref<4xi64> = dense<[8, 6, 0, 4]>
 // CHECK-DAG:   memref.global "private" constant @__soap_region_2_rank1 : memref<2xi64> = dense<[4, 0]>
 // CHECK-DAG:   func.func private @soaprt_input_region(i64, memref<*xi64>) attributes {llvm.emit_c_interface}
 // CHECK-NOT:   func.func @model(
-// CHECK:       func.func private @model__rank0(%{{.*}}: memref<2x8xf32>, %{{.*}}: memref<8x3xf32>, %{{.*}}: memref<0xf32>) -> memref<2x6xf32> {
-// CHECK:       func.func private @model__rank1(%{{.*}}: memref<2x8xf32>, %{{.*}}: memref<8x3xf32>, %{{.*}}: memref<0xf32>) -> memref<2x6xf32> {
-// CHECK-DAG:   memref.global "private" @__soap_input_0_rank0 : memref<2x8xf32> = uninitialized
-// CHECK-DAG:   memref.global "private" @__soap_input_1_rank0 : memref<8x3xf32> = uninitialized
-// CHECK-DAG:   memref.global "private" @__soap_input_2_rank1 : memref<0xf32> = uninitialized
+// CHECK:       func.func private @model__rank0(%{{.*}}: memref<2x8xf32>, %{{.*}}: memref<8x4xf32>, %{{.*}}: memref<0xf32>) -> memref<2x6xf32> {
+// CHECK:       func.func private @model__rank1(%{{.*}}: memref<2x8xf32>, %{{.*}}: memref<8x2xf32>, %{{.*}}: memref<0xf32>) -> memref<2x6xf32> {
+// Ranks whose parts have the same shape share a global (each binds only
+// its own); another shape gets another.
+// CHECK-DAG:   memref.global "private" @__soap_input_0 : memref<2x8xf32> = uninitialized
+// CHECK-DAG:   memref.global "private" @__soap_input_1 : memref<8x4xf32> = uninitialized
+// CHECK-DAG:   memref.global "private" @__soap_input_1_1 : memref<8x2xf32> = uninitialized
+// CHECK-DAG:   memref.global "private" @__soap_input_2 : memref<0xf32> = uninitialized
+// CHECK-NOT:   memref.global "private" @__soap_input_0_1
 
 // CHECK-LABEL: func.func @soap_setup()
 // CHECK:         %[[RANK:.*]] = call @soaprt_rank() : () -> i64
@@ -38,9 +42,9 @@
 // CHECK-LABEL: func.func @soap_main()
 // CHECK:         scf.index_switch
 // CHECK:         case 1 {
-// CHECK-DAG:       %[[X1:.*]] = memref.get_global @__soap_input_0_rank1 : memref<2x8xf32>
-// CHECK-DAG:       %[[W1:.*]] = memref.get_global @__soap_input_1_rank1 : memref<8x3xf32>
-// CHECK-DAG:       %[[U1:.*]] = memref.get_global @__soap_input_2_rank1 : memref<0xf32>
+// CHECK-DAG:       %[[X1:.*]] = memref.get_global @__soap_input_0 : memref<2x8xf32>
+// CHECK-DAG:       %[[W1:.*]] = memref.get_global @__soap_input_1_1 : memref<8x2xf32>
+// CHECK-DAG:       %[[U1:.*]] = memref.get_global @__soap_input_2 : memref<0xf32>
 // CHECK:           %[[OUT1:.*]] = func.call @model__rank1(%[[X1]], %[[W1]], %[[U1]])
 // CHECK:           memref.cast %[[OUT1]]
 // CHECK:           call @soaprt_bind_output_f32(
@@ -55,25 +59,25 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
     %e = tensor.empty() : tensor<2x6xf32>
     %is0 = arith.cmpi eq, %rank, %c0 : index
     %a = scf.if %is0 -> (tensor<2x6xf32>) {
-      %wp = tensor.extract_slice %w[0, 0] [8, 3] [1, 1] : tensor<8x6xf32> to tensor<8x3xf32>
-      %o = tensor.extract_slice %e[0, 0] [2, 3] [1, 1] : tensor<2x6xf32> to tensor<2x3xf32>
-      %m = linalg.matmul ins(%x, %wp : tensor<2x8xf32>, tensor<8x3xf32>) outs(%o : tensor<2x3xf32>) -> tensor<2x3xf32>
-      %i = tensor.insert_slice %m into %e[0, 0] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+      %wp = tensor.extract_slice %w[0, 0] [8, 4] [1, 1] : tensor<8x6xf32> to tensor<8x4xf32>
+      %o = tensor.extract_slice %e[0, 0] [2, 4] [1, 1] : tensor<2x6xf32> to tensor<2x4xf32>
+      %m = linalg.matmul ins(%x, %wp : tensor<2x8xf32>, tensor<8x4xf32>) outs(%o : tensor<2x4xf32>) -> tensor<2x4xf32>
+      %i = tensor.insert_slice %m into %e[0, 0] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<2x6xf32>
       scf.yield %i : tensor<2x6xf32>
     } else {
       scf.yield %e : tensor<2x6xf32>
     }
     %is1 = arith.cmpi eq, %rank, %c1 : index
     %b = scf.if %is1 -> (tensor<2x6xf32>) {
-      %wp = tensor.extract_slice %w[0, 3] [8, 3] [1, 1] : tensor<8x6xf32> to tensor<8x3xf32>
-      %o = tensor.extract_slice %a[0, 3] [2, 3] [1, 1] : tensor<2x6xf32> to tensor<2x3xf32>
-      %m = linalg.matmul ins(%x, %wp : tensor<2x8xf32>, tensor<8x3xf32>) outs(%o : tensor<2x3xf32>) -> tensor<2x3xf32>
-      %i = tensor.insert_slice %m into %a[0, 3] [2, 3] [1, 1] : tensor<2x3xf32> into tensor<2x6xf32>
+      %wp = tensor.extract_slice %w[0, 4] [8, 2] [1, 1] : tensor<8x6xf32> to tensor<8x2xf32>
+      %o = tensor.extract_slice %a[0, 4] [2, 2] [1, 1] : tensor<2x6xf32> to tensor<2x2xf32>
+      %m = linalg.matmul ins(%x, %wp : tensor<2x8xf32>, tensor<8x2xf32>) outs(%o : tensor<2x2xf32>) -> tensor<2x2xf32>
+      %i = tensor.insert_slice %m into %a[0, 4] [2, 2] [1, 1] : tensor<2x2xf32> into tensor<2x6xf32>
       scf.yield %i : tensor<2x6xf32>
     } else {
       scf.yield %a : tensor<2x6xf32>
     }
-    %t = soap.transfer %b [0, 3] [2, 3] from 1 to 0 : tensor<2x6xf32>
+    %t = soap.transfer %b [0, 4] [2, 2] from 1 to 0 : tensor<2x6xf32>
     return %t : tensor<2x6xf32>
   }
 }

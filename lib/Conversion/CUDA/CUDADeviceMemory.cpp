@@ -155,8 +155,9 @@ struct CUDADeviceMemory
     Value address;
     Operation *hostRead = nullptr;
     int64_t index;
-    // soap-cpu-entry's "__soap_input_<i>" or, one per rank,
-    // "__soap_input_<i>_rank<r>": the device copy of input i's binding.
+    // soap-cpu-entry's "__soap_input_<i>", or "__soap_input_<i>_<k>" (another
+    // shape of input i's part that some ranks bind): the device copy of
+    // input i's binding.
     if (name.consume_front("__soap_input_") &&
         !name.take_until([](char c) { return c == '_'; })
              .getAsInteger(10, index)) {

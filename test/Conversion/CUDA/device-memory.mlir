@@ -45,17 +45,17 @@ func.func @soap_main() {
 
 // -----
 
-// One input global per rank (soap-cpu-entry when ranks read parts of
-// inputs): the device copy of input 1's binding, whichever rank's global
-// it is; the region list stays on the host.
+// Another shape of an input's part (soap-cpu-entry, when ranks read parts
+// of different shapes): the device copy of input 1's binding, whichever
+// global the rank bound; the region list stays on the host.
 // CHECK-LABEL: func.func @soap_setup()
 // CHECK:         memref.get_global @__soap_region_1_rank1 : memref<4xi64>
-// CHECK:         memref.get_global @__soap_input_1_rank1 : memref<2x8xf32>
+// CHECK:         memref.get_global @__soap_input_1_2 : memref<2x8xf32>
 // CHECK-LABEL: func.func @soap_main()
-// CHECK-NOT:     memref.get_global @__soap_input_1_rank1
+// CHECK-NOT:     memref.get_global @__soap_input_1_2
 // CHECK:         %[[I:.*]] = arith.constant 1 : i64
 // CHECK:         call @soaprt_cuda_input(%[[I]]) : (i64) -> i64
-memref.global "private" @__soap_input_1_rank1 : memref<2x8xf32> = uninitialized
+memref.global "private" @__soap_input_1_2 : memref<2x8xf32> = uninitialized
 memref.global "private" constant @__soap_region_1_rank1 : memref<4xi64> = dense<[4, 8, 2, 0]>
 func.func private @soaprt_bind_input_f32(i64, memref<*xf32>, i64) attributes {llvm.emit_c_interface}
 func.func private @soaprt_input_region(i64, memref<*xi64>) attributes {llvm.emit_c_interface}
@@ -66,13 +66,13 @@ func.func @soap_setup() {
   %r = memref.get_global @__soap_region_1_rank1 : memref<4xi64>
   %ru = memref.cast %r : memref<4xi64> to memref<*xi64>
   call @soaprt_input_region(%c1, %ru) : (i64, memref<*xi64>) -> ()
-  %g = memref.get_global @__soap_input_1_rank1 : memref<2x8xf32>
+  %g = memref.get_global @__soap_input_1_2 : memref<2x8xf32>
   %u = memref.cast %g : memref<2x8xf32> to memref<*xf32>
   call @soaprt_bind_input_f32(%c1, %u, %c0) : (i64, memref<*xf32>, i64) -> ()
   return
 }
 func.func @soap_main() {
-  %g = memref.get_global @__soap_input_1_rank1 : memref<2x8xf32>
+  %g = memref.get_global @__soap_input_1_2 : memref<2x8xf32>
   call @entry__rank1(%g) : (memref<2x8xf32>) -> ()
   return
 }
