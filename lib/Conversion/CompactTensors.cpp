@@ -54,22 +54,22 @@ struct Box {
   }
 };
 
-/// The values of one shape in a tensor's versions: the tensor.empty's and
-/// those made from them by region writes, or those of a reshape of them.
+/// The values of one shape in a tensor's versions: the root's and those
+/// made from them by region writes, or those of a reshape of them.
 struct Space {
   RankedTensorType type;
   SmallVector<Value> values;
   Box box;
-  /// The space this one is a reshape of (-1 for the tensor.empty's), and
-  /// the reshape.
+  /// The space this one is a reshape of (-1 for the root's), and the
+  /// reshape.
   int parent = -1;
   Operation *reshape = nullptr;
 
   explicit Space(RankedTensorType type) : type(type), box(type.getRank()) {}
 };
 
-/// A tensor.empty, every value made from it by region writes and reshapes,
-/// and every region access to them.
+/// A root (a tensor.empty or a function argument), every value made from it
+/// by region writes and reshapes, and every region access to them.
 struct TensorVersions {
   SmallVector<Space> spaces;
   /// Region accesses (slices, transfers, all-reduces) and the space whose
@@ -140,8 +140,8 @@ struct Reassociation {
   }
 };
 
-/// The reshape's coarse and fine sides: (coarse is the parent, the fine
-/// space's box, the groups), for a collapse or an expand.
+/// The groups and the fine shape of a collapse_shape (fine: its source) or
+/// an expand_shape (fine: its result).
 static Reassociation getReassociation(Operation *reshape) {
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(reshape))
     return {collapse.getReassociationIndices(),
