@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 
 #include <limits>
@@ -302,17 +303,7 @@ static std::optional<SmallVector<int64_t>> compactVersions(Value root) {
 /// parallelism: its samples of the input; model parallelism: its slice of
 /// a weight). Each such argument becomes that part, placed by
 /// `soap.region_offsets`, and its callers pass the part.
-static void compactArguments(func::FuncOp func, ModuleOp module) {
-  std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
-  if (!uses || func.isPublic())
-    return;
-  SmallVector<func::CallOp> calls;
-  for (const SymbolTable::SymbolUse &use : *uses) {
-    auto call = dyn_cast<func::CallOp>(use.getUser());
-    if (!call)
-      return;
-    calls.push_back(call);
-  }
+static void compactArguments(func::FuncOp func, ArrayRef<func::CallOp> calls) {
   MLIRContext *ctx = func.getContext();
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
@@ -353,10 +344,25 @@ struct CompactTensors
     module.walk([&](tensor::EmptyOp op) { empties.push_back(op); });
     for (tensor::EmptyOp empty : empties)
       (void)compactVersions(empty.getResult());
+    // Rank functions are private and only called (their callers then pass
+    // the parts); anything else naming one keeps its arguments whole.
+    llvm::DenseMap<StringAttr, SmallVector<func::CallOp>> calls;
+    llvm::DenseSet<StringAttr> otherUses;
+    module.walk([&](Operation *op) {
+      auto call = dyn_cast<func::CallOp>(op);
+      if (call) {
+        calls[call.getCalleeAttr().getAttr()].push_back(call);
+        return;
+      }
+      op->getAttrDictionary().walk([&](SymbolRefAttr ref) {
+        otherUses.insert(ref.getRootReference());
+      });
+    });
     for (auto func : module.getOps<func::FuncOp>())
       if (func->hasAttr(SOAPDialect::kRankFunctionAttrName) &&
-          !func.isExternal())
-        compactArguments(func, module);
+          !func.isExternal() && func.isPrivate() &&
+          !otherUses.contains(func.getSymNameAttr()))
+        compactArguments(func, calls.lookup(func.getSymNameAttr()));
   }
 };
 
