@@ -552,6 +552,7 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(createCPUEntryPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addNestedPass<func::FuncOp>(createDeallocAfterLastUse());
 
   // Loops.
   pm.addNestedPass<func::FuncOp>(std::make_unique<CPULoopOrderPass>());

@@ -92,6 +92,28 @@ def Bufferize : Pass<"soap-bufferize", "ModuleOp"> {
                            "memref::MemRefDialect"];
 }
 
+def DeallocAfterLastUse : Pass<"soap-dealloc-after-last-use", "func::FuncOp"> {
+  let summary = "Free each buffer right after its last use";
+  let description = [{
+    Upstream's ownership-based buffer deallocation frees a block's buffers
+    at the end of the block, so a straight-line forward pass holds every
+    activation it ever made until it returns: the peak is the sum of all of
+    them. This pass moves each `memref.dealloc` of a buffer allocated in
+    the same block up to just after the last op of the block that uses the
+    buffer or a view of it (subview, reshape, cast; a use inside a nested
+    region counts as its op's). The device pool (libsoaprt's stream-ordered
+    allocator) and the host allocator then reuse the memory for later
+    layers.
+
+    A buffer stays where it is freed if a use may keep it alive past the
+    op: a terminator (return, yield), a store of it or of its address, an
+    op that makes another memref of it that is not a view, or a call of a
+    function the module defines (it may return the buffer). Calls of
+    declarations (libsoaprt) only use a buffer while they run.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def ScalarAccumulators : Pass<"soap-scalar-accumulators", "func::FuncOp"> {
   let summary = "Keep the accumulator of a reduction loop in a register";
   let description = [{

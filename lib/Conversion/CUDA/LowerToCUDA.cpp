@@ -48,6 +48,8 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   // Clones become alloc + copy (a kernel below); the deallocation helpers
   // stay host loops.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Each buffer freed after its last use (the pool reuses it).
+  pm.addNestedPass<func::FuncOp>(createDeallocAfterLastUse());
 
   // cuBLAS / cuDNN for what they do best, kernels for the rest.
   CUDALibraryCallsOptions library;
