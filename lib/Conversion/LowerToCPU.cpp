@@ -550,7 +550,7 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
   // the entry takes and returns plain contiguous buffers.
   pm.addPass(createBufferize());
   pm.addPass(createCPUEntryPass());
-  bufferization::buildBufferDeallocationPipeline(pm);
+  buildDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createDeallocAfterLastUse());
 

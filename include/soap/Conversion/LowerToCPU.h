@@ -57,6 +57,11 @@ std::unique_ptr<Pass> createCPUEntryPass();
 /// allocator on the CUDA back end) instead of malloc / free.
 void buildHostToLLVMPipeline(OpPassManager &pm, bool genericAllocation);
 
+/// Upstream's buffer deallocation pipeline with its simplification bounded
+/// in time (soap-simplify-deallocations): both lowerings run it after
+/// bufferization.
+void buildDeallocationPipeline(OpPassManager &pm);
+
 /// The whole lowering, module to LLVM dialect.
 void buildLowerToCPUPipeline(OpPassManager &pm,
                              const LowerToCPUOptions &options);

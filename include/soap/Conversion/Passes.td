@@ -114,6 +114,29 @@ def DeallocAfterLastUse : Pass<"soap-dealloc-after-last-use", "func::FuncOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def SimplifyDeallocations
+    : Pass<"soap-simplify-deallocations", "func::FuncOp"> {
+  let summary = "Upstream's dealloc simplification, bounded in time";
+  let description = [{
+    Runs upstream's `buffer-deallocation-simplification` on a function
+    unless its `bufferization.dealloc` ops list more than `max-memrefs`
+    buffers in all. The simplification compares the buffers of a dealloc
+    pairwise; a partitioned unrolled RNN bufferized with a copy before every
+    write (soap-bufferize) has one dealloc of ~15,000 buffers per rank
+    function, which it did not finish in 20 minutes. Without it the
+    deallocs are lowered as they are (correct; freed at the end of the
+    function). A remark says so. soap-lower-to-cpu and soap-lower-to-cuda
+    use this in place of the pipeline's simplification
+    (buildDeallocationPipeline, LowerToCPU.h).
+  }];
+  let options = [
+    Option<"maxMemrefs", "max-memrefs", "int64_t", /*default=*/"2000",
+           "Functions whose deallocs list more buffers are not simplified">,
+  ];
+  let dependentDialects = ["bufferization::BufferizationDialect",
+                           "memref::MemRefDialect"];
+}
+
 def ScalarAccumulators : Pass<"soap-scalar-accumulators", "func::FuncOp"> {
   let summary = "Keep the accumulator of a reduction loop in a register";
   let description = [{

@@ -44,7 +44,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   // ownership-based deallocation.
   pm.addPass(createBufferize());
   pm.addPass(createCPUEntryPass());
-  bufferization::buildBufferDeallocationPipeline(pm);
+  buildDeallocationPipeline(pm);
   // Clones become alloc + copy (a kernel below); the deallocation helpers
   // stay host loops.
   pm.addPass(createConvertBufferizationToMemRefPass());
