@@ -45,7 +45,10 @@ struct SimplifyDeallocations
       memrefs += static_cast<int64_t>(op.getMemrefs().size());
     });
     if (memrefs > maxMemrefs) {
-      func.emitRemark() << "'" << func.getSymName() << "' deallocates "
+      // At the location only: Operation::emitRemark would print the whole
+      // (huge) function with it.
+      mlir::emitRemark(func.getLoc())
+          << "'" << func.getSymName() << "' deallocates "
                         << memrefs << " buffers (more than "
                         << static_cast<int64_t>(maxMemrefs)
                         << "): its deallocations are not simplified";
