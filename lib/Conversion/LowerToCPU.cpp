@@ -43,6 +43,15 @@ static constexpr llvm::StringLiteral kSupportedTypes =
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// This rank as an index: `soaprt_rank()` (declared if need be).
+static Value createRuntimeRank(OpBuilder &b, Location loc, ModuleOp module) {
+  func::FuncOp callee = getOrInsertRuntimeFunction(
+      b, module, "soaprt_rank", b.getFunctionType({}, {b.getI64Type()}),
+      /*cInterface=*/false);
+  Value rank = func::CallOp::create(b, loc, callee).getResult(0);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), rank);
+}
+
 struct CPUPreparePass
     : public PassWrapper<CPUPreparePass, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CPUPreparePass)
@@ -171,16 +180,10 @@ struct CPUPreparePass
     module.walk([&](RankOp op) { ranks.push_back(op); });
     if (ranks.empty())
       return;
-    func::FuncOp callee = getOrInsertRuntimeFunction(
-        builder, module, "soaprt_rank",
-        builder.getFunctionType({}, {builder.getI64Type()}),
-        /*cInterface=*/false);
     for (RankOp op : ranks) {
       builder.setInsertionPoint(op);
-      auto call = func::CallOp::create(builder, op.getLoc(), callee);
-      Value index = arith::IndexCastOp::create(
-          builder, op.getLoc(), builder.getIndexType(), call.getResult(0));
-      op.getResult().replaceAllUsesWith(index);
+      op.getResult().replaceAllUsesWith(
+          createRuntimeRank(builder, op.getLoc(), module));
       op.erase();
     }
   }
@@ -362,12 +365,7 @@ struct CPUEntryPass
         body(0);
         return;
       }
-      func::FuncOp rankFn = getOrInsertRuntimeFunction(
-          b, module, "soaprt_rank", b.getFunctionType({}, {i64}),
-          /*cInterface=*/false);
-      Value rank = arith::IndexCastOp::create(
-          b, loc, b.getIndexType(),
-          func::CallOp::create(b, loc, rankFn).getResult(0));
+      Value rank = createRuntimeRank(b, loc, module);
       SmallVector<int64_t> cases;
       for (int64_t r = 1; r < numDevices; ++r)
         cases.push_back(r);
