@@ -478,11 +478,11 @@ LogicalResult Extractor::addInput(int32_t node, Value value,
         sourceDims.push_back(constantAccess(c.getValue()));
         continue;
       }
-      unsigned loop = cast<AffineDimExpr>(e).getPosition();
-      std::optional<unsigned> position = outMap.getResultPosition(e);
+      // A reversed or shifted read (a flipped filter) is no plain view.
+      std::optional<unsigned> position =
+          isa<AffineDimExpr>(e) ? outMap.getResultPosition(e) : std::nullopt;
       if (!position)
         break;
-      (void)loop;
       sourceDims.push_back(dims[*position]);
     }
     if (sourceDims.size() != inMap.getNumResults())

@@ -6,7 +6,8 @@
 //       [--strategy-out=FILE.json] [--report=FILE.json] [--trace=FILE.json]
 //       [--emit=none|mlir|partitioned|llvm|ptx|obj|exe] [--target=cpu|cuda]
 //       [--mcpu=host|generic|NAME] [--allow-tf32] [--cuda-chip=sm_90]
-//       [--cuda-format=ptx|cubin|fatbin] [-o OUT]
+//       [--cuda-format=ptx|cubin|fatbin] [--train [--train-returns=parameters|
+//       gradients] [--learning-rate=F]] [-o OUT]
 // soapc --list-machines
 //
 // Imports the model, extracts its op graph, finds (or takes) a strategy,
@@ -161,6 +162,21 @@ static cl::opt<bool> splitReductions(
     cl::desc("Let strategies split reduction loops (partial results summed "
              "in another order: not bitwise reproducible)"),
     cl::init(true), cl::cat(soapcCategory));
+static cl::opt<bool> train(
+    "train",
+    cl::desc("Generate the training step (forward, backward, SGD update) "
+             "instead of the forward pass: the program takes one cotangent "
+             "(dL/d result) per result after the model's arguments and "
+             "returns the updated parameters after the results"),
+    cl::cat(soapcCategory));
+static cl::opt<std::string> trainReturns(
+    "train-returns",
+    cl::desc("--train: what the step returns after the results: parameters "
+             "(SGD-updated) or gradients (dL/dx of every float argument)"),
+    cl::init("parameters"), cl::cat(soapcCategory));
+static cl::opt<double>
+    learningRate("learning-rate", cl::desc("--train: the SGD learning rate"),
+                 cl::init(0.01), cl::cat(soapcCategory));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("OUT"), cl::init("-"),
                                        cl::cat(soapcCategory));
@@ -343,6 +359,14 @@ int main(int argc, char **argv) {
     return fail("--target=cuda --emit=exe needs libsoaprt_cuda, and this "
                 "soapc was built without the CUDA toolkit, cuDNN and NCCL "
                 "(--emit=obj works)");
+  if (trainReturns != "parameters" && trainReturns != "gradients")
+    return fail("unknown --train-returns='" + trainReturns +
+                "' (expected parameters or gradients)");
+  if ((trainReturns.getNumOccurrences() || learningRate.getNumOccurrences()) &&
+      !train)
+    return fail("--train-returns and --learning-rate need --train");
+  if (train && emit == "none")
+    return fail("--train needs --emit (the training step is generated code)");
   if (codegen && outputFile == "-" && (emit == "obj" || emit == "exe"))
     return fail("--emit=" + emit + " needs an output file (-o OUT)");
   if (!strategyIn.empty()) {
@@ -506,6 +530,18 @@ int main(int argc, char **argv) {
                        mlir::soap::machineToAttr(&context, machine));
     if (failed(verify(*module)))
       return fail("the annotated module does not verify");
+  }
+  if (train) {
+    // The search optimized the training step already (the simulator derives
+    // its backward tasks); the backward ops take configs from the forward.
+    PassManager trainPm(&context);
+    mlir::soap::TrainingStepOptions trainOptions;
+    trainOptions.entry = (*func).getSymName().str();
+    trainOptions.returns = trainReturns;
+    trainOptions.learningRate = learningRate;
+    trainPm.addPass(mlir::soap::createTrainingStep(trainOptions));
+    if (failed(trainPm.run(*module)))
+      return 1;
   }
   if (codegen && failed(generateCode(*module, (*func).getSymName())))
     return 1;

@@ -143,4 +143,53 @@ def Partition : Pass<"soap-partition", "ModuleOp"> {
                            "::mlir::soap::SOAPDialect"];
 }
 
+def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
+  let summary = "Turn the forward function into one training step "
+                "(forward, backward, SGD update)";
+  let description = [{
+    Rewrites the entry function `f(args) -> results` into the training step
+    `f(args, cotangents) -> (results, updated parameters)`: one cotangent
+    argument per result (the loss is `L = sum_i <cotangent_i, result_i>`, so
+    the cotangent is dL/d(result): a loss layer's gradient, or any seed), the
+    backward ops after the forward ones (reverse-mode differentiation of the
+    linalg / tensor ops), and `p - learning-rate * dL/dp` for every parameter.
+    With `returns=gradients` the step returns dL/dx for every floating-point
+    tensor argument instead (in argument order; gradient checks use it).
+
+    Backward ops are linalg ops too, so soap-partition partitions them:
+    - the gradient of an operand of a linalg op is an op over the SAME loops
+      (a loop that does not index the operand becomes a reduction), and it
+      takes the forward op's `#soap.config` as it is. Splitting the batch
+      loop thus splits the weight gradient's reduction: partial sums and an
+      all-reduce, FlexFlow's gradient synchronization, fall out of the
+      partitioner's reduction splitting;
+    - a convolution's or pooling's input gradient, which the forward loops
+      cannot write without overlap, is a stride-1 convolution (pooling: a
+      window reduction) of the output gradient dilated by the stride, with
+      the forward config mapped onto its loops;
+    - every other new layer follows the layout of the tensor it reads
+      (same split, same devices), so it needs no transfer.
+    Configs are filled in only when the forward function has them.
+
+    Differentiable: linalg ops whose body is a sum or max reduction of, or
+    an elementwise expression over, arith / math ops (add, sub, mul, div,
+    neg, max, min, select, exp, log, tanh, sqrt, rsqrt, abs, casts),
+    stride-dilation-1 NCHW convolutions and poolings, tensor.pad,
+    extract_slice, insert_slice, concat and reshapes. Anything else on the
+    path from a parameter to a result is a located error.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Entry function (default: the public function no other calls)">,
+    Option<"returns", "returns", "std::string", /*default=*/"\"parameters\"",
+           "parameters (SGD-updated) | gradients (of every float argument)">,
+    Option<"learningRate", "learning-rate", "double", /*default=*/"0.01",
+           "SGD learning rate">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::soap::SOAPDialect"];
+}
+
 #endif // SOAP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,951 @@
+//===- TrainingStep.cpp - Forward function -> one training step -----------===//
+//
+// See Passes.td (soap-training-step). Reverse-mode differentiation of the
+// entry function's linalg / tensor ops, emitted as linalg / tensor ops after
+// the forward ones, then the SGD update. The backward ops get #soap.configs
+// derived from the forward strategy (TrainingConfigs below), so the
+// partitioner splits them like any other layer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "soap/Transforms/Passes.h"
+
+#include "soap/Analysis/OpGraphExtraction.h"
+#include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
+#include "soap/Dialect/SOAP/IR/SOAPDialect.h"
+#include "soap/Simulator/Region.h"
+#include "soap/Simulator/Strategy.h"
+#include "soap/Transforms/StrategyAttributes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir {
+namespace soap {
+#define GEN_PASS_DEF_TRAININGSTEP
+#include "soap/Transforms/Passes.h.inc"
+} // namespace soap
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::soap;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Configs of the backward ops
+//===----------------------------------------------------------------------===//
+
+/// Row-major index of tile `coords` under `degrees`.
+static int64_t tileIndex(ArrayRef<int64_t> degrees, ArrayRef<int64_t> coords) {
+  int64_t index = 0;
+  for (auto [degree, coord] : llvm::zip(degrees, coords))
+    index = index * degree + coord;
+  return index;
+}
+
+/// Row-major coordinates of tile `tile` under `degrees`.
+static SmallVector<int64_t> tileCoords(ArrayRef<int64_t> degrees, int64_t tile) {
+  SmallVector<int64_t> coords(degrees.size());
+  for (int64_t l = static_cast<int64_t>(degrees.size()) - 1; l >= 0; --l) {
+    coords[l] = tile % degrees[l];
+    tile /= degrees[l];
+  }
+  return coords;
+}
+
+/// The config of an op with loops of `extents` whose loop j is loop
+/// `loopMap[j]` (-1: none) of an op partitioned by `from` over `fromExtents`:
+/// each mapped loop keeps its degree where it divides the extent, and a tile
+/// runs on the device of the `from` tile it corresponds to (unmapped loops
+/// of `from` at coordinate 0). Distinct tiles map to distinct `from` tiles,
+/// so the devices stay distinct.
+static ParallelConfigAttr mapConfig(ParallelConfigAttr from,
+                                    ArrayRef<int64_t> extents,
+                                    ArrayRef<int32_t> loopMap) {
+  ArrayRef<int64_t> fromDegrees = from.getDegrees();
+  SmallVector<int64_t> fromDevices = from.getTileDevices();
+  SmallVector<int64_t> degrees(extents.size(), 1);
+  for (auto [j, l] : llvm::enumerate(loopMap))
+    if (l >= 0 && static_cast<size_t>(l) < fromDegrees.size() &&
+        extents[j] > 0 && extents[j] % fromDegrees[l] == 0)
+      degrees[j] = fromDegrees[l];
+  int64_t tiles = 1;
+  for (int64_t d : degrees)
+    tiles *= d;
+  SmallVector<int64_t> devices;
+  for (int64_t t = 0; t < tiles; ++t) {
+    SmallVector<int64_t> coords = tileCoords(degrees, t);
+    SmallVector<int64_t> fromCoords(fromDegrees.size(), 0);
+    for (auto [j, l] : llvm::enumerate(loopMap))
+      if (degrees[j] > 1)
+        fromCoords[l] = coords[j];
+    devices.push_back(fromDevices[tileIndex(fromDegrees, fromCoords)]);
+  }
+  ::soap::ParallelConfig config;
+  config.degrees.assign(degrees.begin(), degrees.end());
+  config.devices.assign(devices.begin(), devices.end());
+  return configToAttr(from.getContext(), config);
+}
+
+/// The one loop that indexes `dim` with coefficient 1, or -1.
+static int32_t plainLoop(const ::soap::DimAccess &dim) {
+  if (dim.whole || dim.terms.size() != 1 || dim.terms[0].coefficient != 1)
+    return -1;
+  return dim.terms[0].loop;
+}
+
+/// Gives every layer of `func` without a #soap.config one: a layer that
+/// reads a tensor another layer produces takes that layer's split of the
+/// tensor (same split, same devices: no transfer), else runs on the device of
+/// the first tile of a producer, else on device 0.
+static LogicalResult fillMissingConfigs(func::FuncOp func) {
+  OpGraphExtractionOptions options;
+  options.remarkReplicated = false;
+  FailureOr<ExtractedOpGraph> extracted = extractOpGraph(func, options);
+  if (failed(extracted))
+    return failure();
+  const ::soap::OpGraph &graph = extracted->graph;
+  SmallVector<ParallelConfigAttr> configs(graph.nodes.size());
+  for (auto [i, node] : llvm::enumerate(graph.nodes)) {
+    Operation *anchor = extracted->nodeOps[i].front();
+    if (node.extents.empty())
+      continue;
+    auto attr = anchor->getAttrOfType<ParallelConfigAttr>(
+        SOAPDialect::kConfigAttrName);
+    if (attr && attr.getDegrees().size() == node.extents.size()) {
+      configs[i] = attr;
+      continue;
+    }
+    SmallVector<int64_t> extents(node.extents.begin(), node.extents.end());
+    ParallelConfigAttr best;
+    int64_t bestTiles = 0;
+    for (const ::soap::Operand &in : node.inputs) {
+      int32_t producer = graph.tensors[in.tensor].producer;
+      if (producer < 0 || !configs[producer])
+        continue;
+      const ::soap::Node &from = graph.nodes[producer];
+      const ::soap::Operand *written = nullptr;
+      for (const ::soap::Operand &out : from.outputs)
+        if (out.tensor == in.tensor)
+          written = &out;
+      if (!written)
+        continue;
+      // Loop j of this layer -> the producer's loop over the same dim.
+      SmallVector<int32_t> loopMap(node.numLoops(), -1);
+      for (auto [mine, theirs] : llvm::zip(in.dims, written->dims)) {
+        int32_t j = plainLoop(mine), l = plainLoop(theirs);
+        if (j >= 0 && l >= 0 && mine.constant == theirs.constant &&
+            loopMap[j] < 0 && !llvm::is_contained(loopMap, l))
+          loopMap[j] = l;
+      }
+      ParallelConfigAttr candidate =
+          mapConfig(configs[producer], extents, loopMap);
+      if (!best || candidate.getNumTiles() > bestTiles) {
+        best = candidate;
+        bestTiles = candidate.getNumTiles();
+      }
+    }
+    if (!best) {
+      ::soap::ParallelConfig single;
+      single.degrees.assign(extents.size(), 1);
+      single.devices = {0};
+      best = configToAttr(func.getContext(), single);
+    }
+    configs[i] = best;
+    anchor->setAttr(SOAPDialect::kConfigAttrName, best);
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Differentiation
+//===----------------------------------------------------------------------===//
+
+/// Whether `value` (in a linalg body) is computed from `arg`.
+static bool dependsOn(Value value, Value arg) {
+  SmallVector<Value> work = {value};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == arg)
+      return true;
+    if (!seen.insert(v).second)
+      continue;
+    if (Operation *def = v.getDefiningOp())
+      llvm::append_range(work, def->getOperands());
+  }
+  return false;
+}
+
+class TrainingStepBuilder {
+public:
+  TrainingStepBuilder(func::FuncOp func, bool returnGradients,
+                      double learningRate)
+      : func(func), returnGradients(returnGradients),
+        learningRate(learningRate), b(func.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult differentiate(Operation *op);
+  LogicalResult differentiateLinalg(linalg::LinalgOp op, Value grad);
+  /// d(result)/d(operand) over the op's own loops (see Passes.td).
+  LogicalResult differentiateOperand(linalg::LinalgOp op, OpOperand *operand,
+                                     Value grad);
+  LogicalResult differentiateConvInput(linalg::Conv2DNchwFchwOp op, Value grad);
+  LogicalResult differentiatePoolInput(linalg::LinalgOp op, bool isMax,
+                                       Value grad);
+  /// The scalar adjoint of `target` in a cloned body, given `seed` as the
+  /// adjoint of `root`. Null when `root` does not depend on `target`.
+  FailureOr<Value> scalarAdjoint(OpBuilder &nb, ArrayRef<Operation *> ops,
+                                 Value root, Value seed, Value target,
+                                 Operation *forwardOp);
+
+  /// `grad` [N, C, OH, OW] with stride-1 zeros between its rows / columns,
+  /// K-1 zeros before and zeros up to `size` + K-1 after: the input of the
+  /// stride-1 correlation that gives a strided window op's input gradient.
+  Value dilateAndPad(Location loc, Value grad, ArrayRef<int64_t> strides,
+                     ArrayRef<int64_t> window, ArrayRef<int64_t> size);
+
+  void contribute(Value value, Value grad) {
+    if (active.contains(value))
+      contributions[value].push_back(grad);
+  }
+  /// The sum of the contributions to `value`'s gradient; null if none.
+  Value gradient(Value value);
+  Value zeros(Location loc, Type type);
+  Value floatConstant(OpBuilder &nb, Location loc, Type type, double v) {
+    return arith::ConstantOp::create(nb, loc, nb.getFloatAttr(type, v));
+  }
+  /// Gives `op` the forward op's config mapped through `loopMap`.
+  void mapForwardConfig(Operation *op, Operation *forward,
+                        ArrayRef<int32_t> loopMap) {
+    auto from = forward->getAttrOfType<ParallelConfigAttr>(
+        SOAPDialect::kConfigAttrName);
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!from || !linalgOp || from.getDegrees().size() != loopMap.size())
+      return;
+    SmallVector<int64_t> extents = linalgOp.getStaticLoopRanges();
+    op->setAttr(SOAPDialect::kConfigAttrName,
+                mapConfig(from, extents, loopMap));
+  }
+
+  func::FuncOp func;
+  bool returnGradients;
+  double learningRate;
+  OpBuilder b;
+  llvm::DenseSet<Value> active;
+  llvm::DenseMap<Value, SmallVector<Value, 2>> contributions;
+};
+
+Value TrainingStepBuilder::zeros(Location loc, Type type) {
+  auto tensorType = cast<RankedTensorType>(type);
+  Value empty = tensor::EmptyOp::create(b, loc, tensorType.getShape(),
+                                        tensorType.getElementType());
+  Value zero = floatConstant(b, loc, tensorType.getElementType(), 0.0);
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
+Value TrainingStepBuilder::gradient(Value value) {
+  auto it = contributions.find(value);
+  if (it == contributions.end() || it->second.empty())
+    return nullptr;
+  SmallVector<Value, 2> &parts = it->second;
+  if (parts.size() == 1)
+    return parts.front();
+  auto type = cast<RankedTensorType>(value.getType());
+  Location loc = value.getLoc();
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<AffineMap> maps(parts.size() + 1, id);
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType());
+  auto sum = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, parts, ValueRange{empty}, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value acc = args[0];
+        for (Value a : args.drop_front().drop_back())
+          acc = arith::AddFOp::create(nb, l, acc, a);
+        linalg::YieldOp::create(nb, l, acc);
+      });
+  parts.assign({sum.getResult(0)});
+  return parts.front();
+}
+
+FailureOr<Value> TrainingStepBuilder::scalarAdjoint(
+    OpBuilder &nb, ArrayRef<Operation *> ops, Value root, Value seed,
+    Value target, Operation *forwardOp) {
+  llvm::DenseMap<Value, Value> adjoint;
+  adjoint[root] = seed;
+  auto add = [&](Value v, Value delta) {
+    if (!isa<FloatType>(v.getType()))
+      return;
+    Value &slot = adjoint[v];
+    slot = slot ? arith::AddFOp::create(nb, delta.getLoc(), slot, delta)
+                      .getResult()
+                : delta;
+  };
+  for (Operation *op : llvm::reverse(ops)) {
+    if (op->getNumResults() != 1)
+      continue;
+    Value a = adjoint.lookup(op->getResult(0));
+    if (!a)
+      continue;
+    Location loc = op->getLoc();
+    Value r = op->getResult(0);
+    auto mul = [&](Value x, Value y) {
+      return arith::MulFOp::create(nb, loc, x, y).getResult();
+    };
+    auto div = [&](Value x, Value y) {
+      return arith::DivFOp::create(nb, loc, x, y).getResult();
+    };
+    auto neg = [&](Value x) { return arith::NegFOp::create(nb, loc, x).getResult(); };
+    auto select = [&](arith::CmpFPredicate pred, Value x, Value y, Value t,
+                      Value f) {
+      Value c = arith::CmpFOp::create(nb, loc, pred, x, y);
+      return arith::SelectOp::create(nb, loc, c, t, f).getResult();
+    };
+    Value zero = floatConstant(nb, loc, a.getType(), 0.0);
+    if (isa<arith::AddFOp>(op)) {
+      add(op->getOperand(0), a);
+      add(op->getOperand(1), a);
+    } else if (isa<arith::SubFOp>(op)) {
+      add(op->getOperand(0), a);
+      add(op->getOperand(1), neg(a));
+    } else if (isa<arith::MulFOp>(op)) {
+      add(op->getOperand(0), mul(a, op->getOperand(1)));
+      add(op->getOperand(1), mul(a, op->getOperand(0)));
+    } else if (isa<arith::DivFOp>(op)) {
+      Value y = op->getOperand(1);
+      add(op->getOperand(0), div(a, y));
+      add(y, neg(div(mul(a, r), y)));
+    } else if (isa<arith::NegFOp>(op)) {
+      add(op->getOperand(0), neg(a));
+    } else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(op)) {
+      Value x = op->getOperand(0), y = op->getOperand(1);
+      add(x, select(arith::CmpFPredicate::OGE, x, y, a, zero));
+      add(y, select(arith::CmpFPredicate::OGE, x, y, zero, a));
+    } else if (isa<arith::MinimumFOp, arith::MinNumFOp>(op)) {
+      Value x = op->getOperand(0), y = op->getOperand(1);
+      add(x, select(arith::CmpFPredicate::OLE, x, y, a, zero));
+      add(y, select(arith::CmpFPredicate::OLE, x, y, zero, a));
+    } else if (auto sel = dyn_cast<arith::SelectOp>(op)) {
+      add(sel.getTrueValue(),
+          arith::SelectOp::create(nb, loc, sel.getCondition(), a, zero));
+      add(sel.getFalseValue(),
+          arith::SelectOp::create(nb, loc, sel.getCondition(), zero, a));
+    } else if (isa<math::ExpOp>(op)) {
+      add(op->getOperand(0), mul(a, r));
+    } else if (isa<math::LogOp>(op)) {
+      add(op->getOperand(0), div(a, op->getOperand(0)));
+    } else if (isa<math::TanhOp>(op)) {
+      Value one = floatConstant(nb, loc, a.getType(), 1.0);
+      Value d = arith::SubFOp::create(nb, loc, one, mul(r, r));
+      add(op->getOperand(0), mul(a, d));
+    } else if (isa<math::SqrtOp>(op)) {
+      Value half = floatConstant(nb, loc, a.getType(), 0.5);
+      add(op->getOperand(0), div(mul(a, half), r));
+    } else if (isa<math::RsqrtOp>(op)) {
+      // d(x^-1/2) = -1/2 x^-3/2 = -1/2 r^3.
+      Value minusHalf = floatConstant(nb, loc, a.getType(), -0.5);
+      add(op->getOperand(0), mul(a, mul(minusHalf, mul(r, mul(r, r)))));
+    } else if (isa<math::AbsFOp>(op)) {
+      Value x = op->getOperand(0);
+      add(x, select(arith::CmpFPredicate::OGE, x, zero, a, neg(a)));
+    } else if (auto ext = dyn_cast<arith::ExtFOp>(op)) {
+      add(ext.getIn(),
+          arith::TruncFOp::create(nb, loc, ext.getIn().getType(), a));
+    } else if (auto trunc = dyn_cast<arith::TruncFOp>(op)) {
+      add(trunc.getIn(),
+          arith::ExtFOp::create(nb, loc, trunc.getIn().getType(), a));
+    } else if (isa<arith::ConstantOp, linalg::IndexOp>(op) ||
+               !isa<FloatType>(r.getType())) {
+      continue;
+    } else {
+      return forwardOp->emitError()
+             << "training step: cannot differentiate '" << op->getName()
+             << "' in the body of '" << forwardOp->getName() << "'";
+    }
+  }
+  return adjoint.lookup(target);
+}
+
+LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
+                                                        OpOperand *operand,
+                                                        Value grad) {
+  Block &body = *op.getBlock();
+  Value y = body.getTerminator()->getOperand(0);
+  BlockArgument acc = body.getArgument(op.getNumDpsInputs());
+  bool hasReduction = op.getNumReductionLoops() > 0;
+  Value root = y;
+  bool isMax = false;
+  Operation *combiner = nullptr;
+  if (hasReduction) {
+    Operation *def = y.getDefiningOp();
+    if (def && isa<arith::AddFOp, arith::MaximumFOp, arith::MaxNumFOp>(def) &&
+        (def->getOperand(0) == acc || def->getOperand(1) == acc)) {
+      root = def->getOperand(0) == acc ? def->getOperand(1) : def->getOperand(0);
+      isMax = !isa<arith::AddFOp>(def);
+      combiner = def;
+    }
+    if (!combiner || dependsOn(root, acc))
+      return op->emitError()
+             << "training step: cannot differentiate '" << op->getName()
+             << "': its reduction is not a sum or max of its inputs";
+  }
+  Value forwardArg = body.getArgument(operand->getOperandNumber());
+  if (!dependsOn(root, forwardArg))
+    return success();
+  auto type = cast<RankedTensorType>(operand->get().getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return success();
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
+    return op->emitError()
+           << "training step: cannot differentiate '" << op->getName()
+           << "' with respect to operand " << operand->getOperandNumber()
+           << ": it is read through a map that is not a projection of the "
+              "loops";
+
+  Location loc = op.getLoc();
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  // Inputs: the forward inputs, the forward init when the body reads it
+  // (elementwise ops only), the result's gradient, and for a max reduction
+  // the result itself.
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    inputs.push_back(in->get());
+    maps.push_back(op.getMatchingIndexingMap(in));
+  }
+  bool readsInit = !hasReduction && dependsOn(root, acc);
+  if (readsInit) {
+    inputs.push_back(op.getDpsInitOperand(0)->get());
+    maps.push_back(outMap);
+  }
+  inputs.push_back(grad);
+  maps.push_back(outMap);
+  if (isMax) {
+    inputs.push_back(op->getResult(0));
+    maps.push_back(outMap);
+  }
+  maps.push_back(map);
+  SmallVector<utils::IteratorType> iterators;
+  bool reduces = false;
+  for (unsigned l = 0; l < op.getNumLoops(); ++l) {
+    bool indexes = map.isFunctionOfDim(l);
+    iterators.push_back(indexes ? utils::IteratorType::parallel
+                                : utils::IteratorType::reduction);
+    reduces |= !indexes;
+  }
+  Value init = reduces ? zeros(loc, type)
+                       : tensor::EmptyOp::create(b, loc, type.getShape(),
+                                                 type.getElementType())
+                             .getResult();
+  LogicalResult status = success();
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        IRMapping mapping;
+        unsigned next = 0;
+        for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
+          mapping.map(body.getArgument(i), args[next++]);
+        if (readsInit)
+          mapping.map(acc, args[next++]);
+        Value seed = args[next++];
+        Value result = isMax ? args[next++] : Value();
+        Value out = args.back();
+        SmallVector<Operation *> cloned;
+        for (Operation &bodyOp : body.without_terminator()) {
+          if (&bodyOp == combiner)
+            continue;
+          if (hasReduction && llvm::any_of(bodyOp.getOperands(), [&](Value v) {
+                return dependsOn(v, acc);
+              }))
+            continue;
+          cloned.push_back(nb.clone(bodyOp, mapping));
+        }
+        Value newRoot = mapping.lookupOrDefault(root);
+        if (isMax) {
+          Value zero = floatConstant(nb, l, seed.getType(), 0.0);
+          Value hit = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                            newRoot, result);
+          seed = arith::SelectOp::create(nb, l, hit, seed, zero);
+        }
+        FailureOr<Value> adj =
+            scalarAdjoint(nb, cloned, newRoot, seed,
+                          mapping.lookup(forwardArg), op);
+        Value value = succeeded(adj) && *adj
+                          ? *adj
+                          : floatConstant(nb, l, type.getElementType(), 0.0);
+        if (failed(adj))
+          status = failure();
+        if (reduces)
+          value = arith::AddFOp::create(nb, l, out, value);
+        linalg::YieldOp::create(nb, l, value);
+      });
+  if (failed(status)) {
+    generic->erase();
+    return failure();
+  }
+  // Same loops as the forward op: its config as it is.
+  if (Attribute config = op->getAttr(SOAPDialect::kConfigAttrName))
+    generic->setAttr(SOAPDialect::kConfigAttrName, config);
+  contribute(operand->get(), generic.getResult(0));
+  return success();
+}
+
+Value TrainingStepBuilder::dilateAndPad(Location loc, Value grad,
+                                        ArrayRef<int64_t> strides,
+                                        ArrayRef<int64_t> window,
+                                        ArrayRef<int64_t> size) {
+  auto type = cast<RankedTensorType>(grad.getType());
+  Type elem = type.getElementType();
+  SmallVector<int64_t> shape(type.getShape());
+  Value zero = floatConstant(b, loc, elem, 0.0);
+  auto padOp = [&](Value source, ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    SmallVector<int64_t> padded;
+    SmallVector<OpFoldResult> lo, hi;
+    for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+      padded.push_back(sourceType.getDimSize(d) + low[d] + high[d]);
+      lo.push_back(b.getIndexAttr(low[d]));
+      hi.push_back(b.getIndexAttr(high[d]));
+    }
+    return tensor::PadOp::create(b, loc,
+                                 RankedTensorType::get(padded, elem), source,
+                                 lo, hi, zero)
+        .getResult();
+  };
+  if (strides[0] > 1 || strides[1] > 1) {
+    SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}, {4, 5}};
+    auto expanded = RankedTensorType::get(
+        {shape[0], shape[1], shape[2], 1, shape[3], 1}, elem);
+    Value v = tensor::ExpandShapeOp::create(b, loc, expanded, grad, groups);
+    v = padOp(v, {0, 0, 0, 0, 0, 0},
+              {0, 0, 0, strides[0] - 1, 0, strides[1] - 1});
+    grad = tensor::CollapseShapeOp::create(b, loc, v, groups);
+    shape[2] *= strides[0];
+    shape[3] *= strides[1];
+  }
+  if (shape[2] > size[0] || shape[3] > size[1]) {
+    // Only zeros lie past the input's extent.
+    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
+        unit(4, b.getIndexAttr(1));
+    shape[2] = std::min(shape[2], size[0]);
+    shape[3] = std::min(shape[3], size[1]);
+    for (int64_t s : shape)
+      sizes.push_back(b.getIndexAttr(s));
+    grad = tensor::ExtractSliceOp::create(b, loc, grad, offsets, sizes, unit);
+  }
+  SmallVector<int64_t> low = {0, 0, window[0] - 1, window[1] - 1};
+  SmallVector<int64_t> high = {0, 0, size[0] - shape[2], size[1] - shape[3]};
+  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
+      llvm::all_of(high, [](int64_t v) { return v == 0; }))
+    return grad;
+  return padOp(grad, low, high);
+}
+
+LogicalResult
+TrainingStepBuilder::differentiateConvInput(linalg::Conv2DNchwFchwOp op,
+                                            Value grad) {
+  Location loc = op.getLoc();
+  Value x = op.getDpsInputOperand(0)->get();
+  Value w = op.getDpsInputOperand(1)->get();
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  SmallVector<int64_t> strides(op.getStrides().getValues<int64_t>());
+  int64_t kh = wType.getDimSize(2), kw = wType.getDimSize(3);
+  Value dilated = dilateAndPad(loc, grad, strides, {kh, kw},
+                               {xType.getDimSize(2), xType.getDimSize(3)});
+  // The flipped filter, input and output channels swapped.
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2, d3;
+  bindDims(ctx, d0, d1, d2, d3);
+  AffineMap flip = AffineMap::get(4, 0, {d1, d0, kh - 1 - d2, kw - 1 - d3}, ctx);
+  auto flippedType =
+      RankedTensorType::get({wType.getDimSize(1), wType.getDimSize(0), kh, kw},
+                            wType.getElementType());
+  Value flippedInit = tensor::EmptyOp::create(b, loc, flippedType.getShape(),
+                                              flippedType.getElementType());
+  SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
+  Value flipped =
+      linalg::GenericOp::create(
+          b, loc, TypeRange{flippedType}, ValueRange{w}, ValueRange{flippedInit},
+          {flip, b.getMultiDimIdentityMap(4)}, parallel,
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            linalg::YieldOp::create(nb, l, args[0]);
+          })
+          .getResult(0);
+  auto conv = linalg::Conv2DNchwFchwOp::create(
+      b, loc, TypeRange{xType}, ValueRange{dilated, flipped},
+      ValueRange{zeros(loc, xType)}, b.getI64TensorAttr({1, 1}),
+      b.getI64TensorAttr({1, 1}));
+  // Loops (n, c, h, w, f, kh, kw) of the forward (n, f, oh, ow, c, kh, kw).
+  mapForwardConfig(conv, op, {0, 4, 2, 3, 1, 5, 6});
+  contribute(x, conv->getResult(0));
+  return success();
+}
+
+LogicalResult TrainingStepBuilder::differentiatePoolInput(linalg::LinalgOp op,
+                                                          bool isMax,
+                                                          Value grad) {
+  Location loc = op.getLoc();
+  Value x = op.getDpsInputOperand(0)->get();
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto windowType =
+      cast<RankedTensorType>(op.getDpsInputOperand(1)->get().getType());
+  auto strideAttr = op->getAttrOfType<DenseIntElementsAttr>("strides");
+  SmallVector<int64_t> strides(strideAttr.getValues<int64_t>());
+  int64_t kh = windowType.getDimSize(0), kw = windowType.getDimSize(1);
+  SmallVector<int64_t> size = {xType.getDimSize(2), xType.getDimSize(3)};
+  // The window operand gives the window loops their extent.
+  SmallVector<Value> inputs = {op.getDpsInputOperand(1)->get()};
+  if (isMax)
+    inputs.push_back(x);
+  inputs.push_back(dilateAndPad(loc, grad, strides, {kh, kw}, size));
+  if (isMax)
+    inputs.push_back(
+        dilateAndPad(loc, op->getResult(0), strides, {kh, kw}, size));
+  MLIRContext *ctx = b.getContext();
+  AffineExpr n, c, h, w, i, j;
+  bindDims(ctx, n, c, h, w, i, j);
+  AffineMap shifted = AffineMap::get(6, 0, {n, c, h + i, w + j}, ctx);
+  AffineMap plain = AffineMap::get(6, 0, {n, c, h, w}, ctx);
+  SmallVector<AffineMap> maps = {AffineMap::get(6, 0, {i, j}, ctx)};
+  if (isMax)
+    maps.append({plain, shifted, shifted, plain});
+  else
+    maps.append({shifted, plain});
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  iterators.append(2, utils::IteratorType::reduction);
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{xType}, inputs, ValueRange{zeros(loc, xType)}, maps,
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value g = args[isMax ? 2 : 1];
+        if (isMax) {
+          // The window's maximum takes the gradient (every equal one).
+          Value hit = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                            args[1], args[3]);
+          Value zero = floatConstant(nb, l, g.getType(), 0.0);
+          g = arith::SelectOp::create(nb, l, hit, g, zero);
+        }
+        linalg::YieldOp::create(
+            nb, l, arith::AddFOp::create(nb, l, args.back(), g).getResult());
+      });
+  mapForwardConfig(generic, op, {0, 1, 2, 3, 4, 5});
+  contribute(x, generic.getResult(0));
+  return success();
+}
+
+LogicalResult TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
+                                                       Value grad) {
+  if (isa<linalg::FillOp>(op))
+    return success();
+  if (op.getNumDpsInits() != 1)
+    return op->emitError() << "training step: cannot differentiate '"
+                           << op->getName() << "' with "
+                           << op.getNumDpsInits() << " outputs";
+  // Values captured by the body (a gather from a table) get no gradient.
+  bool capturesActive = false;
+  op->walk([&](Operation *inner) {
+    if (inner == op.getOperation())
+      return;
+    for (Value v : inner->getOperands())
+      if (active.contains(v) && !op->isAncestor(v.getParentRegion()->getParentOp()))
+        capturesActive = true;
+  });
+  if (capturesActive)
+    return op->emitError()
+           << "training step: cannot differentiate '" << op->getName()
+           << "': its body reads a tensor that needs a gradient (a gather)";
+
+  auto checkUnitDilation = [&](DenseIntElementsAttr dilations) {
+    return llvm::all_of(dilations.getValues<int64_t>(),
+                        [](int64_t d) { return d == 1; });
+  };
+  if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
+    if (!checkUnitDilation(conv.getDilations()))
+      return op->emitError() << "training step: dilated convolutions are "
+                                "not differentiated yet";
+    if (active.contains(conv.getDpsInputOperand(0)->get()) &&
+        failed(differentiateConvInput(conv, grad)))
+      return failure();
+    if (active.contains(conv.getDpsInputOperand(1)->get()) &&
+        failed(differentiateOperand(op, conv.getDpsInputOperand(1), grad)))
+      return failure();
+  } else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op)) {
+    auto dilations = op->getAttrOfType<DenseIntElementsAttr>("dilations");
+    if (!checkUnitDilation(dilations))
+      return op->emitError() << "training step: dilated poolings are not "
+                                "differentiated yet";
+    if (active.contains(op.getDpsInputOperand(0)->get()) &&
+        failed(differentiatePoolInput(op, isa<linalg::PoolingNchwMaxOp>(op),
+                                      grad)))
+      return failure();
+  } else if (isa<linalg::ConvolutionOpInterface>(op.getOperation()) &&
+             !isa<linalg::GenericOp>(op)) {
+    return op->emitError() << "training step: cannot differentiate '"
+                           << op->getName()
+                           << "' (NCHW convolutions and poolings only)";
+  } else {
+    for (OpOperand *in : op.getDpsInputOperands())
+      if (active.contains(in->get()) &&
+          failed(differentiateOperand(op, in, grad)))
+        return failure();
+  }
+  // The accumulator's start value: a sum passes the gradient through; an
+  // elementwise body that reads it is differentiated like an input.
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!active.contains(init->get()) || !op.payloadUsesValueFromOperand(init))
+    return success();
+  if (op.getNumReductionLoops() == 0)
+    return differentiateOperand(op, init, grad);
+  Block &body = *op.getBlock();
+  Operation *combiner = body.getTerminator()->getOperand(0).getDefiningOp();
+  if (!combiner || !isa<arith::AddFOp>(combiner))
+    return op->emitError() << "training step: cannot differentiate '"
+                           << op->getName()
+                           << "' with respect to the start value of its "
+                              "non-sum reduction";
+  contribute(init->get(), grad);
+  return success();
+}
+
+LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
+  if (op->getNumResults() != 1)
+    return success();
+  Value grad = gradient(op->getResult(0));
+  if (!grad)
+    return success();
+  Location loc = op->getLoc();
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+    return differentiateLinalg(linalgOp, grad);
+  if (isa<tensor::EmptyOp, arith::ConstantOp>(op))
+    return success();
+  auto unitStrides = [&](size_t rank) {
+    return SmallVector<OpFoldResult>(rank, b.getIndexAttr(1));
+  };
+  if (auto pad = dyn_cast<tensor::PadOp>(op)) {
+    if (!pad.getConstantPaddingValue() ||
+        llvm::any_of(pad.getStaticLow(), ShapedType::isDynamic))
+      return op->emitError() << "training step: cannot differentiate a "
+                                "'tensor.pad' with dynamic or non-constant "
+                                "padding";
+    auto sourceType = pad.getSourceType();
+    SmallVector<OpFoldResult> offsets, sizes;
+    for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+      offsets.push_back(b.getIndexAttr(pad.getStaticLow()[d]));
+      sizes.push_back(b.getIndexAttr(sourceType.getDimSize(d)));
+    }
+    contribute(pad.getSource(),
+               tensor::ExtractSliceOp::create(b, loc, grad, offsets, sizes,
+                                              unitStrides(sourceType.getRank())));
+    return success();
+  }
+  if (auto extract = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    auto sourceType = extract.getSourceType();
+    Value part = grad;
+    // A rank-reducing slice: the gradient gets the dropped unit dims back.
+    if (extract.getType().getRank() < sourceType.getRank()) {
+      SmallVector<int64_t> sizes(extract.getStaticSizes());
+      auto reassociation = getReassociationIndicesForReshape(
+          extract.getType(),
+          RankedTensorType::get(sizes, sourceType.getElementType()));
+      if (!reassociation)
+        return op->emitError() << "training step: cannot differentiate this "
+                                  "rank-reducing 'tensor.extract_slice'";
+      part = tensor::ExpandShapeOp::create(
+          b, loc, RankedTensorType::get(sizes, sourceType.getElementType()),
+          grad, *reassociation);
+    }
+    contribute(extract.getSource(),
+               tensor::InsertSliceOp::create(
+                   b, loc, part, zeros(loc, sourceType),
+                   extract.getMixedOffsets(), extract.getMixedSizes(),
+                   extract.getMixedStrides()));
+    return success();
+  }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    if (active.contains(insert.getSource()))
+      contribute(insert.getSource(),
+                 tensor::ExtractSliceOp::create(
+                     b, loc, insert.getSourceType(), grad,
+                     insert.getMixedOffsets(), insert.getMixedSizes(),
+                     insert.getMixedStrides()));
+    if (active.contains(insert.getDest()))
+      contribute(insert.getDest(),
+                 tensor::InsertSliceOp::create(
+                     b, loc, zeros(loc, insert.getSourceType()), grad,
+                     insert.getMixedOffsets(), insert.getMixedSizes(),
+                     insert.getMixedStrides()));
+    return success();
+  }
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    int64_t offset = 0;
+    uint64_t axis = concat.getDim();
+    for (Value input : concat.getInputs()) {
+      auto type = cast<RankedTensorType>(input.getType());
+      SmallVector<OpFoldResult> offsets, sizes;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        offsets.push_back(
+            b.getIndexAttr(static_cast<uint64_t>(d) == axis ? offset : 0));
+        sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+      }
+      if (active.contains(input))
+        contribute(input, tensor::ExtractSliceOp::create(
+                              b, loc, grad, offsets, sizes,
+                              unitStrides(type.getRank())));
+      offset += type.getDimSize(axis);
+    }
+    return success();
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+    contribute(collapse.getSrc(),
+               tensor::ExpandShapeOp::create(
+                   b, loc, collapse.getSrcType(), grad,
+                   collapse.getReassociationIndices()));
+    return success();
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    contribute(expand.getSrc(),
+               tensor::CollapseShapeOp::create(
+                   b, loc, grad, expand.getReassociationIndices()));
+    return success();
+  }
+  return op->emitError() << "training step: cannot differentiate '"
+                         << op->getName() << "'";
+}
+
+LogicalResult TrainingStepBuilder::run() {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  unsigned numArgs = func.getNumArguments();
+  unsigned numResults = func.getNumResults();
+  llvm::SmallBitVector parameters = getParameterArguments(func);
+  bool anyConfig = false;
+  func.walk([&](Operation *op) {
+    anyConfig |= op->hasAttr(SOAPDialect::kConfigAttrName);
+  });
+
+  // What needs a gradient: the parameters (every float tensor argument for
+  // `returns=gradients`), and what is computed from them.
+  SmallVector<unsigned> wanted;
+  for (unsigned i = 0; i < numArgs; ++i) {
+    auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
+    if (!type || !isa<FloatType>(type.getElementType()))
+      continue;
+    if (returnGradients || parameters.test(i)) {
+      wanted.push_back(i);
+      active.insert(func.getArgument(i));
+    }
+  }
+  if (wanted.empty())
+    return func.emitError() << "training step: '" << func.getSymName()
+                            << "' has no parameters to train (mark them "
+                               "with 'soap.parameter')";
+  for (Operation &op : body.without_terminator()) {
+    bool isActive = false;
+    op.walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        isActive |= active.contains(v);
+    });
+    if (isActive)
+      for (Value r : op.getResults())
+        active.insert(r);
+  }
+  // Explicit parameter marks: the new arguments must not look like weights.
+  for (unsigned i = 0; i < numArgs; ++i)
+    if (parameters.test(i))
+      func.setArgAttr(i, SOAPDialect::kParameterAttrName,
+                      UnitAttr::get(func.getContext()));
+
+  // One cotangent argument per result: the seed of the backward pass.
+  for (unsigned r = 0; r < numResults; ++r) {
+    Value result = ret.getOperand(r);
+    if (failed(func.insertArgument(func.getNumArguments(), result.getType(),
+                                   {}, result.getLoc())))
+      return failure();
+    contribute(result, func.getArgument(func.getNumArguments() - 1));
+  }
+
+  b.setInsertionPoint(ret);
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator())
+    forward.push_back(&op);
+  for (Operation *op : llvm::reverse(forward))
+    if (failed(differentiate(op)))
+      return failure();
+
+  // The step's extra results.
+  SmallVector<Value> extra;
+  for (unsigned i : wanted) {
+    Value arg = func.getArgument(i);
+    Location loc = arg.getLoc();
+    Value grad = gradient(arg);
+    if (returnGradients) {
+      extra.push_back(grad ? grad : zeros(loc, arg.getType()));
+      continue;
+    }
+    if (!grad) {
+      extra.push_back(arg);
+      continue;
+    }
+    // p - lr * dL/dp.
+    auto type = cast<RankedTensorType>(arg.getType());
+    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                          type.getElementType());
+    auto update = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{arg, grad}, ValueRange{empty},
+        {id, id, id}, iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
+          Value lr = floatConstant(nb, l, type.getElementType(), learningRate);
+          Value step = arith::MulFOp::create(nb, l, lr, a[1]);
+          linalg::YieldOp::create(
+              nb, l, arith::SubFOp::create(nb, l, a[0], step).getResult());
+        });
+    extra.push_back(update.getResult(0));
+  }
+  for (Value v : extra) {
+    if (failed(func.insertResult(func.getNumResults(), v.getType(), {})))
+      return failure();
+    ret->insertOperands(ret.getNumOperands(), v);
+  }
+  if (anyConfig)
+    return fillMissingConfigs(func);
+  return success();
+}
+
+struct TrainingStep
+    : public mlir::soap::impl::TrainingStepBase<TrainingStep> {
+  using TrainingStepBase::TrainingStepBase;
+
+  void runOnOperation() override {
+    if (returns != "parameters" && returns != "gradients") {
+      getOperation().emitError()
+          << "soap-training-step: returns must be 'parameters' or "
+             "'gradients', not '"
+          << returns << "'";
+      return signalPassFailure();
+    }
+    FailureOr<func::FuncOp> func = findEntryFunction(getOperation(), entry);
+    if (failed(func))
+      return signalPassFailure();
+    TrainingStepBuilder builder(*func, returns == "gradients", learningRate);
+    if (failed(builder.run()))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
