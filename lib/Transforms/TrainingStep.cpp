@@ -24,8 +24,13 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir {
 namespace soap {
@@ -243,6 +248,8 @@ private:
   double learningRate;
   OpBuilder b;
   llvm::DenseSet<Value> active;
+  /// The operand-gradient ops, to drop the inputs they do not read.
+  SmallVector<Operation *> created;
   llvm::DenseMap<Value, SmallVector<Value, 2>> contributions;
 };
 
@@ -388,6 +395,11 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
   bool hasReduction = op.getNumReductionLoops() > 0;
   Value root = y;
   bool isMax = false;
+  // A gather written as a reduction (an embedding: `select(token == v,
+  // table[v], acc)` over the vocabulary): the selected element gets the
+  // gradient. Exact when one element per reduction is selected, as a
+  // one-hot comparison with the loop index selects.
+  Value selectedIf;
   Operation *combiner = nullptr;
   if (hasReduction) {
     Operation *def = y.getDefiningOp();
@@ -396,11 +408,18 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
       root = def->getOperand(0) == acc ? def->getOperand(1) : def->getOperand(0);
       isMax = !isa<arith::AddFOp>(def);
       combiner = def;
+    } else if (auto sel = dyn_cast_or_null<arith::SelectOp>(def);
+               sel && sel.getFalseValue() == acc &&
+               !dependsOn(sel.getCondition(), acc)) {
+      root = sel.getTrueValue();
+      selectedIf = sel.getCondition();
+      combiner = def;
     }
     if (!combiner || dependsOn(root, acc))
       return op->emitError()
              << "training step: cannot differentiate '" << op->getName()
-             << "': its reduction is not a sum or max of its inputs";
+             << "': its reduction is not a sum, max or one-hot selection of "
+                "its inputs";
   }
   Value forwardArg = body.getArgument(operand->getOperandNumber());
   if (!dependsOn(root, forwardArg))
@@ -421,22 +440,64 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
   // Inputs: the forward inputs, the forward init when the body reads it
   // (elementwise ops only), the result's gradient, and for a max reduction
   // the result itself.
+  // The body ops the gradient needs: those `root` (and the selection's
+  // condition) are computed from, in order.
+  llvm::SetVector<Operation *> needed;
+  {
+    SmallVector<Value> work = {root};
+    if (selectedIf)
+      work.push_back(selectedIf);
+    while (!work.empty()) {
+      Operation *def = work.pop_back_val().getDefiningOp();
+      if (!def || def->getBlock() != &body || !needed.insert(def))
+        continue;
+      llvm::append_range(work, def->getOperands());
+    }
+  }
+  auto isUsed = [&](BlockArgument arg) {
+    return arg == root || arg == selectedIf || llvm::any_of(arg.getUsers(), [&](Operation *user) {
+      return needed.contains(user);
+    });
+  };
+  // Inputs: the forward inputs the body reads, the forward init when an
+  // elementwise body reads it, the result's gradient, for a max reduction
+  // the result itself, and more forward inputs where a loop's extent would
+  // be unknown without them.
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
+  SmallVector<BlockArgument> mapped;
+  llvm::SmallBitVector covered(op.getNumLoops());
+  auto addInput = [&](Value value, AffineMap m, BlockArgument arg) {
+    inputs.push_back(value);
+    maps.push_back(m);
+    mapped.push_back(arg);
+    for (AffineExpr e : m.getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        covered.set(d.getPosition());
+  };
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (isUsed(body.getArgument(in->getOperandNumber())))
+      addInput(in->get(), op.getMatchingIndexingMap(in),
+               body.getArgument(in->getOperandNumber()));
+  bool readsInit = !hasReduction && isUsed(acc);
+  if (readsInit)
+    addInput(op.getDpsInitOperand(0)->get(), outMap, acc);
+  unsigned seedIndex = inputs.size();
+  addInput(grad, outMap, BlockArgument());
+  if (isMax)
+    addInput(op->getResult(0), outMap, BlockArgument());
+  for (AffineExpr e : map.getResults())
+    covered.set(cast<AffineDimExpr>(e).getPosition());
   for (OpOperand *in : op.getDpsInputOperands()) {
-    inputs.push_back(in->get());
-    maps.push_back(op.getMatchingIndexingMap(in));
-  }
-  bool readsInit = !hasReduction && dependsOn(root, acc);
-  if (readsInit) {
-    inputs.push_back(op.getDpsInitOperand(0)->get());
-    maps.push_back(outMap);
-  }
-  inputs.push_back(grad);
-  maps.push_back(outMap);
-  if (isMax) {
-    inputs.push_back(op->getResult(0));
-    maps.push_back(outMap);
+    if (covered.all())
+      break;
+    AffineMap m = op.getMatchingIndexingMap(in);
+    bool helps = llvm::any_of(m.getResults(), [&](AffineExpr e) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      return d && !covered.test(d.getPosition());
+    });
+    if (helps && !llvm::is_contained(inputs, in->get()))
+      addInput(in->get(), m, BlockArgument());
   }
   maps.push_back(map);
   SmallVector<utils::IteratorType> iterators;
@@ -456,30 +517,26 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
       b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         IRMapping mapping;
-        unsigned next = 0;
-        for (unsigned i = 0; i < op.getNumDpsInputs(); ++i)
-          mapping.map(body.getArgument(i), args[next++]);
-        if (readsInit)
-          mapping.map(acc, args[next++]);
-        Value seed = args[next++];
-        Value result = isMax ? args[next++] : Value();
+        for (auto [arg, value] : llvm::zip(mapped, args))
+          if (arg)
+            mapping.map(arg, value);
+        Value seed = args[seedIndex];
+        Value result = isMax ? args[seedIndex + 1] : Value();
         Value out = args.back();
         SmallVector<Operation *> cloned;
-        for (Operation &bodyOp : body.without_terminator()) {
-          if (&bodyOp == combiner)
-            continue;
-          if (hasReduction && llvm::any_of(bodyOp.getOperands(), [&](Value v) {
-                return dependsOn(v, acc);
-              }))
-            continue;
-          cloned.push_back(nb.clone(bodyOp, mapping));
-        }
+        for (Operation &bodyOp : body.without_terminator())
+          if (needed.contains(&bodyOp))
+            cloned.push_back(nb.clone(bodyOp, mapping));
         Value newRoot = mapping.lookupOrDefault(root);
         if (isMax) {
           Value zero = floatConstant(nb, l, seed.getType(), 0.0);
           Value hit = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
                                             newRoot, result);
           seed = arith::SelectOp::create(nb, l, hit, seed, zero);
+        } else if (selectedIf) {
+          Value zero = floatConstant(nb, l, seed.getType(), 0.0);
+          seed = arith::SelectOp::create(
+              nb, l, mapping.lookupOrDefault(selectedIf), seed, zero);
         }
         FailureOr<Value> adj =
             scalarAdjoint(nb, cloned, newRoot, seed,
@@ -497,6 +554,16 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
     generic->erase();
     return failure();
   }
+  // The primal values the adjoint did not need, then the inputs only they
+  // read (upstream's pattern keeps what the loop extents need).
+  Block *newBody = generic.getBody();
+  SmallVector<Operation *> bodyOps;
+  for (Operation &bodyOp : newBody->without_terminator())
+    bodyOps.push_back(&bodyOp);
+  for (Operation *bodyOp : llvm::reverse(bodyOps))
+    if (isOpTriviallyDead(bodyOp))
+      bodyOp->erase();
+  created.push_back(generic);
   // Same loops as the forward op: its config as it is.
   if (Attribute config = op->getAttr(SOAPDialect::kConfigAttrName))
     generic->setAttr(SOAPDialect::kConfigAttrName, config);
@@ -922,6 +989,11 @@ LogicalResult TrainingStepBuilder::run() {
       return failure();
     ret->insertOperands(ret.getNumOperands(), v);
   }
+  RewritePatternSet patterns(func.getContext());
+  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+  (void)applyOpPatternsGreedily(created, std::move(patterns), config);
   if (anyConfig)
     return fillMissingConfigs(func);
   return success();
