@@ -1,0 +1,89 @@
+// RUN: soap-opt %s -split-input-file -verify-diagnostics --soap-training-step
+// RUN: not soap-opt %s -split-input-file --soap-training-step="returns=weights" 2>&1 | FileCheck %s --check-prefix=OPTION
+
+// OPTION: soap-training-step: returns must be 'parameters' or 'gradients', not 'weights'
+
+// expected-error @below {{training step: 'scale' has no parameters to train (mark them with 'soap.parameter')}}
+func.func @scale(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @sine(%x: tensor<4xf32>, %w: tensor<4xf32> {soap.parameter}) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @below {{training step: cannot differentiate 'math.sin' in the body of 'linalg.generic'}}
+  %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x, %w : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = math.sin %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @shifted(%x: tensor<4xf32>, %w: tensor<5xf32> {soap.parameter}) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @below {{training step: cannot differentiate 'linalg.generic' with respect to operand 1: it is read through a map that is not a projection of the loops}}
+  %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0 + 1)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x, %w : tensor<4xf32>, tensor<5xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @product(%x: tensor<4x3xf32>, %w: tensor<3xf32> {soap.parameter}) -> tensor<4xf32> {
+  %one = arith.constant 1.0 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %f = linalg.fill ins(%one : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @below {{training step: cannot differentiate 'linalg.generic': its reduction is not a sum, max or one-hot selection of its inputs}}
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %w : tensor<4x3xf32>, tensor<3xf32>) outs(%f : tensor<4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %p = arith.mulf %acc, %m : f32
+    linalg.yield %p : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @softmax(%x: tensor<4x3xf32>, %w: tensor<3xf32> {soap.parameter}) -> tensor<4x3xf32> {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %w : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<4x3xf32>
+  // expected-error @below {{training step: cannot differentiate 'linalg.softmax'}}
+  %s = linalg.softmax dimension(1) ins(%y : tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %s : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @dilated(%x: tensor<1x1x5x5xf32>, %w: tensor<1x1x2x2xf32> {soap.parameter}) -> tensor<1x1x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x3x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
+  // expected-error @below {{training step: dilated convolutions are not differentiated yet}}
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x1x5x5xf32>, tensor<1x1x2x2xf32>) outs(%f : tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
+  return %c : tensor<1x1x3x3xf32>
+}
