@@ -1,15 +1,17 @@
 /*===- soaprt_cuda_dnn.c - conv2d on cuDNN (legacy convolution API) -------===*
  *
- * Y += conv2d(X, W): NCHW, no padding, cross-correlation, fp32 (TF32 tensor
- * cores only when the op allows it: CUDNN_DEFAULT_MATH; strict fp32 is
- * CUDNN_FMA_MATH). Uses only the long-standing legacy API (present in every
- * cuDNN 9): cudnnFindConvolutionForwardAlgorithmEx and
- * cudnnConvolutionForward.
+ * Y += conv2d(X, W) and its filter gradient dW += dL/dW (from X and dY):
+ * NCHW, cross-correlation, fp32 (TF32 tensor cores only when the op allows
+ * it: CUDNN_DEFAULT_MATH; strict fp32 is CUDNN_FMA_MATH). Uses only the
+ * long-standing legacy API (present in every cuDNN 9):
+ * cudnnFindConvolution{Forward,BackwardFilter}AlgorithmEx,
+ * cudnnConvolutionForward and cudnnConvolutionBackwardFilter.
  *
  * A plan (descriptors, algorithm, workspace size) is made once per shape:
  * the key holds every size, stride, flag and the alignment of the three
- * pointers. X and Y are described with their strides; W is packed first
- * when it is not (filter descriptors are always packed). If cuDNN finds no
+ * pointers and the direction. X and Y are described with their strides; W
+ * (the filter, or the filter gradient) is packed first when it is not
+ * (filter descriptors are always packed). If cuDNN finds no
  * algorithm for the strided views, the plan packs X and Y (Y is copied in
  * and back: beta = 1). The batch is split into chunks when a tensor would
  * exceed cuDNN's 2^31-element limit. The workspace is shared and grows.
@@ -66,6 +68,7 @@ typedef struct convKey {
   int64_t ph, pw;         /* zero padding of X on each side */
   int64_t flags;
   int64_t align[3]; /* log2 alignment (up to 256) of X, W, Y */
+  int64_t filterGrad; /* 1: dW from X and dY (Y describes dY) */
 } convKey_t;
 
 typedef struct plan {
@@ -75,7 +78,7 @@ typedef struct plan {
   cudnnTensorDescriptor_t x, y;
   cudnnFilterDescriptor_t w;
   cudnnConvolutionDescriptor_t conv;
-  cudnnConvolutionFwdAlgo_t algo;
+  int algo; /* cudnnConvolutionFwdAlgo_t or cudnnConvolutionBwdFilterAlgo_t */
   size_t workspace;
   struct plan *next;
 } plan_t;
@@ -208,7 +211,7 @@ static int chooseAlgorithm(plan_t *p, const void *x, const void *w,
                                                 perf[i].algo,
                                                 &bytes) != CUDNN_STATUS_SUCCESS)
       continue; /* not with this math type */
-    p->algo = perf[i].algo;
+    p->algo = (int)perf[i].algo;
     p->workspace = bytes > perf[i].memory ? bytes : perf[i].memory;
     return 1;
   }
@@ -216,6 +219,72 @@ static int chooseAlgorithm(plan_t *p, const void *x, const void *w,
   return 0;
 }
 
+/* The same for the filter gradient: timed on the real X and dY and a
+ * scratch dW of dW's alignment. */
+static int chooseFilterGradAlgorithm(plan_t *p, const void *x, const void *dy,
+                                     const void *dwReal, const char *op) {
+  cudnnHandle_t h = handle(op);
+  int strict = !(p->key.flags & SOAPRT_CUDA_ALLOW_TF32);
+  cudnnMathType_t math = strict ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
+  SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math), op);
+
+  size_t want = 0;
+  for (int a = 0; a < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT; ++a) {
+    size_t bytes = 0;
+    if (cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            h, p->x, p->y, p->conv, p->w,
+            (cudnnConvolutionBwdFilterAlgo_t)a,
+            &bytes) == CUDNN_STATUS_SUCCESS &&
+        bytes <= FIND_WORKSPACE_CAP && bytes > want)
+      want = bytes;
+  }
+  void *workspace = NULL;
+  while (want > 0 && !(workspace = soaprt_cuda_try_alloc(want, op)))
+    want /= 2;
+
+  const convKey_t *k = &p->key;
+  size_t dwBytes = (size_t)(k->f * k->c * k->kh * k->kw) * 4;
+  size_t shift = (size_t)((uintptr_t)dwReal % 256);
+  char *scratch = (char *)soaprt_cuda_alloc(dwBytes + shift, op);
+
+  cudnnConvolutionBwdFilterAlgoPerf_t
+      perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  memset(perf, 0, sizeof(perf));
+  int returned = 0;
+  soaprt_cuda_sync(op);
+  cudnnStatus_t status = cudnnFindConvolutionBackwardFilterAlgorithmEx(
+      h, p->x, x, p->y, dy, p->conv, p->w, scratch + shift,
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf, workspace,
+      want);
+  soaprt_cuda_free(scratch, op);
+  soaprt_cuda_free(workspace, op);
+  if (status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM)
+    return 0;
+  SOAPRT_CUDNN_CHECK(status, op);
+
+  for (int i = 0; i < returned; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS)
+      continue;
+    if (strict && (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
+                   perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+      continue;
+    cudnnMathType_t use = strict ? CUDNN_FMA_MATH : perf[i].mathType;
+    SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, use), op);
+    size_t bytes = 0;
+    if (cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            h, p->x, p->y, p->conv, p->w, perf[i].algo, &bytes) !=
+        CUDNN_STATUS_SUCCESS)
+      continue;
+    p->algo = (int)perf[i].algo;
+    p->workspace = bytes > perf[i].memory ? bytes : perf[i].memory;
+    return 1;
+  }
+  SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math), op);
+  return 0;
+}
+
+/* `w`: the packed filter (forward) or filter gradient (its alignment only);
+ * `y`: Y (forward) or dY (filter gradient). */
 static plan_t *getPlan(const convKey_t *key, const soaprt_region_t *x,
                        const void *w, const soaprt_region_t *y,
                        const char *op) {
@@ -251,12 +320,20 @@ static plan_t *getPlan(const convKey_t *key, const soaprt_region_t *x,
       extent(xSizes, key->xs) <= INT_MAX && extent(ySizes, key->ys) <= INT_MAX;
   int found = 0;
   if (positive && describeTensors(p) == CUDNN_STATUS_SUCCESS)
-    found = chooseAlgorithm(p, x->base, w, y->base, op);
+    found = key->filterGrad
+                ? chooseFilterGradAlgorithm(p, x->base, y->base, w, op)
+                : chooseAlgorithm(p, x->base, w, y->base, op);
   if (!found) { /* packed X and Y */
     p->packed = 1;
     SOAPRT_CUDNN_CHECK(describeTensors(p), op);
     char *packedX = soaprt_cuda_pack(x, 1, op);
-    found = chooseAlgorithm(p, packedX, w, packedX, op);
+    if (key->filterGrad) {
+      char *packedY = soaprt_cuda_pack(y, 1, op);
+      found = chooseFilterGradAlgorithm(p, packedX, packedY, w, op);
+      soaprt_cuda_unpack(y, packedY, 0, op);
+    } else {
+      found = chooseAlgorithm(p, packedX, w, packedX, op);
+    }
     soaprt_cuda_unpack(x, packedX, 0, op);
   }
   if (!found)
@@ -324,15 +401,13 @@ static soaprt_region_t view4(soaprt_unranked_memref_t *ref, const char *name,
   return r;
 }
 
-void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
-                                         soaprt_unranked_memref_t *wRef,
-                                         soaprt_unranked_memref_t *yRef,
-                                         int64_t strideH, int64_t strideW,
-                                         int64_t dilationH, int64_t dilationW,
-                                         int64_t padH, int64_t padW,
-                                         int64_t flags, const char *op) {
-  if (!op)
-    op = "conv2d";
+/* Y += conv2d(X, W), or with `filterGrad` W += the filter gradient from X
+ * and Y (= dY). */
+static void conv2d(int filterGrad, soaprt_unranked_memref_t *xRef,
+                   soaprt_unranked_memref_t *wRef,
+                   soaprt_unranked_memref_t *yRef, int64_t strideH,
+                   int64_t strideW, int64_t dilationH, int64_t dilationW,
+                   int64_t padH, int64_t padW, int64_t flags, const char *op) {
   soaprt_region_t X = view4(xRef, "X", op), W = view4(wRef, "W", op),
                   Y = view4(yRef, "Y", op);
   int64_t N = X.sizes[0], C = X.sizes[1], H = X.sizes[2], Wd = X.sizes[3];
@@ -374,7 +449,10 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
     soaprt_fatal("%s: conv2d dimensions beyond 2^31 are not supported", op);
   cudnnHandle_t h = handle(op);
 
-  char *w = soaprt_cuda_pack(&W, 1, op); /* filters must be packed */
+  /* Filters must be packed; a gradient is read only to accumulate. */
+  float alpha = 1.0f;
+  float beta = (flags & SOAPRT_CUDA_OVERWRITE) ? 0.0f : 1.0f;
+  char *w = soaprt_cuda_pack(&W, !filterGrad || beta != 0.0f, op);
   convKey_t key;
   memset(&key, 0, sizeof(key)); /* the hash reads every byte */
   key.c = C;
@@ -393,6 +471,7 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
   key.pw = padW;
   key.flags = flags & SOAPRT_CUDA_ALLOW_TF32;
   key.align[1] = alignmentOf(w);
+  key.filterGrad = filterGrad;
 
   /* Images per call: every tensor below 2^31 elements (cuDNN's limit). */
   int64_t xImage[4] = {1, C, H, Wd}, yImage[4] = {1, F, OH, OW};
@@ -413,8 +492,6 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
                        yImageExtent + (chunk - 1) * yStep > INT_MAX))
     chunk = (chunk + 1) / 2;
 
-  float alpha = 1.0f;
-  float beta = (flags & SOAPRT_CUDA_OVERWRITE) ? 0.0f : 1.0f;
   for (int64_t n0 = 0; n0 < N; n0 += chunk) {
     int64_t count = N - n0 < chunk ? N - n0 : chunk;
     int64_t xSizes[4] = {count, C, H, Wd}, ySizes[4] = {count, F, OH, OW};
@@ -435,15 +512,46 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
       yData = soaprt_cuda_pack(&y, 1, op);
     }
     void *ws = workspace(p->workspace, op);
-    SOAPRT_CUDNN_CHECK(
-        cudnnConvolutionForward(h, &alpha, p->x, xData, p->w, w, p->conv,
-                                p->algo, ws, p->workspace, &beta, p->y, yData),
-        op);
+    if (filterGrad) {
+      SOAPRT_CUDNN_CHECK(
+          cudnnConvolutionBackwardFilter(
+              h, &alpha, p->x, xData, p->y, yData, p->conv,
+              (cudnnConvolutionBwdFilterAlgo_t)p->algo, ws, p->workspace,
+              &beta, p->w, w),
+          op);
+      beta = 1.0f; /* the next images add to the gradient */
+    } else {
+      SOAPRT_CUDNN_CHECK(
+          cudnnConvolutionForward(h, &alpha, p->x, xData, p->w, w, p->conv,
+                                  (cudnnConvolutionFwdAlgo_t)p->algo, ws,
+                                  p->workspace, &beta, p->y, yData),
+          op);
+    }
     if (p->packed) {
-      soaprt_cuda_unpack(&y, yData, 1, op);
+      soaprt_cuda_unpack(&y, yData, !filterGrad, op);
       soaprt_cuda_unpack(&x, xData, 0, op);
     }
   }
-  soaprt_cuda_unpack(&W, w, 0, op);
+  soaprt_cuda_unpack(&W, w, filterGrad, op);
   soaprt_cuda_after_call(op);
+}
+
+void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
+                                         soaprt_unranked_memref_t *wRef,
+                                         soaprt_unranked_memref_t *yRef,
+                                         int64_t strideH, int64_t strideW,
+                                         int64_t dilationH, int64_t dilationW,
+                                         int64_t padH, int64_t padW,
+                                         int64_t flags, const char *op) {
+  conv2d(0, xRef, wRef, yRef, strideH, strideW, dilationH, dilationW, padH,
+         padW, flags, op ? op : "conv2d");
+}
+
+void _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
+    soaprt_unranked_memref_t *xRef, soaprt_unranked_memref_t *dyRef,
+    soaprt_unranked_memref_t *dwRef, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
+    int64_t flags, const char *op) {
+  conv2d(1, xRef, dwRef, dyRef, strideH, strideW, dilationH, dilationW, padH,
+         padW, flags, op ? op : "conv2d filter gradient");
 }

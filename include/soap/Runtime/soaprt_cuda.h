@@ -122,6 +122,18 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *x,
                                          int64_t padH, int64_t padW,
                                          int64_t flags, const char *op);
 
+/* dW += dL/dW of Y = conv2d(X, W) given dY = dL/dY (the filter gradient:
+ * the correlation of X with dY over images and output positions), same
+ * views, padding, strides and dilations as _mlir_ciface_soaprt_cuda_conv2d_f32
+ * (dW: FxCxKHxKW; dW = the gradient with SOAPRT_CUDA_OVERWRITE). cuDNN's
+ * cudnnConvolutionBackwardFilter, the algorithm chosen once per shape
+ * (cudnnFindConvolutionBackwardFilterAlgorithmEx) as for the forward. */
+void _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
+    soaprt_unranked_memref_t *x, soaprt_unranked_memref_t *dy,
+    soaprt_unranked_memref_t *dw, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
+    int64_t flags, const char *op);
+
 /* --- MLIR's GPU host ABI (what gpu-to-llvm and the gpu.binary translation
  * of LLVM 22 call; Debian ships no libmlir_cuda_runtime). Kernels come as
  * PTX (mgpuModuleLoadJIT, JIT-compiled by the driver) or cubin / fatbin

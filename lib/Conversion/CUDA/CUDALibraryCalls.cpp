@@ -361,6 +361,116 @@ struct CUDALibraryCalls
     return success();
   }
 
+  /// `expr` as constant + sum(coefficient x loop), if it has that form.
+  static bool linearTerms(AffineExpr expr, SmallVectorImpl<int64_t> &coeffs,
+                          int64_t &constant, int64_t scale = 1) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      coeffs[dim.getPosition()] += scale;
+      return true;
+    }
+    if (auto cst = dyn_cast<AffineConstantExpr>(expr)) {
+      constant += scale * cst.getValue();
+      return true;
+    }
+    auto bin = dyn_cast<AffineBinaryOpExpr>(expr);
+    if (!bin)
+      return false;
+    if (bin.getKind() == AffineExprKind::Add)
+      return linearTerms(bin.getLHS(), coeffs, constant, scale) &&
+             linearTerms(bin.getRHS(), coeffs, constant, scale);
+    if (bin.getKind() == AffineExprKind::Mul)
+      if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
+        return linearTerms(bin.getLHS(), coeffs, constant,
+                           scale * c.getValue());
+    return false;
+  }
+
+  /// dW += the filter gradient of an NCHW convolution as a cuDNN call, if
+  /// `op` is one: the generic soap-training-step makes over the forward
+  /// convolution's loops (n, f, oh, ow, c, kh, kw), reading X through
+  /// (n, c, oh * sh + kh * dh, ow * sw + kw * dw) and dY through
+  /// (n, f, oh, ow), writing dW at (f, c, kh, kw), body `acc + x * dy`.
+  LogicalResult lowerFilterGradient(linalg::GenericOp op) {
+    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+        op.getNumLoops() != 7)
+      return failure();
+    // The body: yield(acc + a * b) over the two inputs.
+    Block &body = *op.getBlock();
+    auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+    if (!add || body.getOperations().size() != 3)
+      return failure();
+    BlockArgument acc = body.getArgument(2);
+    Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+    auto mul = product.getDefiningOp<arith::MulFOp>();
+    if ((add.getLhs() != acc && add.getRhs() != acc) || !mul)
+      return failure();
+    llvm::SmallDenseSet<Value, 2> factors = {mul.getLhs(), mul.getRhs()};
+    if (!factors.contains(body.getArgument(0)) ||
+        !factors.contains(body.getArgument(1)))
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto loopsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
+      SmallVector<unsigned> loops;
+      for (AffineExpr e : map.getResults()) {
+        auto d = dyn_cast<AffineDimExpr>(e);
+        if (!d)
+          return std::nullopt;
+        loops.push_back(d.getPosition());
+      }
+      return loops;
+    };
+    std::optional<SmallVector<unsigned>> out = loopsOf(maps[2]);
+    if (!out || out->size() != 4)
+      return failure();
+    // X is the input with the window expressions.
+    unsigned xi = loopsOf(maps[0]) ? 1 : 0;
+    std::optional<SmallVector<unsigned>> dy = loopsOf(maps[1 - xi]);
+    AffineMap xMap = maps[xi];
+    if (!dy || dy->size() != 4 || xMap.getNumResults() != 4)
+      return failure();
+    unsigned f = (*out)[0], c = (*out)[1], kh = (*out)[2], kw = (*out)[3];
+    unsigned n = (*dy)[0], oh = (*dy)[2], ow = (*dy)[3];
+    if ((*dy)[1] != f || xMap.getResult(0) != getAffineDimExpr(n, op.getContext()) ||
+        xMap.getResult(1) != getAffineDimExpr(c, op.getContext()))
+      return failure();
+    llvm::SmallBitVector seen(7);
+    for (unsigned l : {f, c, kh, kw, n, oh, ow})
+      seen.set(l);
+    if (!seen.all())
+      return failure();
+    auto iterators = op.getIteratorTypesArray();
+    for (unsigned l : {n, oh, ow})
+      if (iterators[l] != utils::IteratorType::reduction)
+        return failure();
+    // Rows: oh * stride + kh * dilation; columns likewise.
+    int64_t scalars[4];
+    for (int d = 0; d < 2; ++d) {
+      SmallVector<int64_t> coeffs(7, 0);
+      int64_t constant = 0;
+      if (!linearTerms(xMap.getResult(2 + d), coeffs, constant) ||
+          constant != 0)
+        return failure();
+      unsigned outer = d == 0 ? oh : ow, window = d == 0 ? kh : kw;
+      for (unsigned l = 0; l < 7; ++l)
+        if (l != outer && l != window && coeffs[l] != 0)
+          return failure();
+      if (coeffs[outer] < 1 || coeffs[window] < 1)
+        return failure();
+      scalars[d] = coeffs[outer];      // stride
+      scalars[2 + d] = coeffs[window]; // dilation
+    }
+    Value x = op.getDpsInputOperand(xi)->get();
+    Value g = op.getDpsInputOperand(1 - xi)->get();
+    Value dw = op.getDpsInitOperand(0)->get();
+    if (!isF32Buffer(x) || !isF32Buffer(g) || !isF32Buffer(dw))
+      return failure();
+    OpBuilder builder(op);
+    call(builder, op, "soaprt_cuda_conv2d_filter_grad_f32", {x, g, dw},
+         {scalars[0], scalars[1], scalars[2], scalars[3], 0, 0}, dw);
+    op->erase();
+    return success();
+  }
+
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -370,6 +480,9 @@ struct CUDALibraryCalls
     for (linalg::LinalgOp op : ops) {
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
         (void)lowerConvolution(conv);
+      else if (auto generic = dyn_cast<linalg::GenericOp>(*op);
+               generic && succeeded(lowerFilterGradient(generic)))
+        continue;
       else
         (void)lowerContraction(op);
     }

@@ -61,6 +61,7 @@ typedef struct soaprt_emu_stats {
   int lastGemmCompute;    /* its cublasComputeType_t */
   long convFinds;         /* cudnnFindConvolutionForwardAlgorithmEx */
   long convForwards;      /* cudnnConvolutionForward (successful) */
+  long convFilterGrads;   /* cudnnConvolutionBackwardFilter (successful) */
   long ncclAllReduces, ncclSends, ncclRecvs;
 } soaprt_emu_stats_t;
 extern soaprt_emu_stats_t soaprt_emu_stats;

@@ -1,4 +1,4 @@
-/*===- cudnn_host.c - Emulated cuDNN: descriptors and forward convolution -===*
+/*===- cudnn_host.c - Emulated cuDNN: descriptors, convolution, filter grad ===*
  *
  * Part of the host emulation of the CUDA libraries (cuda_emulation.h), which
  * exists to test the CUDA lowering and libsoaprt_cuda without a GPU.
@@ -524,5 +524,159 @@ cudnnStatus_t cudnnConvolutionForward(
   convolve(*(const float *)alpha, x, (const float *)xp, w, (const float *)wp,
            conv, *(const float *)beta, y, (float *)yp);
   ++soaprt_emu_stats.convForwards;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* ------------------------------------------------------ filter gradient */
+
+/* The workspace a filter-gradient algorithm needs, or -1 if the emulation
+ * lacks it: ALGO_0 needs none, ALGO_1 one image's im2col buffer. */
+static long long filterGradWorkspaceOf(cudnnConvolutionBwdFilterAlgo_t algo,
+                                       const cudnnTensorDescriptor_t x,
+                                       const cudnnFilterDescriptor_t w,
+                                       const cudnnTensorDescriptor_t dy) {
+  if (soaprt_emu_options.dnnPackedOnly && (!packed(x) || !packed(dy)))
+    return -1;
+  switch (algo) {
+  case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0:
+    return 0;
+  case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1:
+    return (long long)w->c * w->h * w->w * dy->h * dy->w * 4;
+  default:
+    return -1;
+  }
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
+    cudnnHandle_t h, const cudnnTensorDescriptor_t x,
+    const cudnnTensorDescriptor_t dy, const cudnnConvolutionDescriptor_t conv,
+    const cudnnFilterDescriptor_t dw, cudnnConvolutionBwdFilterAlgo_t algo,
+    size_t *bytes) {
+  const char *call = "cudnnGetConvolutionBackwardFilterWorkspaceSize";
+  cudnnStatus_t status = checkShapes(call, h, x, dw, conv, dy);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!bytes || (unsigned)algo >= CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT)
+    return CUDNN_STATUS_BAD_PARAM;
+  long long need = filterGradWorkspaceOf(algo, x, dw, dy);
+  if (need < 0)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  *bytes = (size_t)need;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* dW = alpha dL/dW + beta dW, in double (the filter flipped for
+ * CUDNN_CONVOLUTION, as the forward). */
+static void filterGradient(double alpha, const struct cudnnTensorStruct *x,
+                           const float *X, const struct cudnnTensorStruct *y,
+                           const float *DY,
+                           const struct cudnnConvolutionStruct *d, double beta,
+                           const struct cudnnFilterStruct *w, float *DW) {
+  int flip = d->mode == CUDNN_CONVOLUTION;
+  for (int f = 0; f < w->k; ++f)
+    for (int c = 0; c < w->c; ++c)
+      for (int kh = 0; kh < w->h; ++kh)
+        for (int kw = 0; kw < w->w; ++kw) {
+          double sum = 0;
+          for (int n = 0; n < y->n; ++n)
+            for (int i = 0; i < y->h; ++i) {
+              int r = i * d->sh + kh * d->dh - d->ph;
+              if (r < 0 || r >= x->h)
+                continue;
+              for (int j = 0; j < y->w; ++j) {
+                int q = j * d->sw + kw * d->dw - d->pw;
+                if (q < 0 || q >= x->w)
+                  continue;
+                sum += (double)X[(long)n * x->ns + (long)c * x->cs +
+                                 (long)r * x->hs + (long)q * x->ws] *
+                       DY[(long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
+                          (long)j * y->ws];
+              }
+            }
+          int fh = flip ? w->h - 1 - kh : kh, fw = flip ? w->w - 1 - kw : kw;
+          float *out = &DW[(((long)f * w->c + c) * w->h + fh) * w->w + fw];
+          *out = (float)(alpha * sum + (beta != 0.0 ? beta * *out : 0.0));
+        }
+}
+
+cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
+    cudnnHandle_t h, const cudnnTensorDescriptor_t x, const void *xp,
+    const cudnnTensorDescriptor_t dy, const void *dyp,
+    const cudnnConvolutionDescriptor_t conv, const cudnnFilterDescriptor_t dw,
+    void *dwp, const int requested, int *returned,
+    cudnnConvolutionBwdFilterAlgoPerf_t *perf, void *ws, size_t wsBytes) {
+  const char *call = "cudnnFindConvolutionBackwardFilterAlgorithmEx";
+  ++soaprt_emu_stats.convFinds;
+  cudnnStatus_t status = checkShapes(call, h, x, dw, conv, dy);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (requested < 1 || !returned || !perf)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "%d results requested",
+                requested);
+  /* dW is the output here: it must overlap neither X nor dY. */
+  status = checkData(call, x, xp, dw, dwp, dy, dyp, ws, wsBytes);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!soaprt_emu_stream_valid(h->stream))
+    return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
+                "the handle's stream is destroyed");
+  memset(dwp, 0xff, (size_t)dw->k * dw->c * dw->h * dw->w * 4); /* NaN */
+  int fma = conv->math == CUDNN_FMA_MATH;
+  cudnnConvolutionBwdFilterAlgoPerf_t all[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  int count = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int a = 0; a < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT; ++a) {
+      long long need =
+          filterGradWorkspaceOf((cudnnConvolutionBwdFilterAlgo_t)a, x, dw, dy);
+      int ok = need >= 0 && (size_t)need <= wsBytes;
+      if (ok != (pass == 0))
+        continue;
+      cudnnConvolutionBwdFilterAlgoPerf_t p = {
+          (cudnnConvolutionBwdFilterAlgo_t)a,
+          ok ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_NOT_SUPPORTED,
+          ok ? 1.0f + (float)a : -1.0f,
+          need < 0 ? 0 : (size_t)need,
+          CUDNN_DETERMINISTIC,
+          fma ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH,
+          {0}};
+      all[count++] = p;
+    }
+  *returned = count < requested ? count : requested;
+  memcpy(perf, all, (size_t)*returned * sizeof(*perf));
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnConvolutionBackwardFilter(
+    cudnnHandle_t h, const void *alpha, const cudnnTensorDescriptor_t x,
+    const void *xp, const cudnnTensorDescriptor_t dy, const void *dyp,
+    const cudnnConvolutionDescriptor_t conv,
+    cudnnConvolutionBwdFilterAlgo_t algo, void *ws, size_t wsBytes,
+    const void *beta, const cudnnFilterDescriptor_t dw, void *dwp) {
+  const char *call = "cudnnConvolutionBackwardFilter";
+  cudnnStatus_t status = checkShapes(call, h, x, dw, conv, dy);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!alpha || !beta || !xp || !dyp || !dwp)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "a NULL argument");
+  if ((unsigned)algo >= CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "algorithm %d", (int)algo);
+  long long need = filterGradWorkspaceOf(algo, x, dw, dy);
+  if (need < 0)
+    return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
+                "algorithm %d does not support these descriptors", (int)algo);
+  if ((size_t)need > wsBytes || (need > 0 && !ws))
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "algorithm %d needs a workspace of %lld bytes, got %zu at %p",
+                (int)algo, need, wsBytes, ws);
+  status = checkData(call, x, xp, dw, dwp, dy, dyp, ws, wsBytes);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!soaprt_emu_stream_valid(h->stream))
+    return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
+                "the handle's stream is destroyed");
+  filterGradient(*(const float *)alpha, x, (const float *)xp, dy,
+                 (const float *)dyp, conv, *(const float *)beta, dw,
+                 (float *)dwp);
+  ++soaprt_emu_stats.convFilterGrads;
   return CUDNN_STATUS_SUCCESS;
 }

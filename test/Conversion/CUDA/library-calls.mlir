@@ -245,3 +245,55 @@ func.func @fill_before_pad(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y:
   memref.dealloc %pad : memref<2x3x10x10xf32>
   return
 }
+
+// -----
+
+// A convolution's filter gradient as soap-training-step writes it (over the
+// forward loops (n, f, oh, ow, c, kh, kw): X at (n, c, 2 oh + kh, 2 ow + kw),
+// dY at (n, f, oh, ow), dW at (f, c, kh, kw), acc + x * dy) becomes a cuDNN
+// filter-gradient call with strides 2x2 and dilations 1x1; the zero fill
+// before it becomes beta = 0 (flags 2).
+#x = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#dy = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#dw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_filter_grad_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @filter_grad(
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-NOT:     linalg.fill
+// CHECK:         call @soaprt_cuda_conv2d_filter_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %[[TWO]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[TWO]], %{{.*}})
+// CHECK-NOT:     linalg.generic
+func.func @filter_grad(%x: memref<2x3x9x9xf32>, %dy: memref<2x4x4x4xf32>, %dw: memref<4x3x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dw : memref<4x3x3x3xf32>)
+  linalg.generic {indexing_maps = [#x, #dy, #dw], iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]}
+      ins(%x, %dy : memref<2x3x9x9xf32>, memref<2x4x4x4xf32>) outs(%dw : memref<4x3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %b, %a : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Not a filter gradient (the window is read one row lower): a generated
+// kernel.
+#x2 = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh + 1, ow * 2 + kw)>
+#dy = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#dw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+// CHECK-LABEL: func.func @not_filter_grad(
+// CHECK-NOT:     call @soaprt_cuda_conv2d_filter_grad_f32
+// CHECK:         linalg.generic
+func.func @not_filter_grad(%x: memref<2x3x10x9xf32>, %dy: memref<2x4x4x4xf32>, %dw: memref<4x3x3x3xf32>) {
+  linalg.generic {indexing_maps = [#x2, #dy, #dw], iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]}
+      ins(%x, %dy : memref<2x3x10x9xf32>, memref<2x4x4x4xf32>) outs(%dw : memref<4x3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %b, %a : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
