@@ -165,6 +165,40 @@ def CUDAFuseElementwise : Pass<"soap-cuda-fuse-elementwise"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def CUDASplitReductions : Pass<"soap-cuda-split-reductions"> {
+  let summary = "Give reductions with few outputs more threads: partial "
+                "results in parallel, then their reduction";
+  let description = [{
+    A generated kernel runs one thread per output element and each thread
+    reduces sequentially, so a reduction with few outputs and a long
+    reduction (a bias or scale gradient: one output per channel, reducing
+    over batch and image) leaves the GPU nearly idle. On tensors, a
+    `linalg.generic` with fewer than `min-threads` outputs, a sum / max /
+    min combiner and at least `min-reduction` reduced elements per output
+    becomes two ops: the first makes reduction loops parallel (outermost
+    first; a loop too long for the target is split into an outer parallel
+    and an inner reduction loop) and writes partial results, starting from
+    the combiner's identity; the second combines the partials into the
+    original output (with its start value), and is split again when it is
+    still long: a reduction tree. At most `max-threads` partials, and each
+    thread of the first op reduces at least `min-per-thread` elements.
+    Multiply-add bodies of two inputs (contractions, convolution filter
+    gradients) are left to cuBLAS / cuDNN.
+  }];
+  let options = [
+    Option<"minThreads", "min-threads", "int64_t", /*default=*/"16384",
+           "Split reductions with fewer outputs than this">,
+    Option<"maxThreads", "max-threads", "int64_t", /*default=*/"65536",
+           "The most partial results (threads of the first op)">,
+    Option<"minReduction", "min-reduction", "int64_t", /*default=*/"256",
+           "Only reductions of at least this many elements per output">,
+    Option<"minPerThread", "min-per-thread", "int64_t", /*default=*/"16",
+           "Elements each thread of the first op still reduces, at least">,
+  ];
+  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
+                           "tensor::TensorDialect"];
+}
+
 def CUDALibraryCalls : Pass<"soap-cuda-library-calls", "ModuleOp"> {
   let summary = "Turn matmul-like and convolution ops on buffers into "
                 "cuBLAS / cuDNN calls of libsoaprt";

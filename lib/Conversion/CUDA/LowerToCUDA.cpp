@@ -38,6 +38,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCompactTensors());
   pm.addPass(createCUDAFuseElementwise());
+  pm.addPass(createCUDASplitReductions());
   pm.addPass(createCanonicalizerPass());
 
   // Buffers (identity layouts at the entry's boundary), the entry points,
