@@ -12,13 +12,17 @@ one cotangent c_i per model result f_i, and returns the f_i followed by the
 gradient g_k of L = sum_i <c_i, f_i> for each floating-point argument x_k.
 
 On deterministic random inputs (uniform in [-1, 1), rank >= 2 parameters
-scaled by 1/sqrt(fan-in)) and cotangents, it checks that TRAIN's f_i equal
-FWD's (max|a-b|/max|a| <= 1e-4), and for each float argument k, along a
-random direction v_k (scaled like x_k), that the analytic <g_k, v_k> matches
-the central difference (L(x_k + E v_k) - L(x_k - E v_k)) / 2E of FWD runs:
-|a - fd| / max(|a|, |fd|, 1e-5 M / E) <= R, where M = sum_i sum |c_i f_i|
-(the last term is a floor for the f32 rounding noise of the difference).
-Defaults: S single, N 1, K 1, E 1e-2, R 2e-2; DIR $SOAP_BIN, else build/bin
+scaled by 1/sqrt(fan-in); integer arguments, e.g. token ids, in [0, 1000))
+and cotangents, it checks that TRAIN's f_i equal FWD's (max|a-b|/max|a| <=
+1e-4), and for each float argument k, along a random direction v_k (scaled
+like x_k), that the analytic a = <g_k, v_k> matches the central difference
+fd = (L(x_k + E v_k) - L(x_k - E v_k)) / 2E of FWD runs:
+rel-err = |a - fd| / max(|a|, |fd|, 3e-6 M / E) <= R, M = sum_i sum|c_i f_i|.
+The last term is a floor for the f32 rounding noise of the difference
+(observed: |a - fd| ~ 1e-8 M / E, at most 3e-8 M / E). E trades that noise
+for the error of steps across ReLU and max-pool kinks, which grows with E:
+on small_mlp, E = 1e-2 or 1e-3 is off by up to 10-60%, 1e-4..3e-4 by ~1%.
+Defaults: S single, N 1, K 1, E 2e-4, R 2e-2; DIR $SOAP_BIN, else build/bin
 beside this script. Exits 0 on PASS, 1 on FAIL, 2 on a usage or tool error.
 --keep keeps (and prints) the work folder. Plain Python, no numpy.
 """
@@ -168,8 +172,8 @@ def run(cmd, log, timeout=600):
             rc = str(e)
     if rc != 0:
         with open(log) as f:
-            tail = f.read()[-3000:]
-        raise ToolError("%s failed (%s):\n%s" % (" ".join(cmd), rc, tail))
+            tail = f.read()[-3000:].rstrip()
+        raise ToolError("%s failed (%s)%s" % (" ".join(cmd), rc, tail and ":\n" + tail))
 
 
 def execute(exe, inputs, work, name, mpirun=()):
@@ -215,12 +219,12 @@ def main():
     if len(sys.argv) < 2:
         sys.stderr.write(__doc__.lstrip())
         return 2
-    p = argparse.ArgumentParser(usage=__doc__.strip().splitlines()[2].strip())
+    p = argparse.ArgumentParser(usage="\n".join(__doc__.splitlines()[2:4]).strip())
     p.add_argument("model")
     p.add_argument("--strategy", default="single")
     p.add_argument("--ranks", type=int, default=1)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--eps", type=float, default=3e-4)
+    p.add_argument("--eps", type=float, default=2e-4)
     p.add_argument("--rtol", type=float, default=2e-2)
     p.add_argument("--soap-bin", default=os.environ.get("SOAP_BIN") or os.path.join(
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "bin"))
@@ -302,7 +306,7 @@ def check(o, name, work):
         failures.append("results")
 
     # One directional derivative per float argument.
-    floor = 1e-6 * magnitude / o.eps
+    floor = 3e-6 * magnitude / o.eps
     print("finite-difference noise floor: %.2e" % floor)
     for n, k in enumerate(floats):
         v = uniform(arg_types[k], scales[k])
