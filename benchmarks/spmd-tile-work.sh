@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# How much work and memory each device spends on one partitioned step's
-# forward pass, and how long the CUDA lowering takes:
+# How much work and memory each device spends on one partitioned step
+# (the forward pass; with TRAIN=1 the training step, soapc --train), and how
+# long the CUDA lowering takes:
 #
 #   benchmarks/spmd-tile-work.sh [MODEL] [STRATEGY] [RANKS]
 #
@@ -18,14 +19,16 @@
 #  - emu MiB: the peak device memory of the CUDA executable run under the
 #    host emulation (n/a without libsoaprt_cuda_emu);
 #  - predicted: the simulator's peak memory per device (a training step:
-#    parameters, gradients and kept activations; the program runs forward).
-# RUN=0 skips running the executables (the static figures only).
+#    parameters, gradients and kept activations).
+# RUN=0 skips running the executables (the static figures only); TRAIN=1
+# compiles the training step (forward, backward, SGD update) instead of the
+# forward pass.
 # The README's and issue notes' figures come from here; nothing is timed
 # inside a test.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MODEL=${1:-alexnet} STRATEGY=${2:-data-parallel} RANKS=${3:-4}
-BATCH=${BATCH:-8} ITERS=${ITERS:-5} RUN=${RUN:-1}
+BATCH=${BATCH:-8} ITERS=${ITERS:-5} RUN=${RUN:-1} TRAIN=${TRAIN:-0}
 BIN=${SOAP_BIN:-$ROOT/build/bin}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-tile-work.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -34,6 +37,7 @@ MPIRUN=(mpirun -np "$RANKS" --oversubscribe --bind-to none)
 
 "$BIN/soap-models" "$MODEL" --batch="$BATCH" -o "$WORK/model.mlir"
 common=(--devices="$RANKS" --strategy="$STRATEGY")
+[ "$TRAIN" = 1 ] && common+=(--train)
 "$BIN/soapc" "$WORK/model.mlir" "${common[@]}" --emit=partitioned \
   -o "$WORK/spmd.mlir" > "$WORK/summary.txt"
 predicted=$(sed -n 's/^peak memory per device: \(.*\) of .*/\1/p' \
