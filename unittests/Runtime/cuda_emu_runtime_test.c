@@ -303,6 +303,63 @@ static void runConv(const convCase_t *c) {
   freeTensor(&Y);
 }
 
+/* The same case as a filter gradient: W += dL/dW from X and Y (as dY). */
+static void runFilterGrad(const convCase_t *c) {
+  int64_t oh = (c->h + 2 * c->ph - c->dh * (c->kh - 1) - 1) / c->sh + 1;
+  int64_t ow = (c->w + 2 * c->pw - c->dw * (c->kw - 1) - 1) / c->sw + 1;
+  int64_t xs[4] = {c->n, c->c, c->h, c->w}, ws[4] = {c->f, c->c, c->kh, c->kw},
+          ys[4] = {c->n, c->f, oh, ow};
+  int64_t xst[4], wst[4], yst[4];
+  int64_t wStored[4] = {c->f, c->wChannels, c->kh, c->kw};
+  memcpy(xst, c->xStrides, sizeof(xst));
+  memcpy(yst, c->yStrides, sizeof(yst));
+  if (!xst[0])
+    packedOf(xs, xst);
+  if (!yst[0])
+    packedOf(ys, yst);
+  packedOf(wStored, wst);
+  tensor_t X, W, Y;
+  makeTensor(&X, 4, xs, xst, 2, 2 + extentOf(4, xs, xst) + 3, 21);
+  makeTensor(&W, 4, ws, wst, 0, extentOf(4, wStored, wst), 22);
+  makeTensor(&Y, 4, ys, yst, 1, 1 + extentOf(4, ys, yst) + 1, 23);
+  int overwrite = (c->flags & SOAPRT_CUDA_OVERWRITE) != 0;
+  int64_t idx[4] = {0};
+  for (idx[0] = 0; idx[0] < c->f; ++idx[0])
+    for (idx[1] = 0; idx[1] < c->c; ++idx[1])
+      for (idx[2] = 0; idx[2] < c->kh; ++idx[2])
+        for (idx[3] = 0; idx[3] < c->kw; ++idx[3]) {
+          int64_t o = at(&W, idx);
+          double sum = overwrite ? 0.0 : W.want[o], abs = fabs(sum);
+          for (int64_t n = 0; n < c->n; ++n)
+            for (int64_t i = 0; i < oh; ++i)
+              for (int64_t j = 0; j < ow; ++j) {
+                int64_t r = i * c->sh + idx[2] * c->dh - c->ph;
+                int64_t q = j * c->sw + idx[3] * c->dw - c->pw;
+                if (r < 0 || r >= c->h || q < 0 || q >= c->w)
+                  continue;
+                int64_t xi[4] = {n, idx[1], r, q}, yi[4] = {n, idx[0], i, j};
+                double t = (double)X.want[at(&X, xi)] * Y.want[at(&Y, yi)];
+                sum += t;
+                abs += fabs(t);
+              }
+          W.want[o] = (float)sum;
+          W.scale[o] = abs + 1e-30;
+        }
+  char name[128];
+  snprintf(name, sizeof(name), "filter gradient of %s", c->name);
+  soaprt_emu_options.dnnPackedOnly = c->packedOnly;
+  _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
+      ref(&X), ref(&Y), ref(&W), c->sh, c->sw, c->dh, c->dw, c->ph, c->pw,
+      c->flags, name);
+  soaprt_emu_options.dnnPackedOnly = 0;
+  expectTensor(&W, 1e-5, name);
+  expectTensor(&X, 0, name);
+  expectTensor(&Y, 0, name);
+  freeTensor(&X);
+  freeTensor(&W);
+  freeTensor(&Y);
+}
+
 static void testConvolutions(void) {
   static const convCase_t cases[] = {
       /* name, n c h w f kh kw sh sw dh dw ph pw, X, W, Y strides, W chans,
@@ -318,8 +375,10 @@ static void testConvolutions(void) {
       {"conv packed fallback (cuDNN refuses strides)", 2, 3, 6, 6, 2, 3, 3,
        1, 1, 1, 1, 1, 1, {0}, {0}, {2 * 72, 72, 12, 2}, 3, 0, 1},
   };
-  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i)
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
     runConv(&cases[i]);
+    runFilterGrad(&cases[i]);
+  }
 }
 
 /* ------------------------------------------------- inputs and constants */

@@ -31,7 +31,7 @@
 
 int64_t soap_num_devices(void) { return 1; }
 int64_t soap_num_inputs(void) { return 1; }
-int64_t soap_num_outputs(void) { return 8; }
+int64_t soap_num_outputs(void) { return 9; }
 
 /* ----------------------------------------------------------------- data */
 
@@ -297,6 +297,40 @@ void soap_main(void) {
       }
     expectNear("conv2d, stride and dilation 2", output(6), cw, cs, 8, 1e-5);
     _mlir_memref_to_llvm_free(y2d);
+  }
+
+  /* Filter gradient (cudnnConvolutionBackwardFilter): dW 3x3x3x3 from X and
+     dY = the top-left 4x4 crop of X's channels (a strided view). */
+  {
+    float *dw = (float *)_mlir_memref_to_llvm_alloc(81 * 4);
+    int64_t dySizes[4] = {2, 3, 4, 4}, dwSizes[4] = {3, 3, 3, 3},
+            dwStrides[4] = {27, 9, 3, 1};
+    _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
+        mk(&v1, xDev, 0, 4, xSizes, xStrides),
+        mk(&v2, xDev, 0, 4, dySizes, xStrides),
+        mk(&v3, dw, 0, 4, dwSizes, dwStrides), 1, 1, 1, 1, 0, 0,
+        SOAPRT_CUDA_OVERWRITE, "conv2d filter gradient");
+    soaprt_bind_output(8, &v3.ref, SOAPRT_F32);
+    double gw[81], gs[81];
+    for (int f = 0; f < 3; ++f)
+      for (int ch = 0; ch < 3; ++ch)
+        for (int kh = 0; kh < 3; ++kh)
+          for (int kw = 0; kw < 3; ++kw) {
+            double sum = 0, abs = 0;
+            for (int n = 0; n < 2; ++n)
+              for (int oh = 0; oh < 4; ++oh)
+                for (int ow = 0; ow < 4; ++ow) {
+                  double t =
+                      (double)gX[n * 108 + ch * 36 + (oh + kh) * 6 + ow + kw] *
+                      gX[n * 108 + f * 36 + oh * 6 + ow];
+                  sum += t;
+                  abs += fabs(t);
+                }
+            gw[((f * 3 + ch) * 3 + kh) * 3 + kw] = sum;
+            gs[((f * 3 + ch) * 3 + kh) * 3 + kw] = abs;
+          }
+    expectNear("conv2d filter gradient", output(8), gw, gs, 81, 1e-5);
+    _mlir_memref_to_llvm_free(dw);
   }
 
   /* 4. memrefCopy of a transposed view (2x4x3 of the input) into a buffer,
