@@ -2,7 +2,7 @@
 """PyTorch reference timings for the SOAP zoo CNNs on one GPU.
 
     python3 benchmarks/pytorch_reference.py --model alexnet --batch 256 \
-        --precision fp32 --iters 20 [--warmup 5] [--train]
+        --precision fp32 --iters 20 [--warmup 5] [--train | --train-only]
 
 Builds the torchvision model that `soap-models NAME` mirrors, with random
 weights (weights=None: nothing is downloaded), and times it on random inputs:
@@ -17,9 +17,19 @@ weights (weights=None: nothing is downloaded), and times it on random inputs:
                 transform_input=False, input Bx3x299x299
 
 Forward: eval mode under torch.no_grad() (what a SOAP executable computes:
-the entry function once per iteration). --train adds a training step:
-train mode, forward, cross-entropy loss, backward, SGD step (lr 0.01,
-momentum 0.9), gradients set to None.
+the entry function once per iteration). --train adds a training step,
+--train-only times only that: train mode, forward, cross-entropy loss
+against random labels, backward, optimizer.step() of torch.optim.SGD (lr
+0.01, --momentum, default 0.9), gradients set to None: the usual PyTorch
+training iteration. It is the counterpart of a `soapc --train` executable
+(forward, backward of L = sum <cotangent, result> with the cotangents given,
+SGD update p - lr * dL/dp, parameters returned), with these differences,
+all small next to the convolutions and matrix products forward and
+backward: batch norm uses batch statistics here (SOAP folds it into a
+per-channel scale and shift), dropout is active here (SOAP has none), the
+loss is cross-entropy (a Bx1000 softmax) instead of a given cotangent, and
+momentum keeps one more buffer per parameter (--momentum 0: plain SGD, the
+same update as SOAP's).
 
 Precision: fp32 = strict IEEE fp32 in cuBLAS and cuDNN (TF32 off, like
 soapc without --allow-tf32); tf32 = TF32 tensor cores allowed (soapc
@@ -74,6 +84,9 @@ def parse_args(argv):
                    help="also time a training step (forward, backward, SGD)")
     p.add_argument("--train-only", action="store_true",
                    help="time only the training step")
+    p.add_argument("--momentum", type=float, default=0.9,
+                   help="SGD momentum of the training step (default 0.9; "
+                   "0: plain SGD, like soapc --train)")
     p.add_argument("--device", default="cuda",
                    help="default cuda; cpu for a dry run without a GPU")
     p.add_argument("--seed", type=int, default=0)
@@ -97,6 +110,8 @@ def parse_args(argv):
             p.error("unknown precision '%s' (expected fp32 or tf32)" % x)
     if args.iters < 1 or args.warmup < 0:
         p.error("--iters must be positive and --warmup not negative")
+    if args.momentum < 0:
+        p.error("--momentum must not be negative")
     return args
 
 
@@ -189,7 +204,8 @@ def run_one(torch, torchvision, args, name, batch, precision, mode):
     else:
         model.train()
         target = torch.randint(0, 1000, (batch,), device=device)
-        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+        opt = torch.optim.SGD(model.parameters(), lr=0.01,
+                              momentum=args.momentum)
         loss_fn = torch.nn.CrossEntropyLoss()
 
         def step():
@@ -212,6 +228,8 @@ def run_one(torch, torchvision, args, name, batch, precision, mode):
         "input_shape": [batch, 3, size, size],
         "settings": settings, "seconds": round(total, 2),
     }
+    if mode == "train":
+        result["optimizer"] = "SGD(lr=0.01, momentum=%g)" % args.momentum
     del model, x
     if cuda:
         torch.cuda.empty_cache()

@@ -17,7 +17,16 @@
 #                  (inputs: scaled random .npy files that bin/make-inputs
 #                  writes from inputs.spec on both machines, checked by
 #                  inputs.sha256; --random-inputs would overflow them to NaN).
-#   time/MODEL-bBATCH-PREC   CUDA executables for timing (PREC fp32 or tf32).
+#   diff/NAME-train/   the same for the training step of a small model
+#                  (soapc --train --train-returns=gradients: the results, then
+#                  dL/dx of every float argument for L = sum <cotangent,
+#                  result>; the cotangents are arguments, so --random-inputs
+#                  covers them): the models in TRAIN_DIFF_MODELS.
+#   time/MODEL-bBATCH-PREC   CUDA executables for timing (PREC fp32 or tf32):
+#                  the forward pass.
+#   time/MODEL-bBATCH-PREC-train   the training step of the same model
+#                  (soapc --train: forward, backward, SGD update; returns the
+#                  results and the updated parameters); TRAIN_TIMING=0: none.
 #   bin/           soap-npy-compare and make-inputs, linked statically.
 #   Executables over GZIP_MIN_KIB are stored as NAME.gz (gpu-check unpacks).
 #   manifest.tsv   what gpu-check.sh reads; MANIFEST.txt the human summary.
@@ -29,9 +38,15 @@
 # else build-gpu/bin), SEED (inputs, default 1), DIFF_BATCH (zoo models in
 # the differential check, default 2), DIFF_MODELS (default: the numerics
 # inputs and "alexnet resnet101 inception_v3"; .mlir paths or zoo names),
+# TRAIN_DIFF_MODELS (training-step differential entries, default "small_mlp
+# small_cnn strided_cnn inception_block transformer_block": names of
+# test/Numerics/Inputs/*.mlir or .mlir paths; "" for none),
 # TIMING_MODELS (default "alexnet:256 resnet101:64 inception_v3:64"; "" for
-# none), OPT (-O level, default 3), MCPU (host code, default x86-64-v3: runs
-# on the GPU machine's CPU too), CUDA_CHIP (default sm_90), CUDA_FORMAT
+# none), TRAIN_TIMING (1, the default: also the training step of each
+# TIMING_MODELS entry; 0: forward only), TRAIN_FLAGS (extra soapc flags of
+# the timed training steps, e.g. --learning-rate=0.01; default none), OPT
+# (-O level, default 3), MCPU (host code, default x86-64-v3: runs on the GPU
+# machine's CPU too), CUDA_CHIP (default sm_90), CUDA_FORMAT
 # (soapc --cuda-format: ptx, JIT-compiled there at start-up, soapc's
 # default; cubin or fatbin, compiled here by ptxas), JOBS (parallel
 # soapc runs, default 2), REF_TIMEOUT (seconds per CPU reference run,
@@ -56,7 +71,10 @@ DIFF_BATCH=${DIFF_BATCH:-2}
 if [ -z "${DIFF_MODELS+x}" ]; then
   DIFF_MODELS="$(printf '%s ' "$ROOT"/test/Numerics/Inputs/*.mlir)alexnet resnet101 inception_v3"
 fi
+TRAIN_DIFF_MODELS=${TRAIN_DIFF_MODELS-"small_mlp small_cnn strided_cnn inception_block transformer_block"}
 TIMING_MODELS=${TIMING_MODELS-"alexnet:256 resnet101:64 inception_v3:64"}
+TRAIN_TIMING=${TRAIN_TIMING:-1}
+read -r -a TRAIN_FLAGS <<< "${TRAIN_FLAGS:-}"
 OPT=${OPT:-3}
 MCPU=${MCPU:-x86-64-v3}
 CUDA_CHIP=${CUDA_CHIP:-sm_90}
@@ -100,7 +118,7 @@ COMMON=(--machine=h200-1 --devices=1 --strategy=single --emit=exe -O"$OPT" --qui
 "$CC" -O2 -ffp-contract=off -static -s -o "$BUNDLE/bin/make-inputs" \
   "$ROOT/benchmarks/gpu/make-inputs.c" -lm
 for b in soap-npy-compare make-inputs; do
-  say "bin/$b: $(ldd "$BUNDLE/bin/$b" 2>&1 | head -1 | sed 's/^[[:space:]]*//')"
+  say "bin/$b: $(ldd "$BUNDLE/bin/$b" 2>&1 | sed -n '1s/^[[:space:]]*//p')"
 done
 
 # --- libsoaprt_cuda's own smoke model (kernels from PTX and cubin, cuBLAS,
@@ -140,9 +158,11 @@ fi
 say "CUDA: $CUDA_STATUS"
 
 # --- Compile jobs (JOBS at a time). -----------------------------------------
-# compile SRC OUT KIND: KIND cpu | fp32 | tf32. Writes OUT, or OUT.error.
+# compile SRC OUT KIND [FLAG...]: KIND cpu | fp32 | tf32; the FLAGs go to
+# soapc after the target's (e.g. --train). Writes OUT, or OUT.error.
 compile() {
   local src=$1 out=$2 kind=$3 flags=()
+  shift 3
   case $kind in
     cpu) flags=(--target=cpu --mcpu="$MCPU") ;;
     fp32|tf32)
@@ -153,6 +173,7 @@ compile() {
         [ "$kind" = tf32 ] && flags+=(--allow-tf32)
       fi ;;
   esac
+  flags+=("$@")
   local t0 log=$WORK/compile.$$.$RANDOM.log
   t0=$(date +%s)
   if "$SOAP_BIN/soapc" "$src" "${COMMON[@]}" "${flags[@]}" -o "$out" > "$log" 2>&1; then
@@ -179,53 +200,85 @@ MANIFEST=$BUNDLE/manifest.tsv
   printf 'meta\tfake\t%s\n' "$FAKE_CUDA"
   printf 'meta\tseed\t%s\n' "$SEED"
   printf 'meta\tflags\t%s\n' "${COMMON[*]} --mcpu=$MCPU; cuda: ${CUDA_FLAGS[*]:-}"
+  printf 'meta\ttrain\t%s\n' "diff/*-train: --train --train-returns=gradients; time/*-train: $([ "$TRAIN_TIMING" = 1 ] && echo "--train${TRAIN_FLAGS[*]:+ ${TRAIN_FLAGS[*]}}" || echo "none (TRAIN_TIMING=$TRAIN_TIMING)")"
 } > "$MANIFEST"
 
 DIFF_NAMES=()
-for model in $DIFF_MODELS; do
-  if [[ "$model" == *.mlir ]]; then
-    name=$(basename "$model" .mlir) src=$model inputs=random batch=-
-  else
-    name=$model src=$WORK/$model-b$DIFF_BATCH.mlir inputs=scaled batch=$DIFF_BATCH
-    "$SOAP_BIN/soap-models" "$model" --batch="$DIFF_BATCH" -o "$src"
-  fi
-  dir=$BUNDLE/diff/$name
+# diff_entry NAME SRC INPUTS BATCH [FLAG...]: the manifest row and the three
+# compile jobs of diff/NAME (the FLAGs go to every slot's soapc).
+diff_entry() {
+  local name=$1 src=$2 inputs=$3 batch=$4 dir=$BUNDLE/diff/$1
+  shift 4
   mkdir -p "$dir"
   if [ "$inputs" = scaled ]; then
     python3 "$ROOT/benchmarks/gpu/input-spec.py" "$src" > "$dir/inputs.spec"
   fi
   printf 'diff\t%s\t%s\t%s\t%s\n' "$name" "$batch" "$inputs" "$SEED" >> "$MANIFEST"
   DIFF_NAMES+=("$name")
-  run_job "$src" "$dir/cpu" cpu
+  run_job "$src" "$dir/cpu" cpu "$@"
   if [ "$CUDA_OK" = 1 ]; then
-    run_job "$src" "$dir/cuda-fp32" fp32
-    if [ "$TF32_OK" = 1 ]; then run_job "$src" "$dir/cuda-tf32" tf32
+    run_job "$src" "$dir/cuda-fp32" fp32 "$@"
+    if [ "$TF32_OK" = 1 ]; then run_job "$src" "$dir/cuda-tf32" tf32 "$@"
     else echo "$CUDA_STATUS" > "$dir/cuda-tf32.error"; fi
   else
     echo "$CUDA_STATUS" > "$dir/cuda-fp32.error"
     echo "$CUDA_STATUS" > "$dir/cuda-tf32.error"
   fi
+}
+for model in $DIFF_MODELS; do
+  if [[ "$model" == *.mlir ]]; then
+    diff_entry "$(basename "$model" .mlir)" "$model" random -
+  else
+    src=$WORK/$model-b$DIFF_BATCH.mlir
+    "$SOAP_BIN/soap-models" "$model" --batch="$DIFF_BATCH" -o "$src"
+    diff_entry "$model" "$src" scaled "$DIFF_BATCH"
+  fi
+done
+# Training steps of small models on random inputs (the zoo models would need
+# scaled inputs for the cotangents too: not covered).
+for model in $TRAIN_DIFF_MODELS; do
+  src=$model
+  [[ "$model" == *.mlir ]] || src=$ROOT/test/Numerics/Inputs/$model.mlir
+  if [ ! -f "$src" ]; then
+    say "FAIL: $model-train: no $src (TRAIN_DIFF_MODELS takes names of test/Numerics/Inputs/*.mlir or .mlir paths)"
+    TRAIN_DIFF_FAILED=1
+    continue
+  fi
+  diff_entry "$(basename "$src" .mlir)-train" "$src" random - --train --train-returns=gradients
 done
 
 # --- Timing executables (CUDA only). ----------------------------------------
+# Manifest rows: time MODEL BATCH PREC PATH MODE, MODE forward or train. All
+# forward rows come first: gpu-check times them in this order, so that a
+# short budget cuts the training steps, not the forward passes.
+TIME_MODES=(forward)
+[ "$TRAIN_TIMING" = 1 ] && TIME_MODES+=(train)
 for spec in $TIMING_MODELS; do
   model=${spec%%:*} batch=${spec#*:}
-  src=$WORK/$model-b$batch.mlir
-  "$SOAP_BIN/soap-models" "$model" --batch="$batch" -o "$src"
-  for prec in fp32 tf32; do
-    exe=$BUNDLE/time/$model-b$batch-$prec
-    printf 'time\t%s\t%s\t%s\t%s\n' "$model" "$batch" "$prec" "time/$(basename "$exe")" >> "$MANIFEST"
-    if [ "$CUDA_OK" = 1 ] && { [ "$prec" = fp32 ] || [ "$TF32_OK" = 1 ]; }; then
-      run_job "$src" "$exe" "$prec"
-    else
-      echo "$CUDA_STATUS" > "$exe.error"
-    fi
+  "$SOAP_BIN/soap-models" "$model" --batch="$batch" -o "$WORK/$model-b$batch.mlir"
+done
+for mode in "${TIME_MODES[@]}"; do
+  for spec in $TIMING_MODELS; do
+    model=${spec%%:*} batch=${spec#*:}
+    src=$WORK/$model-b$batch.mlir
+    for prec in fp32 tf32; do
+      exe=$BUNDLE/time/$model-b$batch-$prec extra=()
+      if [ "$mode" = train ]; then
+        exe+=-train extra=(--train "${TRAIN_FLAGS[@]}")
+      fi
+      printf 'time\t%s\t%s\t%s\t%s\t%s\n' "$model" "$batch" "$prec" "time/$(basename "$exe")" "$mode" >> "$MANIFEST"
+      if [ "$CUDA_OK" = 1 ] && { [ "$prec" = fp32 ] || [ "$TF32_OK" = 1 ]; }; then
+        run_job "$src" "$exe" "$prec" "${extra[@]}"
+      else
+        echo "$CUDA_STATUS" > "$exe.error"
+      fi
+    done
   done
 done
 wait
 
 # --- CPU references: run each CPU executable here on the fixed inputs. ------
-FAILED=0
+FAILED=${TRAIN_DIFF_FAILED:-0}
 for name in "${DIFF_NAMES[@]}"; do
   dir=$BUNDLE/diff/$name
   if [ ! -x "$dir/cpu" ]; then
@@ -291,20 +344,17 @@ size() {
     [ -f "$dir/inputs.spec" ] && row+=", scaled inputs ($(grep -c . "$dir/inputs.spec") .npy)"
     echo "$row"
   done
-  echo "timing executables:"
-  for spec in $TIMING_MODELS; do
-    model=${spec%%:*} batch=${spec#*:}
-    for prec in fp32 tf32; do
-      exe=$BUNDLE/time/$model-b$batch-$prec
-      sz=$(size "$exe")
-      if [ -n "$sz" ]; then echo "  time/$(basename "$exe") $sz"
-      else echo "  time/$(basename "$exe") MISSING: $(grep -m1 . "$exe.error" 2>/dev/null | sed 's/^MISSING: //' | cut -c1-160)"; fi
-    done
+  echo "timing executables (-train: the training step, soapc --train${TRAIN_FLAGS[*]:+ ${TRAIN_FLAGS[*]}}):"
+  awk -F'\t' '$1 == "time" { print $5 }' "$MANIFEST" | while read -r rel; do
+    exe=$BUNDLE/$rel
+    sz=$(size "$exe")
+    if [ -n "$sz" ]; then echo "  $rel $sz"
+    else echo "  $rel MISSING: $(grep -m1 . "$exe.error" 2>/dev/null | sed 's/^MISSING: //' | cut -c1-160)"; fi
   done
   [ -z "$TIMING_MODELS" ] && echo "  (none: TIMING_MODELS is empty)"
   # Shared libraries of one CUDA executable (the GPU machine has cuBLAS,
   # cuDNN, NCCL and OpenMPI in its loader path).
-  one=$(find "$BUNDLE/diff" "$BUNDLE/time" -type f \( -name cuda-fp32 -o -name cuda-fp32.gz -o -name '*-fp32' -o -name '*-fp32.gz' \) | head -1)
+  one=$(find "$BUNDLE/diff" "$BUNDLE/time" -type f \( -name cuda-fp32 -o -name cuda-fp32.gz -o -name '*-fp32' -o -name '*-fp32.gz' \) | awk 'NR == 1')
   if [ -n "$one" ]; then
     echo "shared libraries of ${one#"$BUNDLE"/}:"
     if [[ "$one" == *.gz ]]; then gunzip -c "$one" > "$WORK/ldd-probe"; chmod +x "$WORK/ldd-probe"; one=$WORK/ldd-probe; fi
@@ -316,7 +366,9 @@ KIB=$(du -sk "$BUNDLE" | cut -f1)
 echo
 echo "gpu-bundle: $BUNDLE: $((KIB / 1024)) MiB ($KIB KiB), $(find "$BUNDLE" -type f | wc -l) files, built in $(( $(date +%s) - START )) s"
 echo "gpu-bundle: largest files:"
-find "$BUNDLE" -type f -printf '%s %P\n' | sort -rn | head -8 | awk '{ printf "  %8.1f KiB  %s\n", $1 / 1024, $2 }'
+# No `head` in these pipelines: under pipefail a writer killed by SIGPIPE
+# would end the script (set -e) before its verdict.
+find "$BUNDLE" -type f -printf '%s %P\n' | sort -rn | awk 'NR <= 8 { printf "  %8.1f KiB  %s\n", $1 / 1024, $2 }'
 if [ "$KIB" -gt $((MAX_MIB * 1024)) ]; then
   echo "gpu-bundle: WARNING: over $MAX_MIB MiB: the run carries at most 64 MiB in all"
 fi

@@ -15,17 +15,26 @@
 #    soap-npy-compare: relative error max|a-b|/max|a| <= RTOL_FP32 (1e-4:
 #    strict fp32 sums in another order than the CPU) or RTOL_TF32 (2e-2:
 #    TF32 tensor cores round the inputs of products to 10-bit mantissas).
+#    The entries NAME-train are training steps (soapc --train
+#    --train-returns=gradients: the results, then dL/dx of every float
+#    argument; the cotangents are random inputs too), checked the same way.
 #    Prints PASS/FAIL per model and precision with the measured error. After
 #    a failed run it reruns once with SOAPRT_CUDA_SYNC=1, which makes the
 #    runtime name the op that faulted.
-# 3. Timing: each time/MODEL-bBATCH-PREC executable with --iterations=ITERS;
-#    the median of the iterations after the first WARMUP. Then
-#    benchmarks/pytorch_reference.py times the same torchvision models
-#    (forward in eval mode under no_grad, strict fp32 and TF32, and a
-#    training step as an extra column).
+# 3. Timing: each time/MODEL-bBATCH-PREC executable (forward pass) with
+#    --iterations=ITERS, the median of the iterations after the first WARMUP;
+#    then each time/MODEL-bBATCH-PREC-train executable (the training step:
+#    forward, backward, SGD update; manifest mode "train") with TRAIN_ITERS
+#    and TRAIN_WARMUP, as it is much slower. Then
+#    benchmarks/pytorch_reference.py times the same torchvision models:
+#    forward in eval mode under no_grad, strict fp32 and TF32, and (unless
+#    TORCH_TRAIN=0) a training step: forward, cross-entropy loss, backward,
+#    SGD step (--train-only, ITERS and WARMUP as for the forward pass).
 # 4. Prints the tables (markdown) and writes them to $OUT/gpu-table.md, the
 #    whole output to $OUT/gpu-check.log and the numbers to
-#    $OUT/gpu-results.json when OUT is set.
+#    $OUT/gpu-results.json when OUT is set. The timing table has one row per
+#    model, batch and precision: SOAP and PyTorch forward ms and their ratio,
+#    then SOAP train ms, PyTorch train ms and "train SOAP/PyTorch".
 # Every step runs under `timeout`, within a total budget, so that a hang
 # cannot eat the run; missing pieces (no CUDA executables in the bundle, no
 # torch) are reported and skipped. Exit status: 1 if a differential check
@@ -33,16 +42,18 @@
 # has no CUDA executables), 0 otherwise.
 #
 # Environment: BUNDLE (default gpu-bundle/ in the repo), OUT, ITERS (default
-# 20), WARMUP (default 5), RTOL_FP32, RTOL_TF32, BUDGET (seconds for the
+# 20), WARMUP (default 5), TRAIN_ITERS (SOAP training steps, default 6),
+# TRAIN_WARMUP (default 2), RTOL_FP32, RTOL_TF32, BUDGET (seconds for the
 # whole check, default 480), DIFF_TIMEOUT (per run, default 120),
-# TIME_TIMEOUT (per run, default 120), TORCH_TIMEOUT (per PyTorch process,
-# default 240), TORCH=0 (skip PyTorch), TORCH_TRAIN=0 (skip its training
+# TIME_TIMEOUT (per run, forward or training step, default 120),
+# TORCH_TIMEOUT (per PyTorch process, default 240), TORCH=0 (skip PyTorch), TORCH_TRAIN=0 (skip its training
 # step), PYTHON (default python3), TORCH_DEVICE (default cuda; cpu for a dry
 # run of the PyTorch step without a GPU), ONLY (regular expression: only the models whose name matches),
 # MPIRUN (launcher, default "mpirun -np 1 --oversubscribe --bind-to none";
 # "none" runs the executables directly), FAKE_CUDA=1 (test the harness on a
 # machine without CUDA executables: run diff/NAME/cpu where a CUDA one is
-# missing), KEEP=1 (keep the work folder).
+# missing; a failing smoke model does not count), KEEP=1 (keep the work
+# folder).
 # No `set -e` / `set -u`: one failing step must not end the run before the
 # tables are printed.
 set -o pipefail
@@ -59,7 +70,9 @@ TORCH=${TORCH:-1} TORCH_TRAIN=${TORCH_TRAIN:-1}
 PYTHON=${PYTHON:-python3} TORCH_DEVICE=${TORCH_DEVICE:-cuda}
 ONLY=${ONLY:-}
 FAKE_CUDA=${FAKE_CUDA:-0}
+TRAIN_ITERS=${TRAIN_ITERS:-6} TRAIN_WARMUP=${TRAIN_WARMUP:-2}
 [ "$WARMUP" -ge "$ITERS" ] && WARMUP=$((ITERS - 1))
+[ "$TRAIN_WARMUP" -ge "$TRAIN_ITERS" ] && TRAIN_WARMUP=$((TRAIN_ITERS - 1))
 # Time kept back for the later steps while an earlier one runs.
 RESERVE_TIME=60 RESERVE_TORCH=150
 
@@ -164,7 +177,7 @@ else
   done
   [ "${#packed[@]}" -gt 0 ] && echo "unpacked ${#packed[@]} gzipped executable(s)"
   # Shared libraries of the CUDA executables.
-  mapfile -t cuda_exes < <(find "$BUNDLE/diff" "$BUNDLE/time" "$WORK/exe" -type f \( -name 'cuda-*' -o -name '*-fp32' -o -name '*-tf32' \) ! -name '*.error' ! -name '*.gz' 2>/dev/null | sort)
+  mapfile -t cuda_exes < <(find "$BUNDLE/diff" "$BUNDLE/time" "$WORK/exe" -type f \( -name 'cuda-*' -o -name '*-fp32' -o -name '*-tf32' -o -name '*-train' \) ! -name '*.error' ! -name '*.gz' 2>/dev/null | sort)
   if [ "${#cuda_exes[@]}" -gt 0 ]; then
     missing=$(for e in "${cuda_exes[@]}"; do ldd "$e" 2>/dev/null | grep 'not found'; done | sort -u)
     echo "shared libraries of ${cuda_exes[0]#"$BUNDLE"/}:"
@@ -198,6 +211,8 @@ if [ -x "$BUNDLE/bin/soaprt-cuda-smoke" ]; then
   cat "$WORK/smoke.log"
   if [ $smoke_rc -eq 0 ] && grep -q "checks passed" "$WORK/smoke.log"; then
     echo "smoke: PASS"
+  elif [ "$FAKE_CUDA" = 1 ]; then
+    echo "smoke: FAIL (status $smoke_rc; not counted: FAKE_CUDA=1, a machine without a GPU)"
   else
     echo "smoke: FAIL (status $smoke_rc)"
     smoke_failed=1
@@ -302,13 +317,17 @@ if [ "$HAVE_BUNDLE" = 1 ]; then
 fi
 
 # ------------------------------------------------------------ 3a. SOAP timing
-section "Timing: SOAP CUDA executables ($ITERS iterations, median of the last $((ITERS - WARMUP)))"
+section "Timing: SOAP CUDA executables (forward: $ITERS iterations, median of the last $((ITERS - WARMUP)); training step: $TRAIN_ITERS, median of the last $((TRAIN_ITERS - TRAIN_WARMUP)))"
 TIME_TSV=$WORK/time.tsv
 : > "$TIME_TSV"
 TORCH_MODELS=()
 if [ "$HAVE_BUNDLE" = 1 ]; then
-  while IFS=$'\t' read -r _ model batch prec path; do
+  # The 6th column (mode: forward or train) is missing in older bundles.
+  while IFS=$'\t' read -r _ model batch prec path mode; do
     selected "$model" || continue
+    mode=${mode:-forward}
+    if [ "$mode" = train ]; then iters=$TRAIN_ITERS warmup=$TRAIN_WARMUP label="$model b$batch $prec train"
+    else iters=$ITERS warmup=$WARMUP label="$model b$batch $prec"; fi
     [[ " ${TORCH_MODELS[*]} " == *" $model:$batch "* ]] || TORCH_MODELS+=("$model:$batch")
     exe=$(exe_of "$path") status="" med="" best="" n=0 skip=0 peak="" note=""
     if [ ! -x "$exe" ]; then
@@ -318,15 +337,16 @@ if [ "$HAVE_BUNDLE" = 1 ]; then
       status=SKIPPED note="no time left"
     else
       t=$(limit "$TIME_TIMEOUT" "$RESERVE_TORCH")
-      log=$WORK/time-$model-$batch-$prec.log
+      log=$WORK/time-$model-$batch-$prec-$mode.log
       t0=$SECONDS
       # No --quiet: it would hide the "peak device memory: X MiB" line.
-      run_exe "$t" "$log" "$exe" --random-inputs=1 --iterations="$ITERS" --output-dir="$WORK/time-out"
+      # --random-inputs covers a training step's cotangents too.
+      run_exe "$t" "$log" "$exe" --random-inputs=1 --iterations="$iters" --output-dir="$WORK/time-out"
       rc=$?
       rm -rf "$WORK/time-out"
       mapfile -t times < <(sed -n 's/^iteration \([0-9]*\): \([0-9.]*\) ms.*/\2/p' "$log")
       n=${#times[@]}
-      skip=$WARMUP
+      skip=$warmup
       [ "$n" -le "$skip" ] && skip=$((n > 1 ? 1 : 0))
       if [ "$n" -gt 0 ]; then
         med=$(printf '%s\n' "${times[@]:$skip}" | median)
@@ -336,13 +356,13 @@ if [ "$HAVE_BUNDLE" = 1 ]; then
       if [ "$rc" = 0 ]; then status=OK
       elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then status=TIMEOUT note="after $t s, $n iterations"
       else status=ERROR note="exit status $rc: $(grep -m1 -i error "$log" || tail -1 "$log")"; fi
-      echo "  $model b$batch $prec: $status in $((SECONDS - t0)) s; iterations (ms): ${times[*]:-none}"
+      echo "  $label: $status in $((SECONDS - t0)) s; iterations (ms): ${times[*]:-none}"
       [ -n "$peak" ] && echo "    $peak"
       [ "$status" = ERROR ] && strip_mpi < "$log" | tail -5 | sed 's/^/    | /'
     fi
-    [ "$status" = MISSING ] || [ "$status" = SKIPPED ] && echo "  $model b$batch $prec: $status: $note"
+    [ "$status" = MISSING ] || [ "$status" = SKIPPED ] && echo "  $label: $status: $note"
     [ -n "$med" ] && echo "    median $med ms, min $best ms over $((n - skip)) iterations"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$batch" "$prec" "$status" "$med" "$best" "$((n - skip > 0 ? n - skip : 0))" "$peak" "$note" >> "$TIME_TSV"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$model" "$batch" "$prec" "$mode" "$status" "$med" "$best" "$((n - skip > 0 ? n - skip : 0))" "$peak" "$note" >> "$TIME_TSV"
   done < <(awk -F'\t' '$1 == "time"' "$BUNDLE/manifest.tsv")
 fi
 if [ "${#TORCH_MODELS[@]}" = 0 ]; then
@@ -386,9 +406,10 @@ fi
 section "Results"
 FAKE=$(awk -F'\t' '$1 == "meta" && $2 == "fake" { print $3 }' "$BUNDLE/manifest.tsv" 2>/dev/null)
 TABLE=$WORK/gpu-table.md
-python3 - "$DIFF_TSV" "$TIME_TSV" "$TORCH_LOG" "$TABLE" "${OUT:-}" "$ITERS" "$WARMUP" "${FAKE:-0}" "$FAKE_CUDA" <<'PY' || { echo "(python3 failed: the raw results)"; cat "$DIFF_TSV" "$TIME_TSV"; grep '^RESULT' "$TORCH_LOG"; }
+python3 - "$DIFF_TSV" "$TIME_TSV" "$TORCH_LOG" "$TABLE" "${OUT:-}" "$ITERS" "$WARMUP" "${FAKE:-0}" "$FAKE_CUDA" "$TRAIN_ITERS" "$TRAIN_WARMUP" <<'PY' || { echo "(python3 failed: the raw results)"; cat "$DIFF_TSV" "$TIME_TSV"; grep '^RESULT' "$TORCH_LOG"; }
 import json, os, sys
-diff_tsv, time_tsv, torch_log, table, out, iters, warmup, fake, fake_cuda = sys.argv[1:10]
+diff_tsv, time_tsv, torch_log, table, out, iters, warmup, fake, fake_cuda, \
+    train_iters, train_warmup = sys.argv[1:12]
 
 def rows(path, n):
     result = []
@@ -404,7 +425,8 @@ def num(s):
         return None
 
 diff = rows(diff_tsv, 8)
-timing = rows(time_tsv, 9)
+# model batch precision mode status median min iterations peak note
+timing = rows(time_tsv, 10)
 torch_info, torch = {}, {}
 for line in open(torch_log):
     if line.startswith("INFO "):
@@ -418,7 +440,9 @@ md = []
 if fake == "1" or fake_cuda == "1":
     md.append("**FAKE run: the 'CUDA' executables are CPU builds (harness test only).**\n")
 md.append("### Differential check: SOAP CUDA vs SOAP CPU\n")
-md.append("Same inputs; relative error max|a-b|/max|a| over every result.\n")
+md.append("Same inputs; relative error max|a-b|/max|a| over every result. NAME-train: "
+          "the training step (soapc --train --train-returns=gradients): the results "
+          "and dL/dx of every float argument.\n")
 md.append("| model | batch | precision | status | max rel err | rtol | s | note |")
 md.append("|---|---:|---|---|---:|---:|---:|---|")
 for name, batch, prec, status, rel, rtol, secs, note in diff:
@@ -428,61 +452,101 @@ for name, batch, prec, status, rel, rtol, secs, note in diff:
 if not diff:
     md.append("| (no differential check in the bundle) | | | | | | | |")
 
-md.append("\n### Timing on %s: forward pass, median ms of %d iterations after %d warm-up\n"
-          % (torch_info.get("gpu", "the GPU"), int(iters) - int(warmup), int(warmup)))
+md.append("\n### Timing on %s: median ms; forward pass: %d iterations after %d warm-up, "
+          "SOAP training step: %d after %d\n"
+          % (torch_info.get("gpu", "the GPU"), int(iters) - int(warmup), int(warmup),
+             int(train_iters) - int(train_warmup), int(train_warmup)))
 if torch_info:
     md.append("PyTorch %s, torchvision %s, CUDA %s, cuDNN %s, %s; torchvision models, "
-              "weights=None, eval mode, torch.no_grad(), cudnn.benchmark; "
-              "train = forward + backward + SGD step.\n" % (
+              "weights=None, forward: eval mode, torch.no_grad(), cudnn.benchmark; "
+              "train: train mode, forward + cross-entropy loss + backward + SGD step "
+              "(%d iterations after %d warm-up).\n" % (
                   torch_info.get("torch"), torch_info.get("torchvision"),
-                  torch_info.get("cuda"), torch_info.get("cudnn"), torch_info.get("gpu")))
-md.append("| model | batch | precision | SOAP ms | PyTorch ms | SOAP/PyTorch | PyTorch train ms | SOAP peak memory | PyTorch peak MiB | SOAP status |")
-md.append("|---|---:|---|---:|---:|---:|---:|---|---:|---|")
+                  torch_info.get("cuda"), torch_info.get("cudnn"), torch_info.get("gpu"),
+                  int(iters) - int(warmup), int(warmup)))
+md.append("| model | batch | precision | SOAP ms | PyTorch ms | SOAP/PyTorch "
+          "| SOAP train ms | PyTorch train ms | train SOAP/PyTorch "
+          "| SOAP peak memory (fwd / train) | PyTorch peak MiB (fwd / train) | SOAP status |")
+md.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|---|")
 keys = []
 for model, batch, prec, *_ in timing:
-    keys.append((model, batch, prec))
+    if (model, batch, prec) not in keys:
+        keys.append((model, batch, prec))
 for (model, batch, prec, mode) in torch:
     if (model, batch, prec) not in keys:
         keys.append((model, batch, prec))
-soap = {(r[0], r[1], r[2]): r for r in timing}
-results = {"differential": [], "timing": [], "torch": torch_info}
+# (model, batch, precision, mode) -> row; mode "" (an old bundle) is forward.
+soap = {(r[0], r[1], r[2], r[3] or "forward"): r for r in timing}
+results = {"differential": [], "timing": [], "torch": torch_info,
+           "iterations": {"forward": [int(iters), int(warmup)],
+                          "soap_train": [int(train_iters), int(train_warmup)]}}
 for name, batch, prec, status, rel, rtol, secs, note in diff:
     results["differential"].append({"model": name, "batch": batch, "precision": prec,
+                                    "mode": "train" if name.endswith("-train") else "forward",
                                     "status": status, "max_rel_err": num(rel),
                                     "rtol": num(rtol), "seconds": num(secs), "note": note})
-for key in keys:
-    model, batch, prec = key
-    s = soap.get(key)
-    fwd = torch.get((model, batch, prec, "forward"), {})
-    train = torch.get((model, batch, prec, "train"), {})
-    soap_ms = num(s[4]) if s else None
-    torch_ms = fwd.get("median_ms")
-    ratio = "%.2fx" % (soap_ms / torch_ms) if soap_ms and torch_ms else "-"
-    status = (s[3] + (": " + s[8] if s[8] else "")) if s else "not built"
-    peak = s[7] if s else ""
+
+def ms(x):
+    return "%.2f" % x if x else "-"
+
+def torch_cell(r):
+    if r.get("median_ms"):
+        return "%.2f" % r["median_ms"]
+    return r.get("error", "-")[:40] if r else "-"
+
+def peak_of(r):
+    peak = r[8] if r else ""
     for word in ("soaprt:", "peak device memory:", "peak memory:"):
         peak = peak.replace(word, "").strip() if peak.lower().startswith(word) else peak
-    md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-        model, batch, prec,
-        "%.2f" % soap_ms if soap_ms else "-",
-        "%.2f" % torch_ms if torch_ms else (fwd.get("error", "-")[:40] if fwd else "-"),
-        ratio,
-        "%.2f" % train["median_ms"] if train.get("median_ms") else (train.get("error", "-")[:40] if train else "-"),
-        peak.replace("|", "/")[:40] or "-",
-        fwd.get("peak_mem_mib") or "-",
-        status.replace("|", "/")[:80]))
+    return peak.replace("|", "/")[:40]
+
+def status_of(r):
+    return (r[4] + (": " + r[9] if r[9] else "")) if r else "not built"
+
+for key in keys:
+    model, batch, prec = key
+    s = soap.get(key + ("forward",))
+    st = soap.get(key + ("train",))
+    fwd = torch.get((model, batch, prec, "forward"), {})
+    train = torch.get((model, batch, prec, "train"), {})
+    soap_ms = num(s[5]) if s else None
+    soap_train_ms = num(st[5]) if st else None
+    torch_ms = fwd.get("median_ms")
+    torch_train_ms = train.get("median_ms")
+    ratio = soap_ms / torch_ms if soap_ms and torch_ms else None
+    train_ratio = soap_train_ms / torch_train_ms if soap_train_ms and torch_train_ms else None
+    status = status_of(s)
+    if st:
+        status += "; train " + status_of(st)
+    peaks = "%s / %s" % (peak_of(s) or "-", peak_of(st) or "-") if st else (peak_of(s) or "-")
+    torch_peaks = "%s / %s" % (fwd.get("peak_mem_mib") or "-", train.get("peak_mem_mib") or "-") \
+        if train else "%s" % (fwd.get("peak_mem_mib") or "-")
+    md.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        model, batch, prec, ms(soap_ms), torch_cell(fwd),
+        "%.2fx" % ratio if ratio else "-",
+        ms(soap_train_ms), torch_cell(train),
+        "%.2fx" % train_ratio if train_ratio else "-",
+        peaks, torch_peaks, status.replace("|", "/")[:120]))
     results["timing"].append({"model": model, "batch": int(batch), "precision": prec,
-                              "soap_ms": soap_ms, "soap_min_ms": num(s[5]) if s else None,
-                              "soap_iterations": int(s[6]) if s and s[6] else 0,
-                              "soap_status": s[3] if s else "not built",
-                              "soap_peak": s[7] if s else "",
+                              "soap_ms": soap_ms, "soap_min_ms": num(s[6]) if s else None,
+                              "soap_iterations": int(s[7]) if s and s[7] else 0,
+                              "soap_status": s[4] if s else "not built",
+                              "soap_peak": s[8] if s else "",
+                              "soap_train_ms": soap_train_ms,
+                              "soap_train_min_ms": num(st[6]) if st else None,
+                              "soap_train_iterations": int(st[7]) if st and st[7] else 0,
+                              "soap_train_status": st[4] if st else "not built",
+                              "soap_train_peak": st[8] if st else "",
                               "torch_forward": fwd or None, "torch_train": train or None,
-                              "ratio": soap_ms / torch_ms if soap_ms and torch_ms else None})
+                              "ratio": ratio, "train_ratio": train_ratio})
 if not keys:
-    md.append("| (nothing timed) | | | | | | | | | |")
+    md.append("| (nothing timed) | | | | | | | | | | | |")
 md.append("\nSOAP ms: the per-iteration wall time the executable prints (host clock around "
           "one run of the model, device synchronized); PyTorch ms: the same, around one "
-          "forward call followed by torch.cuda.synchronize().")
+          "forward call followed by torch.cuda.synchronize(). SOAP train ms: the same for "
+          "the training step (soapc --train: forward, backward of L = sum <cotangent, "
+          "result>, SGD update of the parameters); PyTorch train ms: forward, "
+          "cross-entropy loss, backward, optimizer.step() and zero_grad(), synchronized.")
 text = "\n".join(md) + "\n"
 open(table, "w").write(text)
 print(text)
