@@ -904,15 +904,16 @@ Value TrainingStepBuilder::finishArgument(Value arg) {
     return grad ? grad : zeros(loc, arg.getType());
   if (!grad)
     return arg;
-  // p - lr * dL/dp, written over the gradient (its last use), so that the
-  // new parameters take no memory beyond the gradients'.
+  // p - lr * dL/dp.
   auto type = cast<RankedTensorType>(arg.getType());
   AffineMap id = b.getMultiDimIdentityMap(type.getRank());
   SmallVector<utils::IteratorType> iterators(type.getRank(),
                                              utils::IteratorType::parallel);
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                        type.getElementType());
   auto update = linalg::GenericOp::create(
-      b, loc, TypeRange{type}, ValueRange{arg}, ValueRange{grad}, {id, id},
-      iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
+      b, loc, TypeRange{type}, ValueRange{arg, grad}, ValueRange{empty},
+      {id, id, id}, iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
         Value lr = floatConstant(nb, l, type.getElementType(), learningRate);
         Value step = arith::MulFOp::create(nb, l, lr, a[1]);
         linalg::YieldOp::create(

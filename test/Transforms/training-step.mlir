@@ -20,7 +20,7 @@
 // d(bias): the batch loop is a reduction now. The bias's gradient is
 // complete here (the relu is its only user): its update comes right away.
 // CHECK: %[[DB:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[M]], %[[B]], %[[DY]] : {{.*}}soap.config = #soap.config<degrees = [2, 1], devices = [1, 0]>
-// CHECK: %[[NB:.*]] = linalg.generic {{.*}} ins(%[[B]] : {{.*}}) outs(%[[DB]] :
+// CHECK: %[[NB:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[DB]] :
 // CHECK: %[[LR:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK: arith.mulf %[[LR]], %{{.*}}
 // CHECK: arith.subf
@@ -30,7 +30,7 @@
 // CHECK: arith.addf
 // No gradient for the data input x.
 // CHECK-NOT: iterator_types = ["parallel", "reduction", "parallel"]
-// CHECK: %[[NW:.*]] = linalg.generic {{.*}} ins(%[[W]] : {{.*}}) outs(%[[DW]] :
+// CHECK: %[[NW:.*]] = linalg.generic {{.*}} ins(%[[W]], %[[DW]] :
 // CHECK: return %[[Y]], %[[NW]], %[[NB]]
 
 // GRAD-LABEL: func.func @fc(
