@@ -220,10 +220,6 @@ private:
   Value dilateAndPad(Location loc, Value grad, ArrayRef<int64_t> strides,
                      ArrayRef<int64_t> window, ArrayRef<int64_t> size);
 
-  /// What the step returns for argument `arg`: its gradient (zero if it
-  /// has none), or `arg - lr * gradient` (itself if it has none).
-  Value finishArgument(Value arg);
-
   void contribute(Value value, Value grad) {
     if (active.contains(value))
       contributions[value].push_back(grad);
@@ -897,31 +893,6 @@ LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
                          << op->getName() << "'";
 }
 
-Value TrainingStepBuilder::finishArgument(Value arg) {
-  Location loc = arg.getLoc();
-  Value grad = gradient(arg);
-  if (returnGradients)
-    return grad ? grad : zeros(loc, arg.getType());
-  if (!grad)
-    return arg;
-  // p - lr * dL/dp.
-  auto type = cast<RankedTensorType>(arg.getType());
-  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-  SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                             utils::IteratorType::parallel);
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType());
-  auto update = linalg::GenericOp::create(
-      b, loc, TypeRange{type}, ValueRange{arg, grad}, ValueRange{empty},
-      {id, id, id}, iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
-        Value lr = floatConstant(nb, l, type.getElementType(), learningRate);
-        Value step = arith::MulFOp::create(nb, l, lr, a[1]);
-        linalg::YieldOp::create(
-            nb, l, arith::SubFOp::create(nb, l, a[0], step).getResult());
-      });
-  return update.getResult(0);
-}
-
 LogicalResult TrainingStepBuilder::run() {
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
@@ -978,36 +949,40 @@ LogicalResult TrainingStepBuilder::run() {
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
     forward.push_back(&op);
-  // The step's extra result for argument i: its gradient, or its update,
-  // made as soon as the gradient is complete (after the backward of the
-  // argument's first user), so that each gradient dies right after its
-  // update instead of all of them living to the end of the step.
-  llvm::DenseMap<unsigned, Value> extraOf;
-  llvm::DenseMap<Operation *, SmallVector<unsigned>> completedBy;
-  for (unsigned i : wanted) {
-    Operation *first = nullptr;
-    for (Operation *user : func.getArgument(i).getUsers()) {
-      Operation *top = body.findAncestorOpInBlock(*user);
-      if (top && top != ret && (!first || top->isBeforeInBlock(first)))
-        first = top;
-    }
-    if (first)
-      completedBy[first].push_back(i);
-  }
-  auto finish = [&](unsigned i) {
-    if (!extraOf.count(i))
-      extraOf[i] = finishArgument(func.getArgument(i));
-  };
-  for (Operation *op : llvm::reverse(forward)) {
+  for (Operation *op : llvm::reverse(forward))
     if (failed(differentiate(op)))
       return failure();
-    for (unsigned i : completedBy.lookup(op))
-      finish(i);
-  }
+
+  // The step's extra results.
   SmallVector<Value> extra;
   for (unsigned i : wanted) {
-    finish(i);
-    extra.push_back(extraOf[i]);
+    Value arg = func.getArgument(i);
+    Location loc = arg.getLoc();
+    Value grad = gradient(arg);
+    if (returnGradients) {
+      extra.push_back(grad ? grad : zeros(loc, arg.getType()));
+      continue;
+    }
+    if (!grad) {
+      extra.push_back(arg);
+      continue;
+    }
+    // p - lr * dL/dp.
+    auto type = cast<RankedTensorType>(arg.getType());
+    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+    SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                               utils::IteratorType::parallel);
+    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                          type.getElementType());
+    auto update = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{arg, grad}, ValueRange{empty},
+        {id, id, id}, iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
+          Value lr = floatConstant(nb, l, type.getElementType(), learningRate);
+          Value step = arith::MulFOp::create(nb, l, lr, a[1]);
+          linalg::YieldOp::create(
+              nb, l, arith::SubFOp::create(nb, l, a[0], step).getResult());
+        });
+    extra.push_back(update.getResult(0));
   }
   for (Value v : extra) {
     if (failed(func.insertResult(func.getNumResults(), v.getType(), {})))
