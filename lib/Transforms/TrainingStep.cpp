@@ -302,8 +302,15 @@ FailureOr<Value> TrainingStepBuilder::scalarAdjoint(
                 : delta;
   };
   for (Operation *op : llvm::reverse(ops)) {
-    if (op->getNumResults() != 1)
+    if (op->getNumResults() != 1) {
+      if (llvm::any_of(op->getResults(),
+                       [&](Value r) { return adjoint.count(r); }))
+        return forwardOp->emitError()
+               << "training step: cannot differentiate '" << op->getName()
+               << "' (" << op->getNumResults() << " results) in the body of '"
+               << forwardOp->getName() << "'";
       continue;
+    }
     Value a = adjoint.lookup(op->getResult(0));
     if (!a)
       continue;
@@ -789,8 +796,14 @@ LogicalResult TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
 }
 
 LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
-  if (op->getNumResults() != 1)
+  if (op->getNumResults() != 1) {
+    if (llvm::any_of(op->getResults(),
+                     [&](Value r) { return contributions.count(r); }))
+      return op->emitError() << "training step: cannot differentiate '"
+                             << op->getName() << "' with "
+                             << op->getNumResults() << " results";
     return success();
+  }
   Value grad = gradient(op->getResult(0));
   if (!grad)
     return success();
