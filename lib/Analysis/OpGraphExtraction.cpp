@@ -750,7 +750,10 @@ LogicalResult Extractor::visitInsertSlice(tensor::InsertSliceOp op) {
   } else {
     SmallVector<DimAccess> identity;
     node = newDataMovementNode(op, identity);
-    if (!isa_and_nonnull<tensor::EmptyOp, linalg::FillOp>(dest.getDefiningOp()) &&
+    // The destination's values show wherever the sources do not cover it
+    // (a fill's zeros around an inserted block): it is read, unless it is
+    // uninitialized.
+    if (!isa_and_nonnull<tensor::EmptyOp>(dest.getDefiningOp()) &&
         failed(addInput(node, dest, identity, op)))
       return failure();
   }

@@ -201,18 +201,20 @@ public:
 
 private:
   LogicalResult differentiate(Operation *op);
-  LogicalResult differentiateLinalg(linalg::LinalgOp op, Value grad);
+  /// `grads`: the gradient of each result (null: none).
+  LogicalResult differentiateLinalg(linalg::LinalgOp op,
+                                    ArrayRef<Value> grads);
   /// d(result)/d(operand) over the op's own loops (see Passes.td).
   LogicalResult differentiateOperand(linalg::LinalgOp op, OpOperand *operand,
-                                     Value grad);
+                                     ArrayRef<Value> grads);
   LogicalResult differentiateConvInput(linalg::Conv2DNchwFchwOp op, Value grad);
   LogicalResult differentiatePoolInput(linalg::LinalgOp op, bool isMax,
                                        Value grad);
   /// The scalar adjoint of `target` in a cloned body, given `seed` as the
   /// adjoint of `root`. Null when `root` does not depend on `target`.
   FailureOr<Value> scalarAdjoint(OpBuilder &nb, ArrayRef<Operation *> ops,
-                                 Value root, Value seed, Value target,
-                                 Operation *forwardOp);
+                                 ArrayRef<std::pair<Value, Value>> seeds,
+                                 Value target, Operation *forwardOp);
 
   /// `grad` [N, C, OH, OW] with stride-1 zeros between its rows / columns,
   /// K-1 zeros before and zeros up to `size` + K-1 after: the input of the
@@ -227,6 +229,10 @@ private:
   /// The sum of the contributions to `value`'s gradient; null if none.
   Value gradient(Value value);
   Value zeros(Location loc, Type type);
+  /// `part` placed at `offsets` in zeros of `type` (a tensor.pad, which the
+  /// partitioner splits like any layer).
+  Value placeInZeros(Location loc, Value part, ArrayRef<int64_t> offsets,
+                     RankedTensorType type);
   Value floatConstant(OpBuilder &nb, Location loc, Type type, double v) {
     return arith::ConstantOp::create(nb, loc, nb.getFloatAttr(type, v));
   }
@@ -261,6 +267,21 @@ Value TrainingStepBuilder::zeros(Location loc, Type type) {
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
+Value TrainingStepBuilder::placeInZeros(Location loc, Value part,
+                                        ArrayRef<int64_t> offsets,
+                                        RankedTensorType type) {
+  auto partType = cast<RankedTensorType>(part.getType());
+  SmallVector<OpFoldResult> low, high;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    low.push_back(b.getIndexAttr(offsets[d]));
+    high.push_back(b.getIndexAttr(type.getDimSize(d) - offsets[d] -
+                                  partType.getDimSize(d)));
+  }
+  Value zero = floatConstant(b, loc, type.getElementType(), 0.0);
+  return tensor::PadOp::create(b, loc, type, part, low, high, zero)
+      .getResult();
+}
+
 Value TrainingStepBuilder::gradient(Value value) {
   auto it = contributions.find(value);
   if (it == contributions.end() || it->second.empty())
@@ -289,10 +310,10 @@ Value TrainingStepBuilder::gradient(Value value) {
 }
 
 FailureOr<Value> TrainingStepBuilder::scalarAdjoint(
-    OpBuilder &nb, ArrayRef<Operation *> ops, Value root, Value seed,
-    Value target, Operation *forwardOp) {
+    OpBuilder &nb, ArrayRef<Operation *> ops,
+    ArrayRef<std::pair<Value, Value>> seeds, Value target,
+    Operation *forwardOp) {
   llvm::DenseMap<Value, Value> adjoint;
-  adjoint[root] = seed;
   auto add = [&](Value v, Value delta) {
     if (!isa<FloatType>(v.getType()))
       return;
@@ -301,6 +322,8 @@ FailureOr<Value> TrainingStepBuilder::scalarAdjoint(
                       .getResult()
                 : delta;
   };
+  for (auto [root, seed] : seeds)
+    add(root, seed);
   for (Operation *op : llvm::reverse(ops)) {
     if (op->getNumResults() != 1) {
       if (llvm::any_of(op->getResults(),
@@ -393,13 +416,16 @@ FailureOr<Value> TrainingStepBuilder::scalarAdjoint(
   return adjoint.lookup(target);
 }
 
-LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
-                                                        OpOperand *operand,
-                                                        Value grad) {
+LogicalResult TrainingStepBuilder::differentiateOperand(
+    linalg::LinalgOp op, OpOperand *operand, ArrayRef<Value> grads) {
   Block &body = *op.getBlock();
   Value y = body.getTerminator()->getOperand(0);
   BlockArgument acc = body.getArgument(op.getNumDpsInputs());
   bool hasReduction = op.getNumReductionLoops() > 0;
+  if (hasReduction && op.getNumDpsInits() != 1)
+    return op->emitError() << "training step: cannot differentiate '"
+                           << op->getName() << "': a reduction with "
+                           << op.getNumDpsInits() << " outputs";
   Value root = y;
   bool isMax = false;
   // A gather written as a reduction (an embedding: `select(token == v,
@@ -428,14 +454,48 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
              << "': its reduction is not a sum, max or one-hot selection of "
                 "its inputs";
   }
+  // The values whose adjoints are given: each yielded value with a
+  // gradient (a reduction: the combined value).
+  SmallVector<std::pair<Value, unsigned>> roots; // value, result
+  if (hasReduction) {
+    if (grads[0])
+      roots.push_back({root, 0});
+  } else {
+    for (auto [r, g] : llvm::enumerate(grads))
+      if (g)
+        roots.push_back({body.getTerminator()->getOperand(r), r});
+  }
   Value forwardArg = body.getArgument(operand->getOperandNumber());
-  if (!dependsOn(root, forwardArg))
+  if (llvm::none_of(roots, [&](auto &rt) { return dependsOn(rt.first, forwardArg); }))
     return success();
   auto type = cast<RankedTensorType>(operand->get().getType());
   if (!isa<FloatType>(type.getElementType()))
     return success();
-  AffineMap map = op.getMatchingIndexingMap(operand);
-  if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
+  // Dimensions read at a constant index (one gate of a stacked LSTM gate
+  // tensor: (b, 2, j)) are left out of the gradient op's output, and the
+  // gradient is put back at that index afterwards.
+  AffineMap fullMap = op.getMatchingIndexingMap(operand);
+  SmallVector<AffineExpr> dimResults;
+  SmallVector<int64_t> reducedShape, unitShape, constantAt;
+  for (auto [d, e] : llvm::enumerate(fullMap.getResults())) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      unitShape.push_back(1);
+      constantAt.push_back(c.getValue());
+      continue;
+    }
+    dimResults.push_back(e);
+    reducedShape.push_back(type.getDimSize(d));
+    unitShape.push_back(type.getDimSize(d));
+    constantAt.push_back(-1);
+  }
+  AffineMap map = AffineMap::get(fullMap.getNumDims(), 0, dimResults,
+                                 op.getContext());
+  bool hasConstants = dimResults.size() != fullMap.getNumResults();
+  auto fullType = type;
+  if (hasConstants)
+    type = RankedTensorType::get(reducedShape, type.getElementType());
+  if (dimResults.empty() ||
+      !map.isProjectedPermutation(/*allowZeroInResults=*/false))
     return op->emitError()
            << "training step: cannot differentiate '" << op->getName()
            << "' with respect to operand " << operand->getOperandNumber()
@@ -443,7 +503,9 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
               "loops";
 
   Location loc = op.getLoc();
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto outMapOf = [&](unsigned r) {
+    return op.getMatchingIndexingMap(op.getDpsInitOperand(r));
+  };
   // Inputs: the forward inputs, the forward init when the body reads it
   // (elementwise ops only), the result's gradient, and for a max reduction
   // the result itself.
@@ -451,7 +513,9 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
   // condition) are computed from, in order.
   llvm::SetVector<Operation *> needed;
   {
-    SmallVector<Value> work = {root};
+    SmallVector<Value> work;
+    for (auto &rt : roots)
+      work.push_back(rt.first);
     if (selectedIf)
       work.push_back(selectedIf);
     while (!work.empty()) {
@@ -462,9 +526,11 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
     }
   }
   auto isUsed = [&](BlockArgument arg) {
-    return arg == root || arg == selectedIf || llvm::any_of(arg.getUsers(), [&](Operation *user) {
-      return needed.contains(user);
-    });
+    return arg == selectedIf ||
+           llvm::any_of(roots, [&](auto &rt) { return rt.first == arg; }) ||
+           llvm::any_of(arg.getUsers(), [&](Operation *user) {
+             return needed.contains(user);
+           });
   };
   // Inputs: the forward inputs the body reads, the forward init when an
   // elementwise body reads it, the result's gradient, for a max reduction
@@ -486,13 +552,17 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
     if (isUsed(body.getArgument(in->getOperandNumber())))
       addInput(in->get(), op.getMatchingIndexingMap(in),
                body.getArgument(in->getOperandNumber()));
-  bool readsInit = !hasReduction && isUsed(acc);
-  if (readsInit)
-    addInput(op.getDpsInitOperand(0)->get(), outMap, acc);
+  if (!hasReduction)
+    for (unsigned r = 0; r < op.getNumDpsInits(); ++r) {
+      BlockArgument initArg = body.getArgument(op.getNumDpsInputs() + r);
+      if (isUsed(initArg))
+        addInput(op.getDpsInitOperand(r)->get(), outMapOf(r), initArg);
+    }
   unsigned seedIndex = inputs.size();
-  addInput(grad, outMap, BlockArgument());
+  for (auto &rt : roots)
+    addInput(grads[rt.second], outMapOf(rt.second), BlockArgument());
   if (isMax)
-    addInput(op->getResult(0), outMap, BlockArgument());
+    addInput(op->getResult(0), outMapOf(0), BlockArgument());
   for (AffineExpr e : map.getResults())
     covered.set(cast<AffineDimExpr>(e).getPosition());
   for (OpOperand *in : op.getDpsInputOperands()) {
@@ -527,27 +597,30 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
         for (auto [arg, value] : llvm::zip(mapped, args))
           if (arg)
             mapping.map(arg, value);
-        Value seed = args[seedIndex];
-        Value result = isMax ? args[seedIndex + 1] : Value();
+        Value result = isMax ? args[seedIndex + roots.size()] : Value();
         Value out = args.back();
         SmallVector<Operation *> cloned;
         for (Operation &bodyOp : body.without_terminator())
           if (needed.contains(&bodyOp))
             cloned.push_back(nb.clone(bodyOp, mapping));
-        Value newRoot = mapping.lookupOrDefault(root);
-        if (isMax) {
+        SmallVector<std::pair<Value, Value>> seeds;
+        for (auto [i, rt] : llvm::enumerate(roots))
+          seeds.push_back({mapping.lookupOrDefault(rt.first),
+                           args[seedIndex + i]});
+        if (isMax || selectedIf) {
+          // A reduction (one root): only the maxima, or the selected
+          // element, take the gradient.
+          Value seed = seeds[0].second;
           Value zero = floatConstant(nb, l, seed.getType(), 0.0);
-          Value hit = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                            newRoot, result);
-          seed = arith::SelectOp::create(nb, l, hit, seed, zero);
-        } else if (selectedIf) {
-          Value zero = floatConstant(nb, l, seed.getType(), 0.0);
-          seed = arith::SelectOp::create(
-              nb, l, mapping.lookupOrDefault(selectedIf), seed, zero);
+          Value hit =
+              isMax ? arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
+                                            seeds[0].first, result)
+                          .getResult()
+                    : mapping.lookupOrDefault(selectedIf);
+          seeds[0].second = arith::SelectOp::create(nb, l, hit, seed, zero);
         }
         FailureOr<Value> adj =
-            scalarAdjoint(nb, cloned, newRoot, seed,
-                          mapping.lookup(forwardArg), op);
+            scalarAdjoint(nb, cloned, seeds, mapping.lookup(forwardArg), op);
         Value value = succeeded(adj) && *adj
                           ? *adj
                           : floatConstant(nb, l, type.getElementType(), 0.0);
@@ -574,7 +647,25 @@ LogicalResult TrainingStepBuilder::differentiateOperand(linalg::LinalgOp op,
   // Same loops as the forward op: its config as it is.
   if (Attribute config = op->getAttr(SOAPDialect::kConfigAttrName))
     generic->setAttr(SOAPDialect::kConfigAttrName, config);
-  contribute(operand->get(), generic.getResult(0));
+  Value result = generic.getResult(0);
+  if (hasConstants) {
+    std::optional<SmallVector<ReassociationIndices>> groups =
+        getReassociationIndicesForReshape(
+            type, RankedTensorType::get(unitShape, type.getElementType()));
+    if (!groups)
+      return op->emitError() << "training step: cannot place the gradient of "
+                                "operand "
+                             << operand->getOperandNumber() << " of '"
+                             << op->getName() << "'";
+    Value expanded = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(unitShape, type.getElementType()),
+        result, *groups);
+    SmallVector<int64_t> offsets;
+    for (int64_t at : constantAt)
+      offsets.push_back(at < 0 ? 0 : at);
+    result = placeInZeros(loc, expanded, offsets, fullType);
+  }
+  contribute(operand->get(), result);
   return success();
 }
 
@@ -721,14 +812,18 @@ LogicalResult TrainingStepBuilder::differentiatePoolInput(linalg::LinalgOp op,
   return success();
 }
 
-LogicalResult TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
-                                                       Value grad) {
+LogicalResult
+TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
+                                         ArrayRef<Value> grads) {
   if (isa<linalg::FillOp>(op))
     return success();
-  if (op.getNumDpsInits() != 1)
+  if (op.getNumDpsInits() != 1 &&
+      (op.getNumReductionLoops() > 0 || !isa<linalg::GenericOp>(op)))
     return op->emitError() << "training step: cannot differentiate '"
                            << op->getName() << "' with "
-                           << op.getNumDpsInits() << " outputs";
+                           << op.getNumDpsInits()
+                           << " outputs (only elementwise ones)";
+  Value grad = grads[0];
   // Values captured by the body (a gather from a table) get no gradient.
   bool capturesActive = false;
   op->walk([&](Operation *inner) {
@@ -755,7 +850,7 @@ LogicalResult TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
         failed(differentiateConvInput(conv, grad)))
       return failure();
     if (active.contains(conv.getDpsInputOperand(1)->get()) &&
-        failed(differentiateOperand(op, conv.getDpsInputOperand(1), grad)))
+        failed(differentiateOperand(op, conv.getDpsInputOperand(1), grads)))
       return failure();
   } else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op)) {
     auto dilations = op->getAttrOfType<DenseIntElementsAttr>("dilations");
@@ -774,16 +869,22 @@ LogicalResult TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
   } else {
     for (OpOperand *in : op.getDpsInputOperands())
       if (active.contains(in->get()) &&
-          failed(differentiateOperand(op, in, grad)))
+          failed(differentiateOperand(op, in, grads)))
         return failure();
   }
-  // The accumulator's start value: a sum passes the gradient through; an
-  // elementwise body that reads it is differentiated like an input.
-  OpOperand *init = op.getDpsInitOperand(0);
-  if (!active.contains(init->get()) || !op.payloadUsesValueFromOperand(init))
+  // The accumulators' start values: a sum passes the gradient through; an
+  // elementwise body that reads one is differentiated like an input.
+  if (op.getNumReductionLoops() == 0) {
+    for (OpOperand &init : op.getDpsInitsMutable())
+      if (active.contains(init.get()) && op.payloadUsesValueFromOperand(&init) &&
+          failed(differentiateOperand(op, &init, grads)))
+        return failure();
     return success();
-  if (op.getNumReductionLoops() == 0)
-    return differentiateOperand(op, init, grad);
+  }
+  OpOperand *init = op.getDpsInitOperand(0);
+  if (!grad || !active.contains(init->get()) ||
+      !op.payloadUsesValueFromOperand(init))
+    return success();
   Block &body = *op.getBlock();
   Operation *combiner = body.getTerminator()->getOperand(0).getDefiningOp();
   if (!combiner || !isa<arith::AddFOp>(combiner))
@@ -796,6 +897,15 @@ LogicalResult TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
 }
 
 LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      linalgOp && op->getNumResults() > 0) {
+    SmallVector<Value> grads;
+    for (Value r : op->getResults())
+      grads.push_back(gradient(r));
+    if (llvm::all_of(grads, [](Value g) { return !g; }))
+      return success();
+    return differentiateLinalg(linalgOp, grads);
+  }
   if (op->getNumResults() != 1) {
     if (llvm::any_of(op->getResults(),
                      [&](Value r) { return contributions.count(r); }))
@@ -808,8 +918,6 @@ LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
   if (!grad)
     return success();
   Location loc = op->getLoc();
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
-    return differentiateLinalg(linalgOp, grad);
   if (isa<tensor::EmptyOp, arith::ConstantOp>(op))
     return success();
   auto unitStrides = [&](size_t rank) {
@@ -847,6 +955,13 @@ LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
       part = tensor::ExpandShapeOp::create(
           b, loc, RankedTensorType::get(sizes, sourceType.getElementType()),
           grad, *reassociation);
+    }
+    if (extract.hasUnitStride() &&
+        !ShapedType::isDynamicShape(extract.getStaticOffsets())) {
+      contribute(extract.getSource(),
+                 placeInZeros(loc, part, extract.getStaticOffsets(),
+                              sourceType));
+      return success();
     }
     contribute(extract.getSource(),
                tensor::InsertSliceOp::create(

@@ -90,14 +90,18 @@ func.func @dilated(%x: tensor<1x1x5x5xf32>, %w: tensor<1x1x2x2xf32> {soap.parame
 
 // -----
 
-func.func @two_results(%x: tensor<4xf32>, %w: tensor<4xf32> {soap.parameter}) -> tensor<4xf32> {
+func.func @two_results(%x: tensor<4x3xf32>, %w: tensor<4x3xf32> {soap.parameter}) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4xf32>
-  // expected-error @below {{training step: cannot differentiate 'linalg.generic' with 2 results}}
-  %y:2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
-      ins(%x, %w : tensor<4xf32>, tensor<4xf32>) outs(%e, %e : tensor<4xf32>, tensor<4xf32>) {
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-error @below {{training step: cannot differentiate 'linalg.generic' with 2 outputs (only elementwise ones)}}
+  %y:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %w : tensor<4x3xf32>, tensor<4x3xf32>) outs(%f, %f : tensor<4xf32>, tensor<4xf32>) {
   ^bb0(%a: f32, %b: f32, %o: f32, %p: f32):
     %m = arith.mulf %a, %b : f32
-    linalg.yield %m, %a : f32, f32
+    %s = arith.addf %o, %m : f32
+    %t = arith.addf %p, %a : f32
+    linalg.yield %s, %t : f32, f32
   } -> (tensor<4xf32>, tensor<4xf32>)
   return %y#0 : tensor<4xf32>
 }
