@@ -37,7 +37,7 @@
 #include "soap/Transforms/StrategyAttributes.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Format.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -543,16 +543,15 @@ int main(int argc, char **argv) {
     trainPm.addPass(mlir::soap::createTrainingStep(trainOptions));
     if (failed(trainPm.run(*module)))
       return 1;
-    llvm::outs() << "\ntraining step: forward, backward, "
-                 << (trainReturns == "gradients"
-                         ? "returns the output(s) and dL/dx of every float "
-                           "argument"
-                         : llvm::formatv("SGD update (learning rate {0}); "
-                                         "returns the output(s) and the "
-                                         "updated parameters",
-                                         learningRate.getValue())
-                               .str())
-                 << "; takes one cotangent dL/d(output) per output after "
+    llvm::outs() << "\ntraining step: forward, backward, ";
+    if (trainReturns == "gradients")
+      llvm::outs() << "returns the output(s) and dL/dx of every float "
+                      "argument";
+    else
+      llvm::outs() << "SGD update (learning rate "
+                   << llvm::format("%g", learningRate.getValue())
+                   << "); returns the output(s) and the updated parameters";
+    llvm::outs() << "; takes one cotangent dL/d(output) per output after "
                     "the model's arguments\n";
   }
   if (codegen && failed(generateCode(*module, (*func).getSymName())))
