@@ -249,11 +249,14 @@ static void packedOf(const int64_t *sizes, int64_t *strides) {
     strides[d] = strides[d + 1] * sizes[d + 1];
 }
 
-static void runConv(const convCase_t *c) {
-  int64_t oh = (c->h + 2 * c->ph - c->dh * (c->kh - 1) - 1) / c->sh + 1;
-  int64_t ow = (c->w + 2 * c->pw - c->dw * (c->kw - 1) - 1) / c->sw + 1;
+/* X, W and Y of a case (values from `salt` on), their output size. */
+static void makeConvTensors(const convCase_t *c, int salt, tensor_t *X,
+                            tensor_t *W, tensor_t *Y, int64_t *oh,
+                            int64_t *ow) {
+  *oh = (c->h + 2 * c->ph - c->dh * (c->kh - 1) - 1) / c->sh + 1;
+  *ow = (c->w + 2 * c->pw - c->dw * (c->kw - 1) - 1) / c->sw + 1;
   int64_t xs[4] = {c->n, c->c, c->h, c->w}, ws[4] = {c->f, c->c, c->kh, c->kw},
-          ys[4] = {c->n, c->f, oh, ow};
+          ys[4] = {c->n, c->f, *oh, *ow};
   int64_t xst[4], wst[4], yst[4];
   int64_t wStored[4] = {c->f, c->wChannels, c->kh, c->kw};
   memcpy(xst, c->xStrides, sizeof(xst));
@@ -263,10 +266,15 @@ static void runConv(const convCase_t *c) {
   if (!yst[0])
     packedOf(ys, yst);
   packedOf(wStored, wst);
+  makeTensor(X, 4, xs, xst, 2, 2 + extentOf(4, xs, xst) + 3, salt);
+  makeTensor(W, 4, ws, wst, 0, extentOf(4, wStored, wst), salt + 1);
+  makeTensor(Y, 4, ys, yst, 1, 1 + extentOf(4, ys, yst) + 1, salt + 2);
+}
+
+static void runConv(const convCase_t *c) {
   tensor_t X, W, Y;
-  makeTensor(&X, 4, xs, xst, 2, 2 + extentOf(4, xs, xst) + 3, 11);
-  makeTensor(&W, 4, ws, wst, 0, extentOf(4, wStored, wst), 12);
-  makeTensor(&Y, 4, ys, yst, 1, 1 + extentOf(4, ys, yst) + 1, 13);
+  int64_t oh, ow;
+  makeConvTensors(c, 11, &X, &W, &Y, &oh, &ow);
   int overwrite = (c->flags & SOAPRT_CUDA_OVERWRITE) != 0;
   int64_t idx[4] = {0};
   for (idx[0] = 0; idx[0] < c->n; ++idx[0])
@@ -305,23 +313,9 @@ static void runConv(const convCase_t *c) {
 
 /* The same case as a filter gradient: W += dL/dW from X and Y (as dY). */
 static void runFilterGrad(const convCase_t *c) {
-  int64_t oh = (c->h + 2 * c->ph - c->dh * (c->kh - 1) - 1) / c->sh + 1;
-  int64_t ow = (c->w + 2 * c->pw - c->dw * (c->kw - 1) - 1) / c->sw + 1;
-  int64_t xs[4] = {c->n, c->c, c->h, c->w}, ws[4] = {c->f, c->c, c->kh, c->kw},
-          ys[4] = {c->n, c->f, oh, ow};
-  int64_t xst[4], wst[4], yst[4];
-  int64_t wStored[4] = {c->f, c->wChannels, c->kh, c->kw};
-  memcpy(xst, c->xStrides, sizeof(xst));
-  memcpy(yst, c->yStrides, sizeof(yst));
-  if (!xst[0])
-    packedOf(xs, xst);
-  if (!yst[0])
-    packedOf(ys, yst);
-  packedOf(wStored, wst);
   tensor_t X, W, Y;
-  makeTensor(&X, 4, xs, xst, 2, 2 + extentOf(4, xs, xst) + 3, 21);
-  makeTensor(&W, 4, ws, wst, 0, extentOf(4, wStored, wst), 22);
-  makeTensor(&Y, 4, ys, yst, 1, 1 + extentOf(4, ys, yst) + 1, 23);
+  int64_t oh, ow;
+  makeConvTensors(c, 21, &X, &W, &Y, &oh, &ow);
   int overwrite = (c->flags & SOAPRT_CUDA_OVERWRITE) != 0;
   int64_t idx[4] = {0};
   for (idx[0] = 0; idx[0] < c->f; ++idx[0])

@@ -419,6 +419,36 @@ static void convolve(double alpha, const struct cudnnTensorStruct *x,
         }
 }
 
+/* What every convolution call checks once the shapes fit: its pointers,
+ * the algorithm (`algo` of `count`, needing `need` bytes of workspace, -1:
+ * not emulated), the workspace, where the data lies and the stream. */
+static cudnnStatus_t checkRun(const char *call, cudnnHandle_t h,
+                              const cudnnTensorDescriptor_t x, const void *xp,
+                              const cudnnFilterDescriptor_t w, const void *wp,
+                              const cudnnTensorDescriptor_t y, const void *yp,
+                              const void *alpha, const void *beta, int algo,
+                              int count, long long need, void *ws,
+                              size_t wsBytes) {
+  if (!alpha || !beta || !xp || !wp || !yp)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "a NULL argument");
+  if ((unsigned)algo >= (unsigned)count)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "algorithm %d", algo);
+  if (need < 0)
+    return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
+                "algorithm %d does not support these descriptors", algo);
+  if ((size_t)need > wsBytes || (need > 0 && !ws))
+    return fail(CUDNN_STATUS_BAD_PARAM, call,
+                "algorithm %d needs a workspace of %lld bytes, got %zu at %p",
+                algo, need, wsBytes, ws);
+  cudnnStatus_t status = checkData(call, x, xp, w, wp, y, yp, ws, wsBytes);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!soaprt_emu_stream_valid(h->stream))
+    return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
+                "the handle's stream is destroyed");
+  return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
     cudnnHandle_t h, const cudnnTensorDescriptor_t x, const void *xp,
     const cudnnFilterDescriptor_t w, const void *wp,
@@ -503,24 +533,11 @@ cudnnStatus_t cudnnConvolutionForward(
   cudnnStatus_t status = checkShapes(call, h, x, w, conv, y);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  if (!alpha || !beta || !xp || !wp || !yp)
-    return fail(CUDNN_STATUS_BAD_PARAM, call, "a NULL argument");
-  if ((unsigned)algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
-    return fail(CUDNN_STATUS_BAD_PARAM, call, "algorithm %d", (int)algo);
-  long long need = workspaceOf(algo, x, w, y);
-  if (need < 0)
-    return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
-                "algorithm %d does not support these descriptors", (int)algo);
-  if ((size_t)need > wsBytes || (need > 0 && !ws))
-    return fail(CUDNN_STATUS_BAD_PARAM, call,
-                "algorithm %d needs a workspace of %lld bytes, got %zu at %p",
-                (int)algo, need, wsBytes, ws);
-  status = checkData(call, x, xp, w, wp, y, yp, ws, wsBytes);
+  status = checkRun(call, h, x, xp, w, wp, y, yp, alpha, beta, (int)algo,
+                    CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                    workspaceOf(algo, x, w, y), ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  if (!soaprt_emu_stream_valid(h->stream))
-    return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
-                "the handle's stream is destroyed");
   convolve(*(const float *)alpha, x, (const float *)xp, w, (const float *)wp,
            conv, *(const float *)beta, y, (float *)yp);
   ++soaprt_emu_stats.convForwards;
@@ -656,24 +673,11 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(
   cudnnStatus_t status = checkShapes(call, h, x, dw, conv, dy);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  if (!alpha || !beta || !xp || !dyp || !dwp)
-    return fail(CUDNN_STATUS_BAD_PARAM, call, "a NULL argument");
-  if ((unsigned)algo >= CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT)
-    return fail(CUDNN_STATUS_BAD_PARAM, call, "algorithm %d", (int)algo);
-  long long need = filterGradWorkspaceOf(algo, x, dw, dy);
-  if (need < 0)
-    return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
-                "algorithm %d does not support these descriptors", (int)algo);
-  if ((size_t)need > wsBytes || (need > 0 && !ws))
-    return fail(CUDNN_STATUS_BAD_PARAM, call,
-                "algorithm %d needs a workspace of %lld bytes, got %zu at %p",
-                (int)algo, need, wsBytes, ws);
-  status = checkData(call, x, xp, dw, dwp, dy, dyp, ws, wsBytes);
+  status = checkRun(call, h, x, xp, dw, dwp, dy, dyp, alpha, beta, (int)algo,
+                    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                    filterGradWorkspaceOf(algo, x, dw, dy), ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  if (!soaprt_emu_stream_valid(h->stream))
-    return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
-                "the handle's stream is destroyed");
   filterGradient(*(const float *)alpha, x, (const float *)xp, dy,
                  (const float *)dyp, conv, *(const float *)beta, dw,
                  (float *)dwp);
