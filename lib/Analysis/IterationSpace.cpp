@@ -35,8 +35,23 @@ FailureOr<ReductionKind> mlir::soap::getReductionCombiner(Operation *op) {
   Operation *def = body->getTerminator()->getOperand(0).getDefiningOp();
   BlockArgument acc =
       linalgOp.getMatchingBlockArgument(linalgOp.getDpsInitOperand(0));
-  if (!def || !llvm::is_contained(def->getOperands(), acc))
+  if (!def || def->getNumOperands() != 2 ||
+      !llvm::is_contained(def->getOperands(), acc))
     return failure();
+  // The combined value must not read the accumulator itself (acc + acc * x
+  // is no sum of independent terms: its partials cannot be combined).
+  Value other = def->getOperand(0) == acc ? def->getOperand(1)
+                                          : def->getOperand(0);
+  SmallVector<Value> work = {other};
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == acc)
+      return failure();
+    Operation *inner = v.getDefiningOp();
+    if (inner && inner->getBlock() == body && seen.insert(inner).second)
+      llvm::append_range(work, inner->getOperands());
+  }
   if (isa<arith::AddFOp, arith::AddIOp>(def))
     return ReductionKind::Sum;
   if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(def))
@@ -44,6 +59,23 @@ FailureOr<ReductionKind> mlir::soap::getReductionCombiner(Operation *op) {
   if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(def))
     return ReductionKind::Min;
   return failure();
+}
+
+TypedAttr mlir::soap::getReductionIdentity(Builder &b, ReductionKind kind,
+                                           Type elementType) {
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    if (kind == ReductionKind::Sum)
+      return b.getFloatAttr(elementType, 0.0);
+    return b.getFloatAttr(
+        elementType, APFloat::getInf(floatType.getFloatSemantics(),
+                                     /*Negative=*/kind == ReductionKind::Max));
+  }
+  unsigned width = cast<IntegerType>(elementType).getWidth();
+  if (kind == ReductionKind::Sum)
+    return b.getIntegerAttr(elementType, 0);
+  return b.getIntegerAttr(elementType, kind == ReductionKind::Max
+                                           ? APInt::getSignedMinValue(width)
+                                           : APInt::getSignedMaxValue(width));
 }
 
 bool mlir::soap::hasIterationSpace(Operation *op) {

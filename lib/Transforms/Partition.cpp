@@ -60,24 +60,6 @@ static bool covers(const Box &outer, const Box &inner) {
   return true;
 }
 
-/// The identity of a combiner for `type`'s element type.
-static TypedAttr getIdentity(OpBuilder &b, ReductionKind kind, Type type) {
-  if (auto floatType = dyn_cast<FloatType>(type)) {
-    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
-    if (kind == ReductionKind::Sum)
-      return b.getFloatAttr(type, 0.0);
-    return b.getFloatAttr(
-        type, llvm::APFloat::getInf(sem, /*Negative=*/kind == ReductionKind::Max));
-  }
-  auto intType = cast<IntegerType>(type);
-  unsigned width = intType.getWidth();
-  if (kind == ReductionKind::Sum)
-    return b.getIntegerAttr(type, 0);
-  return b.getIntegerAttr(type, kind == ReductionKind::Max
-                                    ? llvm::APInt::getSignedMinValue(width)
-                                    : llvm::APInt::getSignedMaxValue(width));
-}
-
 /// For upstream's extract_slice(pad) swap: apply it without a guard when
 /// every dimension of the slice reads at least one element of the pad's
 /// source (static shapes), otherwise not at all.
@@ -310,7 +292,7 @@ Partitioner::emitTile(OpBuilder &b, int32_t nodeIndex, const Box &loopBox,
         OpOperand *init = linalgOp.getDpsInitOperand(0);
         auto type = cast<RankedTensorType>(init->get().getType());
         Value cst = arith::ConstantOp::create(
-            b, loc, getIdentity(b, *kind, type.getElementType()));
+            b, loc, getReductionIdentity(b, *kind, type.getElementType()));
         Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
                                               type.getElementType());
         Value fill = linalg::FillOp::create(b, loc, cst, empty).getResult(0);

@@ -35,6 +35,23 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
 
 // -----
 
+// A sum whose added term reads the accumulator (acc + acc * x) cannot be
+// split either: its partials do not add up.
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @compound(%x: tensor<4x8xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @below {{config of layer 'reduce_0' on 2 devices splits reduction loop 1 whose partial results cannot be combined}}
+    %0 = linalg.reduce ins(%x : tensor<4x8xf32>) outs(%init : tensor<4xf32>) dimensions = [1] {soap.config = #soap.config<degrees = [1, 2]>}
+      (%in: f32, %acc: f32) {
+        %p = arith.mulf %in, %acc : f32
+        %s = arith.addf %acc, %p : f32
+        linalg.yield %s : f32
+      }
+    return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
 // More tiles than devices: the dialect's verifier already refuses it.
 module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
   func.func @too_many(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {

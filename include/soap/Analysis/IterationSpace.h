@@ -52,6 +52,11 @@ struct IterationSpace {
 /// min. Fails for anything else (products, argmax, several outputs).
 FailureOr<ReductionKind> getReductionCombiner(Operation *op);
 
+/// The identity of `kind` for `elementType` (0, -inf / the smallest integer,
+/// +inf / the largest integer): where a split reduction's partials start.
+TypedAttr getReductionIdentity(Builder &b, ReductionKind kind,
+                               Type elementType);
+
 /// True when `op` has an iteration space SOAP can partition: a linalg op, an
 /// op implementing TilingInterface, or tensor data movement (slices, reshapes,
 /// concatenation).

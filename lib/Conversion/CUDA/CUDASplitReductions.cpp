@@ -25,24 +25,6 @@ using namespace mlir::soap;
 
 namespace {
 
-/// The combiner's identity for `type`.
-static TypedAttr identityOf(Builder &b, ReductionKind kind, Type type) {
-  if (auto floatType = dyn_cast<FloatType>(type)) {
-    if (kind == ReductionKind::Sum)
-      return b.getFloatAttr(type, 0.0);
-    return b.getFloatAttr(
-        type, APFloat::getInf(floatType.getFloatSemantics(),
-                              /*Negative=*/kind == ReductionKind::Max));
-  }
-  auto intType = cast<IntegerType>(type);
-  unsigned width = intType.getWidth();
-  if (kind == ReductionKind::Sum)
-    return b.getIntegerAttr(type, 0);
-  return b.getIntegerAttr(type, kind == ReductionKind::Max
-                                    ? APInt::getSignedMinValue(width)
-                                    : APInt::getSignedMaxValue(width));
-}
-
 /// How one loop of the op is rewritten.
 struct LoopPlan {
   int64_t extent = 1;
@@ -108,23 +90,8 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
   FailureOr<ReductionKind> kind = getReductionCombiner(op);
   if (failed(kind))
     return failure();
-  Block &body = *op.getBlock();
-  Operation *combiner = body.getTerminator()->getOperand(0).getDefiningOp();
-  BlockArgument acc = body.getArguments().back();
-  Value other = combiner->getOperand(0) == acc ? combiner->getOperand(1)
-                                               : combiner->getOperand(0);
-  // The combined value must not itself read the accumulator.
-  SmallVector<Value> work = {other};
-  llvm::DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (v == acc)
-      return failure();
-    if (!seen.insert(v).second)
-      continue;
-    if (Operation *def = v.getDefiningOp(); def && def->getBlock() == &body)
-      llvm::append_range(work, def->getOperands());
-  }
+  Operation *combiner =
+      op.getBlock()->getTerminator()->getOperand(0).getDefiningOp();
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/false))
     return failure();
@@ -256,7 +223,7 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
   Type elem = initType.getElementType();
   auto partialType = RankedTensorType::get(partialShape, elem);
   Value identity = arith::ConstantOp::create(rewriter, loc,
-                                             identityOf(rewriter, *kind, elem));
+                                             getReductionIdentity(rewriter, *kind, elem));
   Value empty = tensor::EmptyOp::create(rewriter, loc, partialShape, elem);
   Value start = linalg::FillOp::create(rewriter, loc, identity, empty)
                     .getResult(0);
