@@ -10,6 +10,7 @@
 
 #include "soap/Transforms/Passes.h"
 
+#include "soap/Analysis/IterationSpace.h"
 #include "soap/Analysis/OpGraphExtraction.h"
 #include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
@@ -48,55 +49,37 @@ namespace {
 // Configs of the backward ops
 //===----------------------------------------------------------------------===//
 
-/// Row-major index of tile `coords` under `degrees`.
-static int64_t tileIndex(ArrayRef<int64_t> degrees, ArrayRef<int64_t> coords) {
-  int64_t index = 0;
-  for (auto [degree, coord] : llvm::zip(degrees, coords))
-    index = index * degree + coord;
-  return index;
-}
-
-/// Row-major coordinates of tile `tile` under `degrees`.
-static SmallVector<int64_t> tileCoords(ArrayRef<int64_t> degrees, int64_t tile) {
-  SmallVector<int64_t> coords(degrees.size());
-  for (int64_t l = static_cast<int64_t>(degrees.size()) - 1; l >= 0; --l) {
-    coords[l] = tile % degrees[l];
-    tile /= degrees[l];
-  }
-  return coords;
-}
-
 /// The config of an op with loops of `extents` whose loop j is loop
-/// `loopMap[j]` (-1: none) of an op partitioned by `from` over `fromExtents`:
-/// each mapped loop keeps its degree where it divides the extent, and a tile
-/// runs on the device of the `from` tile it corresponds to (unmapped loops
-/// of `from` at coordinate 0). Distinct tiles map to distinct `from` tiles,
-/// so the devices stay distinct.
+/// `loopMap[j]` (-1: none) of an op partitioned by `from`: each mapped loop
+/// keeps its degree where it divides the extent, and a tile runs on the
+/// device of the `from` tile it corresponds to (unmapped loops of `from` at
+/// coordinate 0). Distinct tiles map to distinct `from` tiles, so the
+/// devices stay distinct.
 static ParallelConfigAttr mapConfig(ParallelConfigAttr from,
                                     ArrayRef<int64_t> extents,
                                     ArrayRef<int32_t> loopMap) {
   ArrayRef<int64_t> fromDegrees = from.getDegrees();
-  SmallVector<int64_t> fromDevices = from.getTileDevices();
-  SmallVector<int64_t> degrees(extents.size(), 1);
+  ::soap::ParallelConfig config;
+  config.degrees.assign(extents.size(), 1);
   for (auto [j, l] : llvm::enumerate(loopMap))
     if (l >= 0 && static_cast<size_t>(l) < fromDegrees.size() &&
         extents[j] > 0 && extents[j] % fromDegrees[l] == 0)
-      degrees[j] = fromDegrees[l];
-  int64_t tiles = 1;
-  for (int64_t d : degrees)
-    tiles *= d;
-  SmallVector<int64_t> devices;
-  for (int64_t t = 0; t < tiles; ++t) {
-    SmallVector<int64_t> coords = tileCoords(degrees, t);
-    SmallVector<int64_t> fromCoords(fromDegrees.size(), 0);
-    for (auto [j, l] : llvm::enumerate(loopMap))
-      if (degrees[j] > 1)
-        fromCoords[l] = coords[j];
-    devices.push_back(fromDevices[tileIndex(fromDegrees, fromCoords)]);
+      config.degrees[j] = static_cast<int32_t>(fromDegrees[l]);
+  std::array<int32_t, ::soap::kMaxRank> coords;
+  for (int32_t t = 0; t < config.numTiles(); ++t) {
+    ::soap::tileCoordinates(config.degrees, t, coords);
+    // The `from` tile: row-major over its degrees.
+    int64_t fromTile = 0;
+    for (auto [l, degree] : llvm::enumerate(fromDegrees)) {
+      int64_t coord = 0;
+      for (auto [j, mapped] : llvm::enumerate(loopMap))
+        if (mapped == static_cast<int32_t>(l) && config.degrees[j] > 1)
+          coord = coords[j];
+      fromTile = fromTile * degree + coord;
+    }
+    config.devices.push_back(
+        static_cast<int32_t>(from.getDeviceOfTile(fromTile)));
   }
-  ::soap::ParallelConfig config;
-  config.degrees.assign(degrees.begin(), degrees.end());
-  config.devices.assign(devices.begin(), devices.end());
   return configToAttr(from.getContext(), config);
 }
 
@@ -174,8 +157,9 @@ static LogicalResult fillMissingConfigs(func::FuncOp func) {
 // Differentiation
 //===----------------------------------------------------------------------===//
 
-/// Whether `value` (in a linalg body) is computed from `arg`.
-static bool dependsOn(Value value, Value arg) {
+/// Whether `value` (in a linalg body) is computed from the body's block
+/// argument `arg` (only ops of the body are followed).
+static bool dependsOn(Value value, BlockArgument arg) {
   SmallVector<Value> work = {value};
   llvm::DenseSet<Value> seen;
   while (!work.empty()) {
@@ -184,7 +168,8 @@ static bool dependsOn(Value value, Value arg) {
       return true;
     if (!seen.insert(v).second)
       continue;
-    if (Operation *def = v.getDefiningOp())
+    Operation *def = v.getDefiningOp();
+    if (def && def->getBlock() == arg.getOwner())
       llvm::append_range(work, def->getOperands());
   }
   return false;
@@ -427,6 +412,7 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
                            << op->getName() << "': a reduction with "
                            << op.getNumDpsInits() << " outputs";
   Value root = y;
+  // Max and min reductions route the gradient to their extrema.
   bool isMax = false;
   // A gather written as a reduction (an embedding: `select(token == v,
   // table[v], acc)` over the vocabulary): the selected element gets the
@@ -436,10 +422,10 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
   Operation *combiner = nullptr;
   if (hasReduction) {
     Operation *def = y.getDefiningOp();
-    if (def && isa<arith::AddFOp, arith::MaximumFOp, arith::MaxNumFOp>(def) &&
-        (def->getOperand(0) == acc || def->getOperand(1) == acc)) {
+    if (FailureOr<ReductionKind> kind = getReductionCombiner(op);
+        succeeded(kind) && isa<FloatType>(y.getType())) {
       root = def->getOperand(0) == acc ? def->getOperand(1) : def->getOperand(0);
-      isMax = !isa<arith::AddFOp>(def);
+      isMax = *kind != ReductionKind::Sum;
       combiner = def;
     } else if (auto sel = dyn_cast_or_null<arith::SelectOp>(def);
                sel && sel.getFalseValue() == acc &&
@@ -465,8 +451,9 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
       if (g)
         roots.push_back({body.getTerminator()->getOperand(r), r});
   }
-  Value forwardArg = body.getArgument(operand->getOperandNumber());
-  if (llvm::none_of(roots, [&](auto &rt) { return dependsOn(rt.first, forwardArg); }))
+  BlockArgument forwardArg = body.getArgument(operand->getOperandNumber());
+  if (llvm::none_of(roots,
+                    [&](auto &rt) { return dependsOn(rt.first, forwardArg); }))
     return success();
   auto type = cast<RankedTensorType>(operand->get().getType());
   if (!isa<FloatType>(type.getElementType()))
@@ -608,7 +595,7 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
           seeds.push_back({mapping.lookupOrDefault(rt.first),
                            args[seedIndex + i]});
         if (isMax || selectedIf) {
-          // A reduction (one root): only the maxima, or the selected
+          // A reduction (one root): only the extrema, or the selected
           // element, take the gradient.
           Value seed = seeds[0].second;
           Value zero = floatConstant(nb, l, seed.getType(), 0.0);

@@ -105,3 +105,49 @@ func.func @two_results(%x: tensor<4x3xf32>, %w: tensor<4x3xf32> {soap.parameter}
   } -> (tensor<4xf32>, tensor<4xf32>)
   return %y#0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @gather(%ids: tensor<4xindex>, %table: tensor<10xf32> {soap.parameter}) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  // expected-error @below {{training step: cannot differentiate 'linalg.generic': its body reads a tensor that needs a gradient (a gather)}}
+  %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%ids : tensor<4xindex>) outs(%e : tensor<4xf32>) {
+  ^bb0(%i: index, %o: f32):
+    %v = tensor.extract %table[%i] : tensor<10xf32>
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @nhwc(%x: tensor<1x5x5x2xf32>, %w: tensor<3x3x2x4xf32> {soap.parameter}) -> tensor<1x3x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x3x3x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3x3x4xf32>) -> tensor<1x3x3x4xf32>
+  // expected-error @below {{training step: cannot differentiate 'linalg.conv_2d_nhwc_hwcf' (NCHW convolutions and poolings only)}}
+  %c = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+      ins(%x, %w : tensor<1x5x5x2xf32>, tensor<3x3x2x4xf32>) outs(%f : tensor<1x3x3x4xf32>) -> tensor<1x3x3x4xf32>
+  return %c : tensor<1x3x3x4xf32>
+}
+
+// -----
+
+func.func @dilated_pool(%x: tensor<1x2x5x5xf32>, %s: tensor<2xf32> {soap.parameter}) -> tensor<1x2x3x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x2x5x5xf32>
+  %xs = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %s : tensor<1x2x5x5xf32>, tensor<2xf32>) outs(%e0 : tensor<1x2x5x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x5x5xf32>
+  %win = tensor.empty() : tensor<2x2xf32>
+  %e = tensor.empty() : tensor<1x2x3x3xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  // expected-error @below {{training step: dilated poolings are not differentiated yet}}
+  %p = linalg.pooling_nchw_sum {dilations = dense<2> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xs, %win : tensor<1x2x5x5xf32>, tensor<2x2xf32>) outs(%f : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  return %p : tensor<1x2x3x3xf32>
+}
