@@ -171,10 +171,12 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
       (same split, same devices), so it needs no transfer.
     Configs are filled in only when the forward function has them.
 
-    Differentiable: linalg ops whose body is a sum or max reduction of, or
-    an elementwise expression over, arith / math ops (add, sub, mul, div,
-    neg, max, min, select, exp, log, tanh, sqrt, rsqrt, abs, casts),
-    stride-dilation-1 NCHW convolutions and poolings, tensor.pad,
+    Differentiable: linalg ops whose body is a sum, max, min or one-hot
+    selection reduction of, or an elementwise expression (with one or more
+    results) over, arith / math ops (add, sub, mul, div, neg, max, min,
+    select, exp, log, tanh, sqrt, rsqrt, abs, casts), operands read at
+    constant indices included, dilation-1 NCHW convolutions and poolings
+    (any stride), tensor.pad,
     extract_slice, insert_slice, concat and reshapes. Anything else on the
     path from a parameter to a result is a located error.
   }];
