@@ -16,6 +16,8 @@
 
 #include "soap/Conversion/Passes.h"
 
+#include "soap/Analysis/OpGraphExtraction.h"
+
 #include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
 #include "soap/Runtime/soaprt_cuda.h"
 
@@ -85,7 +87,7 @@ static bool isF32Buffer(Value v) {
 }
 
 struct CUDALibraryCalls
-    : public soap::impl::CUDALibraryCallsBase<CUDALibraryCalls> {
+    : public mlir::soap::impl::CUDALibraryCallsBase<CUDALibraryCalls> {
   using CUDALibraryCallsBase::CUDALibraryCallsBase;
 
   unsigned numNames = 0;
@@ -161,7 +163,7 @@ struct CUDALibraryCalls
     args.push_back(opName(b, op));
     for (Value a : args)
       types.push_back(a.getType());
-    func::FuncOp callee = soap::getOrInsertRuntimeFunction(
+    func::FuncOp callee = mlir::soap::getOrInsertRuntimeFunction(
         b, module, name, b.getFunctionType(types, {}), /*cInterface=*/true);
     func::CallOp::create(b, loc, callee, args);
   }
@@ -361,30 +363,6 @@ struct CUDALibraryCalls
     return success();
   }
 
-  /// `expr` as constant + sum(coefficient x loop), if it has that form.
-  static bool linearTerms(AffineExpr expr, SmallVectorImpl<int64_t> &coeffs,
-                          int64_t &constant, int64_t scale = 1) {
-    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
-      coeffs[dim.getPosition()] += scale;
-      return true;
-    }
-    if (auto cst = dyn_cast<AffineConstantExpr>(expr)) {
-      constant += scale * cst.getValue();
-      return true;
-    }
-    auto bin = dyn_cast<AffineBinaryOpExpr>(expr);
-    if (!bin)
-      return false;
-    if (bin.getKind() == AffineExprKind::Add)
-      return linearTerms(bin.getLHS(), coeffs, constant, scale) &&
-             linearTerms(bin.getRHS(), coeffs, constant, scale);
-    if (bin.getKind() == AffineExprKind::Mul)
-      if (auto c = dyn_cast<AffineConstantExpr>(bin.getRHS()))
-        return linearTerms(bin.getLHS(), coeffs, constant,
-                           scale * c.getValue());
-    return false;
-  }
-
   /// dW += the filter gradient of an NCHW convolution as a cuDNN call, if
   /// `op` is one: the generic soap-training-step makes over the forward
   /// convolution's loops (n, f, oh, ow, c, kh, kw), reading X through
@@ -444,20 +422,23 @@ struct CUDALibraryCalls
         return failure();
     // Rows: oh * stride + kh * dilation; columns likewise.
     int64_t scalars[4];
+    SmallVector<::soap::DimAccess> reads = mlir::soap::getDimAccesses(xMap);
     for (int d = 0; d < 2; ++d) {
-      SmallVector<int64_t> coeffs(7, 0);
-      int64_t constant = 0;
-      if (!linearTerms(xMap.getResult(2 + d), coeffs, constant) ||
-          constant != 0)
-        return failure();
+      const ::soap::DimAccess &read = reads[2 + d];
       unsigned outer = d == 0 ? oh : ow, window = d == 0 ? kh : kw;
-      for (unsigned l = 0; l < 7; ++l)
-        if (l != outer && l != window && coeffs[l] != 0)
+      int64_t coeffs[2] = {0, 0};
+      for (const ::soap::LoopTerm &term : read.terms) {
+        if (term.loop == static_cast<int32_t>(outer))
+          coeffs[0] = term.coefficient;
+        else if (term.loop == static_cast<int32_t>(window))
+          coeffs[1] = term.coefficient;
+        else
           return failure();
-      if (coeffs[outer] < 1 || coeffs[window] < 1)
+      }
+      if (read.whole || read.constant != 0 || coeffs[0] < 1 || coeffs[1] < 1)
         return failure();
-      scalars[d] = coeffs[outer];      // stride
-      scalars[2 + d] = coeffs[window]; // dilation
+      scalars[d] = coeffs[0];     // stride
+      scalars[2 + d] = coeffs[1]; // dilation
     }
     Value x = op.getDpsInputOperand(xi)->get();
     Value g = op.getDpsInputOperand(1 - xi)->get();
