@@ -548,6 +548,10 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
       op.getNumParallelLoops() != op.getNumLoops() ||
       isa<linalg::FillOp>(op.getOperation()))
     return false;
+  // An in-place update stays a node of its own: soap-partition computes it
+  // on every device that holds a part of the argument it updates.
+  if (getUpdatedArgument(op->getResult(0)))
+    return false;
   OpOperand *init = op.getDpsInitOperand(0);
   AffineMap outMap = op.getMatchingIndexingMap(init);
   if (!outMap.isPermutation())
@@ -1019,6 +1023,19 @@ FailureOr<func::FuncOp> mlir::soap::findEntryFunction(ModuleOp module,
 llvm::SmallBitVector mlir::soap::getParameterArguments(func::FuncOp func) {
   Extractor extractor(func, OpGraphExtractionOptions());
   return extractor.parameterArguments();
+}
+
+std::optional<int64_t> mlir::soap::getUpdatedArgument(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    auto ret = dyn_cast<func::ReturnOp>(use.getOwner());
+    auto func = ret ? dyn_cast<func::FuncOp>(ret->getParentOp()) : nullptr;
+    if (!func)
+      continue;
+    if (auto index = func.getResultAttrOfType<IntegerAttr>(
+            use.getOperandNumber(), SOAPDialect::kUpdatesInputAttrName))
+      return index.getInt();
+  }
+  return std::nullopt;
 }
 
 FailureOr<ExtractedOpGraph>

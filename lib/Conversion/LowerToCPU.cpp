@@ -256,7 +256,8 @@ struct CPUEntryPass
     auto i64Constant = [&](int64_t v) -> Value {
       return arith::ConstantIntOp::create(b, loc, v, 64);
     };
-    // soaprt_bind_input_<t>(index, buffer, dtype) / soaprt_bind_output_<t>.
+    // soaprt_bind_input_<t>(index, buffer, dtype) / soaprt_bind_output_<t> /
+    // soaprt_update_input_<t>.
     auto bind = [&](StringRef base, int64_t index, Value buffer) {
       auto t = cast<MemRefType>(buffer.getType());
       Type u = UnrankedMemRefType::get(t.getElementType(), t.getMemorySpace());
@@ -383,7 +384,18 @@ struct CPUEntryPass
 
     constantFunction(b, loc, "soap_num_devices", SOAPDialect::getNumDevices(module));
     constantFunction(b, loc, "soap_num_inputs", type.getNumInputs());
-    constantFunction(b, loc, "soap_num_outputs", type.getNumResults());
+    // Results marked soap.updates_input are written over their argument
+    // (soaprt_update_input); the others are the program's outputs.
+    SmallVector<std::optional<int64_t>> updatedInput;
+    int64_t numOutputs = 0;
+    for (unsigned r = 0; r < type.getNumResults(); ++r) {
+      auto index = entry.getResultAttrOfType<IntegerAttr>(
+          r, SOAPDialect::kUpdatesInputAttrName);
+      updatedInput.push_back(index ? std::optional<int64_t>(index.getInt())
+                                   : std::nullopt);
+      numOutputs += index ? 0 : 1;
+    }
+    constantFunction(b, loc, "soap_num_outputs", numOutputs);
 
     // soap_setup(): make the communicator of every device group the
     // program's all_reduce ops use (in module order, the same on every
@@ -425,8 +437,13 @@ struct CPUEntryPass
       b.setInsertionPointToStart(main.addEntryBlock());
       forThisRank([&](int64_t r) {
         auto call = func::CallOp::create(b, loc, rankFunctions[r], getGlobals(r));
-        for (auto [i, result] : llvm::enumerate(call.getResults()))
-          bind("soaprt_bind_output", i, result);
+        int64_t output = 0;
+        for (auto [i, result] : llvm::enumerate(call.getResults())) {
+          if (updatedInput[i])
+            bind("soaprt_update_input", *updatedInput[i], result);
+          else
+            bind("soaprt_bind_output", output++, result);
+        }
       });
       func::ReturnOp::create(b, loc);
     }

@@ -278,7 +278,8 @@ int64_t soaprt_device_peak_bytes(void) { return -1; }
 
 /* ------------------------------------------------------------ transfers */
 
-#if defined(SOAPRT_HAVE_MPI) && !defined(SOAPRT_HAVE_CUDA)
+#if defined(SOAPRT_HAVE_MPI)
+/* Blocking byte messages of any length (one message even for none). */
 static void sendBytes(const char *p, int64_t bytes, int to) {
   do {
     int chunk = bytes > (1 << 30) ? (1 << 30) : (int)bytes;
@@ -592,6 +593,117 @@ void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *m,
 #endif
 }
 
+void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *m,
+                         int64_t dtype) {
+  const char *who = "soaprt_update_input";
+  if (index < 0 || index >= SOAPRT_MAX_BINDINGS || !gInputs[index].bound)
+    soaprt_fatal("%s: input %lld is not bound", who, (long long)index);
+  soaprt_binding_t *b = &gInputs[index];
+  if (dtype != b->dtype)
+    soaprt_fatal("%s: input %lld holds %s, not %s", who, (long long)index,
+                 soaprt_dtype_npy(b->dtype), soaprt_dtype_npy(dtype));
+  region_t view = soaprt_view(m, checkedDtypeSize(dtype, who));
+  const int64_t *whole = b->hasRegion ? b->whole : b->sizes;
+  int fits = view.rank == b->rank;
+  for (int64_t d = 0; fits && d < b->rank; ++d)
+    fits = view.sizes[d] == whole[d];
+  if (!fits)
+    soaprt_fatal("%s: the new value of input %lld does not have the input's "
+                 "shape",
+                 who, (long long)index);
+  b->updated = 1;
+  if (soaprt_num_elements(b) == 0)
+    return;
+  /* The part this rank holds. */
+  region_t part = view;
+  part.sizes = b->sizes;
+  if (b->hasRegion)
+    for (int64_t d = 0; d < b->rank; ++d)
+      part.base += b->offsets[d] * view.strides[d] * view.elemSize;
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_update_input(index, &part);
+#else
+  if (part.base != b->data)
+    copyRegion(&part, b->data, 1);
+#endif
+}
+
+/* Copies `count` elements of `part` (row-major, the box [offsets, offsets +
+ * sizes) of a tensor of shape `whole`) into `out` (all of it, row-major). */
+static void placePart(char *out, const int64_t *whole, int64_t rank,
+                      const int64_t *offsets, const int64_t *sizes,
+                      const char *part, int64_t elemSize) {
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    count *= sizes[d];
+  if (count == 0)
+    return;
+  int64_t length = rank ? sizes[rank - 1] : 1;
+  int64_t index[SOAPRT_MAX_RANK] = {0};
+  for (int64_t at = 0; at < count; at += length) {
+    int64_t first = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      first = first * whole[d] + offsets[d] + index[d];
+    memcpy(out + first * elemSize, part + at * elemSize,
+           (size_t)(length * elemSize));
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+
+char *soaprt_gather_input(int64_t index) {
+  soaprt_binding_t *b = &gInputs[index];
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_fetch_input(b);
+#endif
+  int64_t elemSize = soaprt_dtype_size(b->dtype);
+  const int64_t *whole = b->hasRegion ? b->whole : b->sizes;
+  static const int64_t zeros[SOAPRT_MAX_RANK] = {0};
+  /* Each rank's part: its offsets and sizes, then its data. */
+  int64_t meta[2 * SOAPRT_MAX_RANK];
+  for (int64_t d = 0; d < b->rank; ++d) {
+    meta[d] = b->hasRegion ? b->offsets[d] : 0;
+    meta[SOAPRT_MAX_RANK + d] = b->sizes[d];
+  }
+  char *out = NULL;
+  if (gRank == 0) {
+    int64_t count = 1;
+    for (int64_t d = 0; d < b->rank; ++d)
+      count *= whole[d];
+    out = (char *)calloc(count ? (size_t)count : 1, (size_t)elemSize);
+    if (!out)
+      soaprt_fatal("soaprt_gather_input: out of memory");
+    placePart(out, whole, b->rank, b->hasRegion ? b->offsets : zeros,
+              b->sizes, b->data, elemSize);
+  }
+#ifdef SOAPRT_HAVE_MPI
+  for (int r = 1; r < gSize; ++r) {
+    if (gRank == r) {
+      sendBytes((const char *)meta, (int64_t)sizeof(meta), 0);
+      sendBytes(b->data, soaprt_num_elements(b) * elemSize, 0);
+    } else if (gRank == 0) {
+      int64_t theirs[2 * SOAPRT_MAX_RANK];
+      recvBytes((char *)theirs, (int64_t)sizeof(theirs), r);
+      int64_t count = 1;
+      for (int64_t d = 0; d < b->rank; ++d)
+        count *= theirs[SOAPRT_MAX_RANK + d];
+      char *part = (char *)malloc(count ? (size_t)(count * elemSize) : 1);
+      if (!part)
+        soaprt_fatal("soaprt_gather_input: out of memory");
+      recvBytes(part, count * elemSize, r);
+      placePart(out, whole, b->rank, theirs, theirs + SOAPRT_MAX_RANK, part,
+                elemSize);
+      free(part);
+    }
+  }
+#endif
+  return out;
+}
+
 /* ------------------------------------------- per-element-type C entries */
 
 /* MLIR's unranked memref types include the element type, so compiled code
@@ -617,6 +729,11 @@ void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *m,
                                            soaprt_unranked_memref_t *m,       \
                                            int64_t dtype) {                   \
     soaprt_bind_output(index, m, dtype);                                      \
+  }                                                                           \
+  void _mlir_ciface_soaprt_update_input_##T(int64_t index,                    \
+                                            soaprt_unranked_memref_t *m,      \
+                                            int64_t dtype) {                  \
+    soaprt_update_input(index, m, dtype);                                     \
   }
 SOAPRT_ENTRIES(f32)
 SOAPRT_ENTRIES(f64)

@@ -209,6 +209,36 @@ int64_t soaprt_cuda_input(int64_t index) {
   return (int64_t)(intptr_t)b->device;
 }
 
+void soaprt_cuda_update_input(int64_t index, const soaprt_region_t *part) {
+  const char *op = "soaprt_update_input";
+  char *device = (char *)(intptr_t)soaprt_cuda_input(index);
+  soaprt_binding_t *b = soaprt_input_binding(index);
+  if (device == part->base)
+    return;
+  int64_t strides[SOAPRT_MAX_RANK], stride = 1;
+  for (int64_t d = part->rank - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= part->sizes[d];
+  }
+  soaprt_cuda_copy(device, strides, part->base, part->strides, part->sizes,
+                   part->rank, part->elemSize, op);
+  b->deviceNewer = 1;
+}
+
+void soaprt_cuda_fetch_input(soaprt_binding_t *b) {
+  const char *op = "soaprt_gather_input";
+  if (!b->deviceNewer || !b->device)
+    return;
+  size_t bytes = (size_t)(soaprt_num_elements(b) * soaprt_dtype_size(b->dtype));
+  if (bytes)
+    SOAPRT_CUDA_CHECK(cudaMemcpyAsync(b->data, b->device, bytes,
+                                      cudaMemcpyDeviceToHost,
+                                      soaprt_cuda_stream(op)),
+                      op);
+  soaprt_cuda_sync(op);
+  b->deviceNewer = 0;
+}
+
 /* ------------------------------------------------------------- constants */
 
 /* Open addressing on the host address; uploaded once each. */

@@ -89,6 +89,10 @@ void soaprt_cuda_download(const soaprt_region_t *r, void *host, const char *op);
 void soaprt_cuda_init(int rank, int size);
 void soaprt_cuda_finalize(void);
 void soaprt_cuda_bind_input(soaprt_binding_t *b, const soaprt_region_t *view);
+/* Input `index`'s device copy := `part` (its shape; device or host). */
+void soaprt_cuda_update_input(int64_t index, const soaprt_region_t *part);
+/* Input `b`'s host buffer := its device copy, if that is newer. */
+void soaprt_cuda_fetch_input(soaprt_binding_t *b);
 void soaprt_cuda_transfer(const soaprt_region_t *r, int64_t from, int64_t to);
 void soaprt_cuda_prepare_group(const int64_t *devices, int64_t n);
 void soaprt_cuda_all_reduce(const soaprt_region_t *r, int64_t dtype,

@@ -29,11 +29,19 @@ typedef struct soaprt_binding {
   void *device;
   int uploaded;
   int ownsData;
+  /* Inputs: written by soaprt_update_input (on every rank alike), and, on
+     the CUDA back end, whether `device` is newer than `data`. */
+  int updated;
+  int deviceNewer;
 } soaprt_binding_t;
 
 soaprt_binding_t *soaprt_input_binding(int64_t index);
 soaprt_binding_t *soaprt_output_binding(int64_t index);
 int64_t soaprt_num_elements(const soaprt_binding_t *b);
+/* Collective: on rank 0, a malloc'ed buffer holding the whole of input
+ * `index` assembled from every rank's part (the parts of an updated input
+ * as they are now); NULL on the other ranks. */
+char *soaprt_gather_input(int64_t index);
 
 /* Collectives over all ranks (no-ops with one rank / without MPI). */
 void soaprt_bcast(void *data, int64_t bytes, int root);

@@ -481,6 +481,39 @@ int main(int argc, char **argv) {
     }
     fflush(stdout);
   }
+
+  /* Inputs the program updated in place (a training step's parameters):
+     gathered from every rank's part, written by rank 0 as input<i>.npy. */
+  for (int64_t i = 0; i < numInputs; ++i) {
+    soaprt_binding_t *b = soaprt_input_binding(i);
+    if (!b->updated)
+      continue;
+    char *whole = soaprt_gather_input(i); /* collective */
+    if (soaprt_rank() != 0)
+      continue;
+    soaprt_binding_t all = *b;
+    all.hasRegion = 0;
+    for (int64_t d = 0; d < b->rank; ++d)
+      all.sizes[d] = wholeShape(b)[d];
+    all.data = whole;
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/input%lld.npy", outputDir, (long long)i);
+    if (status) {
+      /* the outputs failed already */
+    } else if (writeNpy(path, &all) != 0) {
+      status = 1;
+      snprintf(message, sizeof(message), "cannot write '%s': %s", path,
+               strerror(errno));
+    } else if (!gQuiet) {
+      char shape[256];
+      describeShape(shape, sizeof(shape), all.sizes, all.rank);
+      printf("soaprt: wrote %s (%s %s, updated in place)\n", path,
+             soaprt_dtype_npy(all.dtype), shape);
+    }
+    free(whole);
+  }
+  if (soaprt_rank() == 0)
+    fflush(stdout);
   soaprt_bcast(&status, sizeof(status), 0);
   if (status)
     return failAll(message, 0);

@@ -29,6 +29,8 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <map>
+
 namespace mlir {
 namespace soap {
 #define GEN_PASS_DEF_PARTITION
@@ -122,6 +124,12 @@ public:
 
 private:
   LogicalResult partitionNode(int32_t node);
+  /// An in-place update of argument `arg` (a node of its own): computed on
+  /// every device that reads a part of `arg`, that part each.
+  LogicalResult partitionUpdate(int32_t node, int64_t arg);
+  /// The part of argument `arg` each device reads (the bounding box of its
+  /// tiles' reads), by device.
+  SmallVector<std::pair<int32_t, Box>> argumentReaders(int64_t arg) const;
   /// Makes region `region` of (the current version of) `value` valid on
   /// `device`, emitting transfers from the devices that hold its parts.
   void ensureValid(Value value, const Box &region, int32_t device);
@@ -159,7 +167,20 @@ private:
   Value rank;
   llvm::DenseMap<Value, Value> versions;
   llvm::DenseMap<Value, Layout> layouts;
+  /// (argument, device) -> the bounding box of what the device's tiles read
+  /// (absent: nothing).
+  std::map<std::pair<int64_t, int32_t>, Box> argumentReads;
 };
+
+/// The smallest box covering `a` and `b` (non-empty, same rank).
+static Box hull(const Box &a, const Box &b) {
+  Box r = a;
+  for (int32_t d = 0; d < r.rank; ++d) {
+    r.dims[d].lo = std::min(a.dims[d].lo, b.dims[d].lo);
+    r.dims[d].hi = std::max(a.dims[d].hi, b.dims[d].hi);
+  }
+  return r;
+}
 
 } // namespace
 
@@ -366,13 +387,26 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
                                << "' splits a reduction loop but its op "
                                   "cannot be tiled";
 
+  if (!node.outputs.empty())
+    if (std::optional<int64_t> arg = getUpdatedArgument(
+            extracted.tensorValues[node.outputs.front().tensor]))
+      return partitionUpdate(nodeIndex, *arg);
+
   // Inputs each tile reads, moved to the tile's device.
   for (int32_t t = 0; t < tiles; ++t) {
     Box loops = ::soap::tileLoopBox(node, config.degrees, t);
     for (const ::soap::Operand &in : node.inputs) {
       const ::soap::Tensor &tensor = graph.tensors[in.tensor];
-      ensureValid(extracted.tensorValues[in.tensor],
-                  ::soap::accessRegion(in, tensor, loops), config.devices[t]);
+      Value value = extracted.tensorValues[in.tensor];
+      Box region = ::soap::accessRegion(in, tensor, loops);
+      if (auto arg = dyn_cast<BlockArgument>(value);
+          arg && arg.getOwner()->getParentOp() == func && !region.empty()) {
+        auto [it, inserted] = argumentReads.insert(
+            {{arg.getArgNumber(), config.devices[t]}, region});
+        if (!inserted)
+          it->second = hull(it->second, region);
+      }
+      ensureValid(value, region, config.devices[t]);
     }
   }
 
@@ -507,6 +541,77 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
   return success();
 }
 
+SmallVector<std::pair<int32_t, Box>>
+Partitioner::argumentReaders(int64_t arg) const {
+  SmallVector<std::pair<int32_t, Box>> readers;
+  for (auto &[key, box] : argumentReads)
+    if (key.first == arg)
+      readers.push_back({key.second, box});
+  return readers;
+}
+
+LogicalResult Partitioner::partitionUpdate(int32_t nodeIndex, int64_t arg) {
+  const ::soap::OpGraph &graph = extracted.graph;
+  const ::soap::Node &node = graph.nodes[nodeIndex];
+  Operation *anchor = extracted.nodeOps[nodeIndex].front();
+  const ::soap::Operand &out = node.outputs.front();
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(anchor);
+  // The loops of the part of the output a device needs: the output must be
+  // indexed by one loop per dimension.
+  auto loopsOf = [&](const Box &region) -> std::optional<Box> {
+    if (node.outputs.size() != 1 || !linalgOp ||
+        !isa<TilingInterface>(anchor) ||
+        static_cast<int32_t>(out.dims.size()) != region.rank)
+      return std::nullopt;
+    Box loops;
+    loops.rank = node.numLoops();
+    for (int32_t l = 0; l < loops.rank; ++l)
+      loops.dims[l] = {0, node.extents[l]};
+    for (int32_t p = 0; p < region.rank; ++p) {
+      const ::soap::DimAccess &dim = out.dims[p];
+      if (dim.whole || dim.constant != 0 || dim.terms.size() != 1 ||
+          dim.terms[0].coefficient != 1)
+        return std::nullopt;
+      loops.dims[dim.terms[0].loop] = region.dims[p];
+    }
+    return loops;
+  };
+  SmallVector<std::pair<int32_t, Box>> readers = argumentReaders(arg);
+  if (readers.empty()) // read nowhere: where its config says
+    readers.push_back({strategy.configs[nodeIndex].devices.front(),
+                       ::soap::wholeTensor(graph.tensors[out.tensor])});
+  Value original = extracted.tensorValues[out.tensor];
+  auto type = cast<RankedTensorType>(original.getType());
+  SmallVector<Value> outputs{tensor::EmptyOp::create(
+      builder, anchor->getLoc(), type.getShape(), type.getElementType())};
+  Layout layout;
+  for (auto &[device, region] : readers) {
+    std::optional<Box> loops = loopsOf(region);
+    if (!loops)
+      return anchor->emitError()
+             << "cannot compute the in-place update of argument #" << arg
+             << " where its parts are held: the update must be an "
+                "elementwise linalg op whose loops index its result one to "
+                "one";
+    for (const ::soap::Operand &in : node.inputs)
+      ensureValid(extracted.tensorValues[in.tensor],
+                  ::soap::accessRegion(in, graph.tensors[in.tensor], *loops),
+                  device);
+    Box where = *loops;
+    SmallVector<Value> next =
+        emitOnDevice(device, outputs, [&](OpBuilder &b) {
+          return emitTile(b, nodeIndex, where, true, false, false, {});
+        });
+    if (next.empty())
+      return failure();
+    outputs = next;
+    layout.pieces.push_back({region, device});
+  }
+  versions[original] = outputs.front();
+  layouts[original] = layout;
+  return success();
+}
+
 LogicalResult Partitioner::run() {
   FailureOr<ExtractedOpGraph> graph = extractOpGraph(func);
   if (failed(graph))
@@ -552,13 +657,19 @@ LogicalResult Partitioner::run() {
       return failure();
   }
 
-  // Results are gathered to rank 0.
+  // Results are gathered to rank 0; an in-place update of an argument is
+  // made valid where the argument's parts are read instead.
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   builder.setInsertionPoint(ret);
   for (OpOperand &operand : ret->getOpOperands()) {
     Value original = operand.get();
     auto type = dyn_cast<RankedTensorType>(original.getType());
-    if (type) {
+    auto updated = func.getResultAttrOfType<IntegerAttr>(
+        operand.getOperandNumber(), SOAPDialect::kUpdatesInputAttrName);
+    if (type && updated) {
+      for (auto &[device, region] : argumentReaders(updated.getInt()))
+        ensureValid(original, region, device);
+    } else if (type) {
       auto it = llvm::find(extracted.tensorValues, original);
       ::soap::Tensor tensor;
       if (it != extracted.tensorValues.end())

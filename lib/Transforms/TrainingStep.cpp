@@ -178,9 +178,9 @@ static bool dependsOn(Value value, BlockArgument arg) {
 class TrainingStepBuilder {
 public:
   TrainingStepBuilder(func::FuncOp func, bool returnGradients,
-                      double learningRate)
+                      double learningRate, bool inPlace)
       : func(func), returnGradients(returnGradients),
-        learningRate(learningRate), b(func.getContext()) {}
+        learningRate(learningRate), inPlace(inPlace), b(func.getContext()) {}
 
   LogicalResult run();
 
@@ -237,6 +237,7 @@ private:
   func::FuncOp func;
   bool returnGradients;
   double learningRate;
+  bool inPlace;
   OpBuilder b;
   llvm::DenseSet<Value> active;
   /// The operand-gradient ops, to drop the inputs they do not read.
@@ -1068,8 +1069,9 @@ LogicalResult TrainingStepBuilder::run() {
     if (failed(differentiate(op)))
       return failure();
 
-  // The step's extra results.
+  // The step's extra results (and, in place, the argument each updates).
   SmallVector<Value> extra;
+  SmallVector<int64_t> updates;
   for (unsigned i : wanted) {
     Value arg = func.getArgument(i);
     Location loc = arg.getLoc();
@@ -1079,7 +1081,8 @@ LogicalResult TrainingStepBuilder::run() {
       continue;
     }
     if (!grad) {
-      extra.push_back(arg);
+      if (!inPlace) // unchanged: nothing to write over it
+        extra.push_back(arg);
       continue;
     }
     // p - lr * dL/dp.
@@ -1098,9 +1101,15 @@ LogicalResult TrainingStepBuilder::run() {
               nb, l, arith::SubFOp::create(nb, l, a[0], step).getResult());
         });
     extra.push_back(update.getResult(0));
+    updates.push_back(i);
   }
-  for (Value v : extra) {
-    if (failed(func.insertResult(func.getNumResults(), v.getType(), {})))
+  for (auto [k, v] : llvm::enumerate(extra)) {
+    DictionaryAttr attrs;
+    if (inPlace)
+      attrs = b.getDictionaryAttr(
+          b.getNamedAttr(SOAPDialect::kUpdatesInputAttrName,
+                         b.getI64IntegerAttr(updates[k])));
+    if (failed(func.insertResult(func.getNumResults(), v.getType(), attrs)))
       return failure();
     ret->insertOperands(ret.getNumOperands(), v);
   }
@@ -1119,17 +1128,19 @@ struct TrainingStep
   using TrainingStepBase::TrainingStepBase;
 
   void runOnOperation() override {
-    if (returns != "parameters" && returns != "gradients") {
+    if (returns != "parameters" && returns != "gradients" &&
+        returns != "outputs") {
       getOperation().emitError()
-          << "soap-training-step: returns must be 'parameters' or "
-             "'gradients', not '"
+          << "soap-training-step: returns must be 'parameters', 'gradients' "
+             "or 'outputs', not '"
           << returns << "'";
       return signalPassFailure();
     }
     FailureOr<func::FuncOp> func = findEntryFunction(getOperation(), entry);
     if (failed(func))
       return signalPassFailure();
-    TrainingStepBuilder builder(*func, returns == "gradients", learningRate);
+    TrainingStepBuilder builder(*func, returns == "gradients", learningRate,
+                                /*inPlace=*/returns == "outputs");
     if (failed(builder.run()))
       return signalPassFailure();
   }

@@ -7,7 +7,7 @@
 //       [--emit=none|mlir|partitioned|llvm|ptx|obj|exe] [--target=cpu|cuda]
 //       [--mcpu=host|generic|NAME] [--allow-tf32] [--cuda-chip=sm_90]
 //       [--cuda-format=ptx|cubin|fatbin] [--train [--train-returns=parameters|
-//       gradients] [--learning-rate=F]] [-o OUT]
+//       gradients|outputs] [--learning-rate=F]] [-o OUT]
 // soapc --list-machines
 //
 // Imports the model, extracts its op graph, finds (or takes) a strategy,
@@ -173,7 +173,10 @@ static cl::opt<bool> train(
 static cl::opt<std::string> trainReturns(
     "train-returns",
     cl::desc("--train: what the step returns after the results: parameters "
-             "(SGD-updated) or gradients (dL/dx of every float argument)"),
+             "(SGD-updated), gradients (dL/dx of every float argument) or "
+             "outputs (nothing more: the parameters are updated in place, "
+             "kept on their devices across --iterations and written as "
+             "input<i>.npy at exit)"),
     cl::init("parameters"), cl::cat(soapcCategory));
 static cl::opt<double>
     learningRate("learning-rate", cl::desc("--train: the SGD learning rate"),
@@ -360,9 +363,10 @@ int main(int argc, char **argv) {
     return fail("--target=cuda --emit=exe needs libsoaprt_cuda, and this "
                 "soapc was built without the CUDA toolkit, cuDNN and NCCL "
                 "(--emit=obj works)");
-  if (trainReturns != "parameters" && trainReturns != "gradients")
+  if (trainReturns != "parameters" && trainReturns != "gradients" &&
+      trainReturns != "outputs")
     return fail("unknown --train-returns='" + trainReturns +
-                "' (expected parameters or gradients)");
+                "' (expected parameters, gradients or outputs)");
   if ((trainReturns.getNumOccurrences() || learningRate.getNumOccurrences()) &&
       !train)
     return fail("--train-returns and --learning-rate need --train");
@@ -547,6 +551,11 @@ int main(int argc, char **argv) {
     if (trainReturns == "gradients")
       llvm::outs() << "returns the output(s) and dL/dx of every float "
                       "argument";
+    else if (trainReturns == "outputs")
+      llvm::outs() << "SGD update in place (learning rate "
+                   << llvm::format("%g", learningRate.getValue())
+                   << "); returns the output(s), the parameters stay on "
+                      "their devices";
     else
       llvm::outs() << "SGD update (learning rate "
                    << llvm::format("%g", learningRate.getValue())

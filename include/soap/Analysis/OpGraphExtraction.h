@@ -58,6 +58,11 @@ FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef name = "");
 /// no batch loop), possibly through transposes, broadcasts and reshapes.
 llvm::SmallBitVector getParameterArguments(func::FuncOp func);
 
+/// The argument that `value` is the new value of: the index `i` when the
+/// function returns `value` as a result marked `soap.updates_input = i` (an
+/// in-place update), nothing otherwise.
+std::optional<int64_t> getUpdatedArgument(Value value);
+
 /// How each result of an indexing map indexes a tensor dimension, in the op
 /// graph's terms (constant + sum of coefficient x loop, or the whole
 /// dimension when not affine in the loops).

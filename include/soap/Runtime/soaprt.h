@@ -58,8 +58,11 @@
  *    ones, typically biases and normalization scales or variances, in
  *    [0.5, 1.5)); integer inputs in
  *    [0, 1000) (i1: {0, 1}). Rank 0 writes result0.npy, result1.npy, ... to
- *    DIR (default: the current directory). With --iterations=K the model runs
- *    K times and rank 0 prints each iteration's wall time.
+ *    DIR (default: the current directory), and input<i>.npy for each input
+ *    the program updates in place (soaprt_update_input), as it is after the
+ *    last run. With --iterations=K the model runs K times (a program that
+ *    updates its inputs: K training steps) and rank 0 prints each
+ *    iteration's wall time.
  *
  *    Without MPI at build time, libsoaprt is a one-rank stub (soaprt_size()
  *    is 1) and the executable runs only programs that need one device.
@@ -127,11 +130,21 @@ void soaprt_bind_input(int64_t index, soaprt_unranked_memref_t *buffer,
 void soaprt_input_region(int64_t index, soaprt_unranked_memref_t *region);
 void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *buffer,
                         int64_t dtype);
+/* soap_main calls this instead of soaprt_bind_output for a result that is
+ * the new value of input `index` (an entry result marked
+ * soap.updates_input: a training step's parameter updated in place): on
+ * every rank, the part of input `index` the rank holds becomes that part of
+ * `buffer` (the whole input's shape), so the next run reads it. At exit
+ * soaprt_main.c gathers each updated input to rank 0 and writes it as
+ * input<index>.npy. */
+void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *buffer,
+                         int64_t dtype);
 /* An MLIR unranked memref type includes its element type, so compiled code
  * calls one C-interface entry per element type T (f32, f64, i32, i64, i8,
  * i16, i1, f16, bf16), each forwarding to the generic function:
  *   _mlir_ciface_soaprt_transfer_T, _mlir_ciface_soaprt_all_reduce_T,
- *   _mlir_ciface_soaprt_bind_input_T, _mlir_ciface_soaprt_bind_output_T
+ *   _mlir_ciface_soaprt_bind_input_T, _mlir_ciface_soaprt_bind_output_T,
+ *   _mlir_ciface_soaprt_update_input_T
  * with the arguments above. */
 /* memref.copy of non-contiguous views (MLIR's CRunnerUtils ABI). */
 void memrefCopy(int64_t elemSize, soaprt_unranked_memref_t *src,

@@ -155,6 +155,12 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
     linalg / tensor ops), and `p - learning-rate * dL/dp` for every parameter.
     With `returns=gradients` the step returns dL/dx for every floating-point
     tensor argument instead (in argument order; gradient checks use it).
+    With `returns=outputs` the step returns the forward results only and
+    updates the parameters in place: each updated parameter is a result
+    marked `soap.updates_input = i`, written over parameter argument #i
+    where it is held after the step (soap-partition computes it on every
+    device that holds a part of the parameter, from the gradient there), so
+    repeated runs train.
 
     Backward ops are linalg ops too, so soap-partition partitions them:
     - the gradient of an operand of a linalg op is an op over the SAME loops
@@ -184,7 +190,8 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
            "Entry function (default: the public function no other calls)">,
     Option<"returns", "returns", "std::string", /*default=*/"\"parameters\"",
-           "parameters (SGD-updated) | gradients (of every float argument)">,
+           "parameters (SGD-updated) | gradients (of every float argument) | "
+           "outputs (the parameters updated in place)">,
     Option<"learningRate", "learning-rate", "double", /*default=*/"0.01",
            "SGD learning rate">,
   ];

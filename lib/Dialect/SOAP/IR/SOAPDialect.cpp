@@ -151,3 +151,39 @@ LogicalResult SOAPDialect::verifyRegionArgAttribute(Operation *op,
                            << attr.getName().getValue()
                            << "'";
 }
+
+LogicalResult SOAPDialect::verifyRegionResultAttribute(Operation *op,
+                                                       unsigned regionIndex,
+                                                       unsigned resultIndex,
+                                                       NamedAttribute attr) {
+  if (attr.getName() != kUpdatesInputAttrName)
+    return op->emitOpError() << "result #" << resultIndex
+                             << " has unknown SOAP attribute '"
+                             << attr.getName().getValue() << "'";
+  auto index = dyn_cast<IntegerAttr>(attr.getValue());
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!index || !func)
+    return op->emitOpError() << "result #" << resultIndex << ": '"
+                             << kUpdatesInputAttrName
+                             << "' must be an integer attribute on a "
+                                "function result";
+  ArrayRef<Type> args = func.getArgumentTypes();
+  int64_t i = index.getInt();
+  if (i < 0 || i >= static_cast<int64_t>(args.size()))
+    return op->emitOpError() << "result #" << resultIndex << ": '"
+                             << kUpdatesInputAttrName << "' names argument #"
+                             << i << " but the function has " << args.size()
+                             << " arguments";
+  Type result = func.getResultTypes()[resultIndex];
+  auto argShaped = dyn_cast<ShapedType>(args[i]);
+  auto resultShaped = dyn_cast<ShapedType>(result);
+  if (!argShaped || !resultShaped || !argShaped.hasRank() ||
+      !resultShaped.hasRank() ||
+      argShaped.getShape() != resultShaped.getShape() ||
+      argShaped.getElementType() != resultShaped.getElementType())
+    return op->emitOpError() << "result #" << resultIndex << " (" << result
+                             << ") updates argument #" << i << " ("
+                             << args[i] << ") but their shapes or element "
+                                          "types differ";
+  return success();
+}

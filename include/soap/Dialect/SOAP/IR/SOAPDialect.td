@@ -35,11 +35,17 @@ def SOAP_Dialect : Dialect {
       device d runs it (made by soap-specialize-ranks);
     - `soap.region_offsets` (i64 array) on an argument of such a function:
       the argument is the region of the entry's argument that starts at
-      these offsets (made by soap-compact-tensors; one per dimension).
+      these offsets (made by soap-compact-tensors; one per dimension);
+    - `soap.updates_input` (integer i) on a result of the entry function:
+      the result is the new value of argument #i (same type), written over
+      it where it is held after each run instead of being returned (a
+      training step's parameters updated in place; soap-training-step
+      `in-place`).
   }];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Name of the discardable attribute that holds an op's parallel config.
     static constexpr ::llvm::StringLiteral kConfigAttrName = "soap.config";
@@ -57,6 +63,10 @@ def SOAP_Dialect : Dialect {
     /// function in the entry's argument.
     static constexpr ::llvm::StringLiteral kRegionOffsetsAttrName =
         "soap.region_offsets";
+    /// Name of the result attribute that makes an entry result the new
+    /// value of an argument (updated in place).
+    static constexpr ::llvm::StringLiteral kUpdatesInputAttrName =
+        "soap.updates_input";
 
     /// The number of devices of the machine in effect for `op` (the
     /// `soap.machine` of `op` or of its nearest ancestor that has one); 1
