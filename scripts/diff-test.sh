@@ -10,7 +10,9 @@
 # STRATEGY on NRANKS devices; runs both on the same random inputs (the
 # reference alone, the partitioned one under mpirun -np NRANKS) and compares
 # every result with soap-npy-compare (relative error max|a-b|/max|a| <= RTOL,
-# default 1e-5; integers exactly). Exits non-zero on any mismatch or error.
+# default 1e-5; integers exactly), and every input the program updates in
+# place (input<i>.npy: a training step with --train-returns=outputs).
+# Exits non-zero on any mismatch or error.
 #
 # TARGET (default cpu) is the code generation target of the program under
 # test (the reference is always the CPU target): cpu, cuda (one GPU per
@@ -22,6 +24,8 @@
 # default build/bin beside this script, the folder scripts/build.sh makes), MACHINE (default
 # p100-4x4), BATCH (soap-models batch, default 4), SEED (inputs and random
 # strategies, default 1), RTOL, TIMEOUT (seconds per run, default 600),
+# ITERATIONS (runs of the program, default 1: with in-place updates, that
+# many training steps),
 # SCALED_INPUTS=1 (He-scaled .npy inputs from benchmarks/gpu/make-inputs.c,
 # built here with CC, instead of the executables' --random-inputs, which
 # overflow deep networks such as resnet101 to NaN), KEEP=1 to keep the work
@@ -41,7 +45,7 @@ if [ -z "${SOAP_BIN:-}" ] && [ -x "$ROOT/build/bin/soapc" ] &&
 fi
 : "${SOAP_BIN:?set SOAP_BIN to the folder with soapc and soap-npy-compare}"
 MACHINE=${MACHINE:-p100-4x4} BATCH=${BATCH:-4} SEED=${SEED:-1}
-RTOL=${RTOL:-1e-5} TIMEOUT=${TIMEOUT:-600}
+RTOL=${RTOL:-1e-5} TIMEOUT=${TIMEOUT:-600} ITERATIONS=${ITERATIONS:-1}
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-diff.XXXXXX")
 if [ "${KEEP:-0}" = 1 ]; then
@@ -87,17 +91,22 @@ if [ "${SCALED_INPUTS:-0}" = 1 ]; then
   for ((i = 0; i < n; i++)); do INPUTS+=("$WORK/inputs/in$i.npy"); done
 fi
 
+INPUTS+=(--iterations="$ITERATIONS")
 timeout "$TIMEOUT" "$WORK/reference" "${INPUTS[@]}" --quiet \
-  --output-dir="$WORK/expected" ||
+  --output-dir="$WORK/expected" > /dev/null ||
   { echo "diff-test: FAIL: the reference run failed"; exit 1; }
 timeout "$TIMEOUT" "${MPIRUN[@]}" "$WORK/partitioned" "${INPUTS[@]}" \
-  --quiet --output-dir="$WORK/actual" ||
+  --quiet --output-dir="$WORK/actual" > /dev/null ||
   { echo "diff-test: FAIL: the partitioned run failed"; exit 1; }
 
-status=0 count=0
-for expected in "$WORK"/expected/result*.npy; do
+status=0 count=0 updated=0
+for expected in "$WORK"/expected/result*.npy "$WORK"/expected/input*.npy; do
+  [ -f "$expected" ] || continue # no updated inputs
   actual=$WORK/actual/$(basename "$expected")
-  count=$((count + 1))
+  case $(basename "$expected") in
+    result*) count=$((count + 1)) ;;
+    *) updated=$((updated + 1)) ;;
+  esac
   if [ ! -f "$actual" ]; then
     echo "diff-test: $(basename "$expected") is missing from the partitioned run"
     status=1
@@ -106,12 +115,15 @@ for expected in "$WORK"/expected/result*.npy; do
   line=$("$SOAP_BIN/soap-npy-compare" "$expected" "$actual" --rtol="$RTOL") || status=1
   echo "  ${line#"$WORK"/actual/}"
 done
-if [ "$count" = 0 ]; then
+if [ "$count" = 0 ] && [ "$updated" = 0 ]; then
   echo "diff-test: FAIL: the reference wrote no results"
   exit 1
 fi
 if [ "$status" = 0 ]; then
-  echo "diff-test: PASS: $NAME, $STRATEGY on $NRANKS ranks ($TARGET), $count result(s) match the single-device run"
+  what="$count result(s)"
+  [ "$updated" = 0 ] || what+=" and $updated updated input(s)"
+  [ "$ITERATIONS" = 1 ] || what+=" after $ITERATIONS runs"
+  echo "diff-test: PASS: $NAME, $STRATEGY on $NRANKS ranks ($TARGET), $what match the single-device run"
 else
   echo "diff-test: FAIL: $NAME, $STRATEGY on $NRANKS ranks ($TARGET); the strategy:"
   cat "$WORK/strategy.json"

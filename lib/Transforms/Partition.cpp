@@ -129,7 +129,7 @@ private:
   LogicalResult partitionUpdate(int32_t node, int64_t arg);
   /// The part of argument `arg` each device reads (the bounding box of its
   /// tiles' reads), by device.
-  SmallVector<std::pair<int32_t, Box>> argumentReaders(int64_t arg) const;
+  SmallVector<std::pair<int32_t, Box>> argumentReaders(int64_t arg);
   /// Makes region `region` of (the current version of) `value` valid on
   /// `device`, emitting transfers from the devices that hold its parts.
   void ensureValid(Value value, const Box &region, int32_t device);
@@ -170,6 +170,8 @@ private:
   /// (argument, device) -> the bounding box of what the device's tiles read
   /// (absent: nothing).
   std::map<std::pair<int64_t, int32_t>, Box> argumentReads;
+  /// The ops of the op graph's nodes (the original ones).
+  llvm::DenseSet<Operation *> nodeOpSet;
 };
 
 /// The smallest box covering `a` and `b` (non-empty, same rank).
@@ -542,8 +544,23 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
 }
 
 SmallVector<std::pair<int32_t, Box>>
-Partitioner::argumentReaders(int64_t arg) const {
+Partitioner::argumentReaders(int64_t arg) {
   SmallVector<std::pair<int32_t, Box>> readers;
+  // An op outside the op graph (left as it is, so every device runs it:
+  // say, a transposition of a weight) reads all of it everywhere.
+  BlockArgument value = func.getArgument(arg);
+  bool readWhole = llvm::any_of(value.getUsers(), [&](Operation *user) {
+    return user->getBlock() == value.getOwner() &&
+           !isa<func::ReturnOp>(user) && !nodeOpSet.contains(user);
+  });
+  if (readWhole) {
+    ::soap::Tensor tensor;
+    tensor.shape.assign(cast<RankedTensorType>(value.getType()).getShape().begin(),
+                        cast<RankedTensorType>(value.getType()).getShape().end());
+    for (int32_t d = 0; d < numDevices; ++d)
+      readers.push_back({d, ::soap::wholeTensor(tensor)});
+    return readers;
+  }
   for (auto &[key, box] : argumentReads)
     if (key.first == arg)
       readers.push_back({key.second, box});
@@ -617,6 +634,8 @@ LogicalResult Partitioner::run() {
   if (failed(graph))
     return failure();
   extracted = std::move(*graph);
+  for (auto &ops : extracted.nodeOps)
+    nodeOpSet.insert(ops.begin(), ops.end());
   FailureOr<::soap::Strategy> read = readStrategyFromIR(extracted);
   if (failed(read))
     return failure();

@@ -60,3 +60,20 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
     return %0 : tensor<4x4xf32>
   }
 }
+
+// -----
+
+// An in-place update must be computed where the parts of the argument it
+// replaces are held: a pad cannot be.
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @pad_update(%x: tensor<2x4xf32>, %w: tensor<4x4xf32> {soap.parameter}, %c: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<4x4xf32> {soap.updates_input = 1 : i64}) {
+    %zero = arith.constant 0.0 : f32
+    %0 = linalg.matmul {soap.config = #soap.config<degrees = [2, 1, 1]>} ins(%x, %w : tensor<2x4xf32>, tensor<4x4xf32>) outs(%c : tensor<2x4xf32>) -> tensor<2x4xf32>
+    // expected-error @below {{cannot compute the in-place update of argument #1 where its parts are held: the update must be an elementwise linalg op whose loops index its result one to one}}
+    %p = tensor.pad %x low[1, 0] high[1, 0] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %zero : f32
+    } {soap.config = #soap.config<degrees = [1, 1]>} : tensor<2x4xf32> to tensor<4x4xf32>
+    return %0, %p : tensor<2x4xf32>, tensor<4x4xf32>
+  }
+}

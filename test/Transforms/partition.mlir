@@ -109,3 +109,82 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
     return %c : tensor<2x4x8x8xf32>
   }
 }
+
+// -----
+
+// A weight updated in place (a training step's SGD update, result marked
+// soap.updates_input): the matmul splits the weight's columns over devices
+// 0 and 1, so each device computes the update of its columns (whatever the
+// update's own config says) and keeps it: no transfer of the new weight;
+// only the output is gathered to rank 0.
+// CHECK-LABEL: func.func @sgd_model_parallel
+// CHECK: linalg.matmul
+// CHECK: linalg.matmul
+// CHECK: %[[IS0:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// CHECK: scf.if %[[IS0]]
+// CHECK: tensor.extract_slice %arg1[0, 0] [4, 3] [1, 1]
+// CHECK: tensor.extract_slice %arg2[0, 0] [4, 3] [1, 1]
+// CHECK: arith.subf
+// CHECK: tensor.insert_slice {{.*}}[0, 0] [4, 3] [1, 1]
+// CHECK: %[[IS1:.*]] = arith.cmpi eq, %{{.*}}, %c1
+// CHECK: scf.if %[[IS1]]
+// CHECK: tensor.extract_slice %arg1[0, 3] [4, 3] [1, 1]
+// CHECK: tensor.extract_slice %arg2[0, 3] [4, 3] [1, 1]
+// CHECK: arith.subf
+// CHECK: tensor.insert_slice {{.*}}[0, 3] [4, 3] [1, 1]
+// CHECK: %[[OUT:.*]] = soap.transfer %{{.*}} [0, 3] [8, 3] from 1 to 0
+// CHECK-NOT: soap.transfer
+// CHECK: return %[[OUT]], %{{.*}} : tensor<8x6xf32>, tensor<4x6xf32>
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @sgd_model_parallel(%x: tensor<8x4xf32>, %w: tensor<4x6xf32> {soap.parameter}, %dw: tensor<4x6xf32>) -> (tensor<8x6xf32>, tensor<4x6xf32> {soap.updates_input = 1 : i64}) {
+    %zero = arith.constant 0.0 : f32
+    %half = arith.constant 0.5 : f32
+    %e = tensor.empty() : tensor<8x6xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %m = linalg.matmul {soap.config = #soap.config<degrees = [1, 2, 1]>} ins(%x, %w : tensor<8x4xf32>, tensor<4x6xf32>) outs(%f : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %ew = tensor.empty() : tensor<4x6xf32>
+    %nw = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%w, %dw : tensor<4x6xf32>, tensor<4x6xf32>) outs(%ew : tensor<4x6xf32>) attrs = {soap.config = #soap.config<degrees = [1, 1]>} {
+    ^bb0(%p: f32, %g: f32, %o: f32):
+      %s = arith.mulf %half, %g : f32
+      %n = arith.subf %p, %s : f32
+      linalg.yield %n : f32
+    } -> tensor<4x6xf32>
+    return %m, %nw : tensor<8x6xf32>, tensor<4x6xf32>
+  }
+}
+
+// -----
+
+// Data parallelism: both devices read all of the weight, so both compute
+// all of its update.
+// CHECK-LABEL: func.func @sgd_data_parallel
+// CHECK-COUNT-2: linalg.matmul
+// CHECK: arith.cmpi eq, %{{.*}}, %c0
+// CHECK: scf.if %{{.*}} -> (tensor<4x6xf32>)
+// CHECK: arith.subf
+// CHECK: arith.cmpi eq, %{{.*}}, %c1
+// CHECK: scf.if %{{.*}} -> (tensor<4x6xf32>)
+// CHECK: arith.subf
+// CHECK: soap.transfer %{{.*}} [4, 0] [4, 6] from 1 to 0
+// CHECK-NOT: soap.transfer
+// CHECK: return
+#id3 = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @sgd_data_parallel(%x: tensor<8x4xf32>, %w: tensor<4x6xf32> {soap.parameter}, %dw: tensor<4x6xf32>) -> (tensor<8x6xf32>, tensor<4x6xf32> {soap.updates_input = 1 : i64}) {
+    %zero = arith.constant 0.0 : f32
+    %half = arith.constant 0.5 : f32
+    %e = tensor.empty() : tensor<8x6xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %m = linalg.matmul {soap.config = #soap.config<degrees = [2, 1, 1]>} ins(%x, %w : tensor<8x4xf32>, tensor<4x6xf32>) outs(%f : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %ew = tensor.empty() : tensor<4x6xf32>
+    %nw = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel"]} ins(%w, %dw : tensor<4x6xf32>, tensor<4x6xf32>) outs(%ew : tensor<4x6xf32>) attrs = {soap.config = #soap.config<degrees = [1, 1]>} {
+    ^bb0(%p: f32, %g: f32, %o: f32):
+      %s = arith.mulf %half, %g : f32
+      %n = arith.subf %p, %s : f32
+      linalg.yield %n : f32
+    } -> tensor<4x6xf32>
+    return %m, %nw : tensor<8x6xf32>, tensor<4x6xf32>
+  }
+}

@@ -1,7 +1,7 @@
 // RUN: soap-opt %s -split-input-file -verify-diagnostics --soap-training-step
 // RUN: not soap-opt %s -split-input-file --soap-training-step="returns=weights" 2>&1 | FileCheck %s --check-prefix=OPTION
 
-// OPTION: soap-training-step: returns must be 'parameters' or 'gradients', not 'weights'
+// OPTION: soap-training-step: returns must be 'parameters', 'gradients' or 'outputs', not 'weights'
 
 // expected-error @below {{training step: 'scale' has no parameters to train (mark them with 'soap.parameter')}}
 func.func @scale(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {

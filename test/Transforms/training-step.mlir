@@ -1,5 +1,6 @@
 // RUN: soap-opt %s -split-input-file --soap-training-step="learning-rate=0.5" | FileCheck %s
 // RUN: soap-opt %s -split-input-file --soap-training-step="returns=gradients" | FileCheck %s --check-prefix=GRAD
+// RUN: soap-opt %s -split-input-file --soap-training-step="returns=outputs" | FileCheck %s --check-prefix=OUTPUTS
 
 // A linear layer with bias and relu, its matmul split on the batch over
 // devices 1 and 0. The step takes the result's cotangent, returns the result
@@ -31,6 +32,15 @@
 // CHECK: arith.subf
 // CHECK: %[[NB:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[DB]] :
 // CHECK: return %[[Y]], %[[NW]], %[[NB]]
+
+// In place: the same update ops, each result marked as the new value of the
+// parameter argument it replaces.
+// OUTPUTS-LABEL: func.func @fc(
+// OUTPUTS-SAME: -> (tensor<8x6xf32>, tensor<4x6xf32> {soap.updates_input = 1 : i64}, tensor<6xf32> {soap.updates_input = 2 : i64})
+// OUTPUTS: %[[NW:.*]] = linalg.generic {{.*}} ins(%arg1, %{{.*}} :
+// OUTPUTS: arith.subf
+// OUTPUTS: %[[NB:.*]] = linalg.generic {{.*}} ins(%arg2, %{{.*}} :
+// OUTPUTS: return %{{.*}}, %[[NW]], %[[NB]]
 
 // GRAD-LABEL: func.func @fc(
 // GRAD-SAME: -> (tensor<8x6xf32>, tensor<8x4xf32>, tensor<4x6xf32>, tensor<6xf32>)

@@ -116,3 +116,31 @@ func.func private @g(%x: tensor<4x4xf32> {soap.region_offsets = array<i64: 1>}) 
 func.func private @h(%x: tensor<4xf32> {soap.region_offsets = array<i64: -1>}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'soap.updates_input' must be an integer attribute on a function result}}
+func.func @updates_not_integer(%w: tensor<4xf32>) -> (tensor<4xf32> {soap.updates_input = "w"}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'soap.updates_input' names argument #2 but the function has 1 arguments}}
+func.func @updates_missing_argument(%w: tensor<4xf32>) -> (tensor<4xf32> {soap.updates_input = 2 : i64}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0 ('tensor<4xf32>') updates argument #1 ('tensor<8xf32>') but their shapes or element types differ}}
+func.func @updates_other_shape(%x: tensor<4xf32>, %w: tensor<8xf32>) -> (tensor<4xf32> {soap.updates_input = 1 : i64}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0 has unknown SOAP attribute 'soap.update'}}
+func.func @unknown_result_attr(%w: tensor<4xf32>) -> (tensor<4xf32> {soap.update = 0 : i64}) {
+  return %w : tensor<4xf32>
+}
