@@ -22,7 +22,8 @@
 #    parameters, gradients and kept activations).
 # RUN=0 skips running the executables (the static figures only); TRAIN=1
 # compiles the training step (forward, backward, SGD update) instead of the
-# forward pass.
+# forward pass (TRAIN_RETURNS: its --train-returns, default parameters;
+# outputs: the parameters updated in place).
 # The README's and issue notes' figures come from here; nothing is timed
 # inside a test.
 set -euo pipefail
@@ -37,7 +38,7 @@ MPIRUN=(mpirun -np "$RANKS" --oversubscribe --bind-to none)
 
 "$BIN/soap-models" "$MODEL" --batch="$BATCH" -o "$WORK/model.mlir"
 common=(--devices="$RANKS" --strategy="$STRATEGY")
-[ "$TRAIN" = 1 ] && common+=(--train)
+[ "$TRAIN" = 1 ] && common+=(--train --train-returns="${TRAIN_RETURNS:-parameters}")
 "$BIN/soapc" "$WORK/model.mlir" "${common[@]}" --emit=partitioned \
   -o "$WORK/spmd.mlir" > "$WORK/summary.txt"
 predicted=$(sed -n 's/^peak memory per device: \(.*\) of .*/\1/p' \

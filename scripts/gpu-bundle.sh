@@ -25,8 +25,10 @@
 #   time/MODEL-bBATCH-PREC   CUDA executables for timing (PREC fp32 or tf32):
 #                  the forward pass.
 #   time/MODEL-bBATCH-PREC-train   the training step of the same model
-#                  (soapc --train: forward, backward, SGD update; returns the
-#                  results and the updated parameters); TRAIN_TIMING=0: none.
+#                  (soapc --train --train-returns=outputs: forward, backward,
+#                  SGD update of the parameters in place on the GPU, like
+#                  PyTorch's optimizer step; kernels as cubins, see
+#                  TRAIN_CUDA_FORMAT); TRAIN_TIMING=0: none.
 #   bin/           soap-npy-compare and make-inputs, linked statically.
 #   Executables over GZIP_MIN_KIB are stored as NAME.gz (gpu-check unpacks).
 #   manifest.tsv   what gpu-check.sh reads; MANIFEST.txt the human summary.
@@ -44,7 +46,10 @@
 # TIMING_MODELS (default "alexnet:256 resnet101:64 inception_v3:64"; "" for
 # none), TRAIN_TIMING (1, the default: also the training step of each
 # TIMING_MODELS entry; 0: forward only), TRAIN_FLAGS (extra soapc flags of
-# the timed training steps, e.g. --learning-rate=0.01; default none), OPT
+# the timed training steps, e.g. --learning-rate=0.01; default none),
+# TRAIN_CUDA_FORMAT (their --cuda-format when CUDA_FORMAT is unset; default
+# cubin: a training step has ~1,000 kernels, which the driver would otherwise
+# JIT-compile from PTX in the first iteration), OPT
 # (-O level, default 3), MCPU (host code, default x86-64-v3: runs on the GPU
 # machine's CPU too), CUDA_CHIP (default sm_90), CUDA_FORMAT
 # (soapc --cuda-format: ptx, JIT-compiled there at start-up, soapc's
@@ -75,6 +80,7 @@ TRAIN_DIFF_MODELS=${TRAIN_DIFF_MODELS-"small_mlp small_cnn strided_cnn inception
 TIMING_MODELS=${TIMING_MODELS-"alexnet:256 resnet101:64 inception_v3:64"}
 TRAIN_TIMING=${TRAIN_TIMING:-1}
 read -r -a TRAIN_FLAGS <<< "${TRAIN_FLAGS:-}"
+TRAIN_CUDA_FORMAT=${TRAIN_CUDA_FORMAT-cubin}
 OPT=${OPT:-3}
 MCPU=${MCPU:-x86-64-v3}
 CUDA_CHIP=${CUDA_CHIP:-sm_90}
@@ -200,7 +206,7 @@ MANIFEST=$BUNDLE/manifest.tsv
   printf 'meta\tfake\t%s\n' "$FAKE_CUDA"
   printf 'meta\tseed\t%s\n' "$SEED"
   printf 'meta\tflags\t%s\n' "${COMMON[*]} --mcpu=$MCPU; cuda: ${CUDA_FLAGS[*]:-}"
-  printf 'meta\ttrain\t%s\n' "diff/*-train: --train --train-returns=gradients; time/*-train: $([ "$TRAIN_TIMING" = 1 ] && echo "--train${TRAIN_FLAGS[*]:+ ${TRAIN_FLAGS[*]}}" || echo "none (TRAIN_TIMING=$TRAIN_TIMING)")"
+  printf 'meta\ttrain\t%s\n' "diff/*-train: --train --train-returns=gradients; time/*-train: $([ "$TRAIN_TIMING" = 1 ] && echo "--train --train-returns=outputs${TRAIN_FLAGS[*]:+ ${TRAIN_FLAGS[*]}}${TRAIN_CUDA_FORMAT:+ (cuda: --cuda-format=$TRAIN_CUDA_FORMAT unless CUDA_FORMAT)}" || echo "none (TRAIN_TIMING=$TRAIN_TIMING)")"
 } > "$MANIFEST"
 
 DIFF_NAMES=()
@@ -264,7 +270,10 @@ for mode in "${TIME_MODES[@]}"; do
     for prec in fp32 tf32; do
       exe=$BUNDLE/time/$model-b$batch-$prec extra=()
       if [ "$mode" = train ]; then
-        exe+=-train extra=(--train "${TRAIN_FLAGS[@]}")
+        exe+=-train extra=(--train --train-returns=outputs "${TRAIN_FLAGS[@]}")
+        if [ -z "$CUDA_FORMAT" ] && [ -n "$TRAIN_CUDA_FORMAT" ] && [ "$FAKE_CUDA" != 1 ]; then
+          extra+=(--cuda-format="$TRAIN_CUDA_FORMAT")
+        fi
       fi
       printf 'time\t%s\t%s\t%s\t%s\t%s\n' "$model" "$batch" "$prec" "time/$(basename "$exe")" "$mode" >> "$MANIFEST"
       if [ "$CUDA_OK" = 1 ] && { [ "$prec" = fp32 ] || [ "$TF32_OK" = 1 ]; }; then

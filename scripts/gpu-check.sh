@@ -24,7 +24,8 @@
 # 3. Timing: each time/MODEL-bBATCH-PREC executable (forward pass) with
 #    --iterations=ITERS, the median of the iterations after the first WARMUP;
 #    then each time/MODEL-bBATCH-PREC-train executable (the training step:
-#    forward, backward, SGD update; manifest mode "train") with TRAIN_ITERS
+#    forward, backward, SGD update of the parameters in place on the GPU, so
+#    each iteration is one more step; manifest mode "train") with TRAIN_ITERS
 #    and TRAIN_WARMUP, as it is much slower. Then
 #    benchmarks/pytorch_reference.py times the same torchvision models:
 #    forward in eval mode under no_grad, strict fp32 and TF32, and (unless
@@ -545,7 +546,7 @@ md.append("\nSOAP ms: the per-iteration wall time the executable prints (host cl
           "one run of the model, device synchronized); PyTorch ms: the same, around one "
           "forward call followed by torch.cuda.synchronize(). SOAP train ms: the same for "
           "the training step (soapc --train: forward, backward of L = sum <cotangent, "
-          "result>, SGD update of the parameters); PyTorch train ms: forward, "
+          "result>, SGD update of the parameters in place on the GPU: --train-returns=outputs); PyTorch train ms: forward, "
           "cross-entropy loss, backward, optimizer.step() and zero_grad(), synchronized.")
 text = "\n".join(md) + "\n"
 open(table, "w").write(text)
