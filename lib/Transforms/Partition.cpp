@@ -172,6 +172,8 @@ private:
   std::map<std::pair<int64_t, int32_t>, Box> argumentReads;
   /// The ops of the op graph's nodes (the original ones).
   llvm::DenseSet<Operation *> nodeOpSet;
+  /// Value -> the devices that read a part of it (ensureValid's requests).
+  llvm::DenseMap<Value, llvm::SmallSetVector<int32_t, 4>> valueReaders;
 };
 
 /// The smallest box covering `a` and `b` (non-empty, same rank).
@@ -190,6 +192,7 @@ void Partitioner::ensureValid(Value value, const Box &region,
                               int32_t device) {
   if (region.empty())
     return;
+  valueReaders[value].insert(device);
   Layout &layout = layoutOf(value);
   if (layout.everywhere)
     return;
@@ -546,24 +549,47 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
 SmallVector<std::pair<int32_t, Box>>
 Partitioner::argumentReaders(int64_t arg) {
   SmallVector<std::pair<int32_t, Box>> readers;
-  // An op outside the op graph (left as it is, so every device runs it:
-  // say, a transposition of a weight) reads all of it everywhere.
+  // Ops outside the op graph (left as they are: say, a transposition of a
+  // weight) run on every device whose tiles read what they make (on the
+  // others they are dead code) and read all of the argument there.
   BlockArgument value = func.getArgument(arg);
-  bool readWhole = llvm::any_of(value.getUsers(), [&](Operation *user) {
-    return user->getBlock() == value.getOwner() &&
-           !isa<func::ReturnOp>(user) && !nodeOpSet.contains(user);
-  });
-  if (readWhole) {
-    ::soap::Tensor tensor;
-    tensor.shape.assign(cast<RankedTensorType>(value.getType()).getShape().begin(),
-                        cast<RankedTensorType>(value.getType()).getShape().end());
-    for (int32_t d = 0; d < numDevices; ++d)
-      readers.push_back({d, ::soap::wholeTensor(tensor)});
-    return readers;
+  Block *body = value.getOwner();
+  auto outside = [&](Operation *user) {
+    return user->getBlock() == body && !isa<func::ReturnOp>(user) &&
+           !nodeOpSet.contains(user);
+  };
+  llvm::SmallDenseSet<int32_t, 8> wholeOn;
+  SmallVector<Operation *> work;
+  llvm::DenseSet<Operation *> seen;
+  for (Operation *user : value.getUsers())
+    if (outside(user) && seen.insert(user).second)
+      work.push_back(user);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    for (Value result : op->getResults()) {
+      auto it = valueReaders.find(result);
+      if (it != valueReaders.end())
+        wholeOn.insert(it->second.begin(), it->second.end());
+      for (Operation *user : result.getUsers()) {
+        if (isa<func::ReturnOp>(user))
+          wholeOn.insert(0); // gathered to rank 0
+        else if (outside(user) && seen.insert(user).second)
+          work.push_back(user);
+      }
+    }
   }
-  for (auto &[key, box] : argumentReads)
-    if (key.first == arg)
-      readers.push_back({key.second, box});
+  ::soap::Tensor tensor;
+  auto shape = cast<RankedTensorType>(value.getType()).getShape();
+  tensor.shape.assign(shape.begin(), shape.end());
+  for (int32_t d = 0; d < numDevices; ++d) {
+    if (wholeOn.contains(d)) {
+      readers.push_back({d, ::soap::wholeTensor(tensor)});
+      continue;
+    }
+    auto it = argumentReads.find({arg, d});
+    if (it != argumentReads.end())
+      readers.push_back({d, it->second});
+  }
   return readers;
 }
 
