@@ -76,6 +76,9 @@ struct TensorVersions {
   /// Region accesses (slices, transfers, all-reduces) and the space whose
   /// coordinates their offsets are in.
   llvm::MapVector<Operation *, int> accesses;
+  /// Results of the function that are in-place updates of an argument
+  /// (soap.updates_input): they are what the function touches of them.
+  SmallVector<std::pair<OpOperand *, int>> updateResults;
 
   /// Adds the region [offsets, offsets + (sizes - 1) * strides + 1) to the
   /// box of `space`; false if any of them is dynamic.
@@ -189,6 +192,12 @@ static std::optional<TensorVersions> collectVersions(Value root) {
         known = versions.addRegion(space, allReduce.getOffsets(),
                                    allReduce.getSizes(), unit);
         next = allReduce.getResult();
+      } else if (auto ret = dyn_cast<func::ReturnOp>(user)) {
+        auto func = dyn_cast<func::FuncOp>(ret->getParentOp());
+        known = func && func.getResultAttr(use.getOperandNumber(),
+                                           SOAPDialect::kUpdatesInputAttrName);
+        if (known)
+          versions.updateResults.push_back({&use, space});
       } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user)) {
         auto resultType = cast<RankedTensorType>(user->getResult(0).getType());
         known = resultType.hasStaticShape() && resultType.getRank() > 0;
@@ -206,7 +215,8 @@ static std::optional<TensorVersions> collectVersions(Value root) {
         versions.spaces[space].values.push_back(next);
         work.push_back({next, space});
       }
-      if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user))
+      if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+               func::ReturnOp>(user))
         versions.accesses.insert({user, space});
     }
   }
@@ -283,9 +293,17 @@ static std::optional<SmallVector<int64_t>> compactVersions(Value root) {
         grew |= reconcile(parent, space, map);
     }
   }
-  // Untouched: dead code for the canonicalizer.
-  if (versions->spaces.front().box.empty())
-    return std::nullopt;
+  // Untouched: dead code for the canonicalizer; or, returned as an in-place
+  // update that this function does not compute (another rank does), none
+  // of it.
+  if (versions->spaces.front().box.empty()) {
+    if (versions->updateResults.empty())
+      return std::nullopt;
+    for (Space &space : versions->spaces) {
+      space.box.lo.assign(space.box.lo.size(), 0);
+      space.box.hi.assign(space.box.hi.size(), 0);
+    }
+  }
   bool whole = llvm::all_of(versions->spaces, [](const Space &space) {
     for (auto [l, h, size] :
          llvm::zip_equal(space.box.lo, space.box.hi, space.type.getShape()))
@@ -296,7 +314,56 @@ static std::optional<SmallVector<int64_t>> compactVersions(Value root) {
   if (whole)
     return std::nullopt;
   compact(*versions);
+  // Where each returned part lies in the whole result.
+  for (auto [use, space] : versions->updateResults) {
+    auto func = cast<func::FuncOp>(use->getOwner()->getParentOp());
+    func.setResultAttr(
+        use->getOperandNumber(), SOAPDialect::kRegionOffsetsAttrName,
+        DenseI64ArrayAttr::get(func.getContext(),
+                               versions->spaces[space].box.lo));
+  }
   return versions->spaces.front().box.lo;
+}
+
+/// After compaction, a function returning a part of an in-place update:
+/// its result types follow the returned values, and each caller gets the
+/// part and puts it back into a whole value at its offsets for the old
+/// uses.
+static void updateResultTypes(func::FuncOp func, ArrayRef<func::CallOp> calls) {
+  if (func.isExternal())
+    return;
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (TypeRange(ret.getOperandTypes()) == func.getResultTypes())
+    return;
+  TypeRange old = func.getResultTypes();
+  SmallVector<Type> oldTypes(old.begin(), old.end());
+  func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                 ret.getOperandTypes()));
+  for (func::CallOp call : calls) {
+    OpBuilder b(call);
+    auto part = func::CallOp::create(b, call.getLoc(), func, call.getOperands());
+    for (auto [i, result] : llvm::enumerate(call.getResults())) {
+      Value value = part.getResult(i);
+      if (value.getType() != oldTypes[i]) {
+        auto whole = cast<RankedTensorType>(oldTypes[i]);
+        auto offsets = func.getResultAttrOfType<DenseI64ArrayAttr>(
+            i, SOAPDialect::kRegionOffsetsAttrName);
+        SmallVector<int64_t> at(whole.getRank(), 0);
+        if (offsets)
+          at.assign(offsets.asArrayRef().begin(), offsets.asArrayRef().end());
+        auto type = cast<RankedTensorType>(value.getType());
+        Value empty = tensor::EmptyOp::create(b, call.getLoc(), whole.getShape(),
+                                              whole.getElementType());
+        value = tensor::InsertSliceOp::create(
+            b, call.getLoc(), value, empty, ValueRange{}, ValueRange{},
+            ValueRange{}, b.getDenseI64ArrayAttr(at),
+            b.getDenseI64ArrayAttr(type.getShape()),
+            b.getDenseI64ArrayAttr(SmallVector<int64_t>(type.getRank(), 1)));
+      }
+      result.replaceAllUsesWith(value);
+    }
+    call.erase();
+  }
 }
 
 /// A rank function reads only parts of the entry's arguments (data
@@ -363,6 +430,9 @@ struct CompactTensors
           !func.isExternal() && func.isPrivate() &&
           !otherUses.contains(func.getSymNameAttr()))
         compactArguments(func, calls.lookup(func.getSymNameAttr()));
+    for (auto func : module.getOps<func::FuncOp>())
+      if (!otherUses.contains(func.getSymNameAttr()))
+        updateResultTypes(func, calls.lookup(func.getSymNameAttr()));
   }
 };
 

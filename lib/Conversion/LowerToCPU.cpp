@@ -145,7 +145,13 @@ struct CPUPreparePass
       return signalPassFailure();
 
     // The inputs are bound once and reused by every iteration: the program
-    // must not write into them.
+    // must not write into them, except those it updates in place (a result
+    // marked soap.updates_input), which it may write where they are.
+    llvm::SmallDenseSet<int64_t> updatedArguments;
+    for (unsigned r = 0; r < func.getNumResults(); ++r)
+      if (auto index = func.getResultAttrOfType<IntegerAttr>(
+              r, SOAPDialect::kUpdatesInputAttrName))
+        updatedArguments.insert(index.getInt());
     OpBuilder builder(module.getContext());
     // So must the entry as each rank runs it: soap_main may call it on
     // them directly (soap-cpu-entry).
@@ -154,7 +160,7 @@ struct CPUPreparePass
         continue;
       for (unsigned i = 0; i < f.getNumArguments(); ++i)
         f.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
-                     builder.getBoolAttr(false));
+                     builder.getBoolAttr(updatedArguments.contains(i)));
     }
     func->setAttr(kCPUEntryAttrName, builder.getUnitAttr());
 
@@ -274,14 +280,43 @@ struct CPUEntryPass
     // The entry as each rank runs it (soap-specialize-ranks), if every rank
     // has one: soap_main calls its rank's directly, which may read only a
     // part of an input (soap-compact-tensors), and binds only that part.
+    // Results marked soap.updates_input are written over their argument
+    // (soaprt_update_input); the others are the program's outputs.
+    SmallVector<std::optional<int64_t>> updatedInput;
+    int64_t numOutputs = 0;
+    for (unsigned r = 0; r < type.getNumResults(); ++r) {
+      auto index = entry.getResultAttrOfType<IntegerAttr>(
+          r, SOAPDialect::kUpdatesInputAttrName);
+      updatedInput.push_back(index ? std::optional<int64_t>(index.getInt())
+                                   : std::nullopt);
+      numOutputs += index ? 0 : 1;
+    }
+
     int64_t numDevices = SOAPDialect::getNumDevices(module);
+    // A rank function returns what the entry returns, except that an
+    // in-place update may be the rank's part of it (soap-compact-tensors).
+    auto sameResults = [&](func::FuncOp f) {
+      TypeRange results = f.getFunctionType().getResults();
+      if (results.size() != type.getNumResults())
+        return false;
+      for (auto [i, t] : llvm::enumerate(results)) {
+        auto part = dyn_cast<MemRefType>(t);
+        auto whole = dyn_cast<MemRefType>(type.getResult(i));
+        if (t != type.getResult(i) &&
+            (!updatedInput[i] || !part || !whole ||
+             part.getRank() != whole.getRank() ||
+             part.getElementType() != whole.getElementType()))
+          return false;
+      }
+      return true;
+    };
     SmallVector<func::FuncOp> rankFunctions(numDevices);
     for (auto func : module.getOps<func::FuncOp>()) {
       auto rank = func->getAttrOfType<IntegerAttr>(
           SOAPDialect::kRankFunctionAttrName);
       if (rank && rank.getInt() >= 0 && rank.getInt() < numDevices &&
           func.getFunctionType().getNumInputs() == type.getNumInputs() &&
-          func.getFunctionType().getResults() == type.getResults())
+          sameResults(func))
         rankFunctions[rank.getInt()] = func;
     }
     bool perRank = numDevices > 1 && llvm::all_of(rankFunctions, [](auto f) {
@@ -293,6 +328,39 @@ struct CPUEntryPass
       for (auto [i, t] : llvm::enumerate(func.getFunctionType().getInputs()))
         if (failed(checkBuffer(t, "argument", i)))
           return signalPassFailure();
+    // The entry only dispatched to the ranks' functions.
+    if (perRank)
+      entry.erase();
+
+    // An in-place update that bufferization wrote into the argument's own
+    // buffer comes back as that argument: the function stops returning it
+    // (a returned argument would be cloned for the caller to own), and
+    // soap_main hands the input itself to soaprt_update_input, which then
+    // has nothing to copy.
+    SmallVector<llvm::BitVector> inArgument;
+    for (func::FuncOp func : rankFunctions) {
+      auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+      llvm::BitVector drop(func.getNumResults());
+      for (unsigned r = 0; r < func.getNumResults(); ++r) {
+        if (!updatedInput[r])
+          continue;
+        Value v = ret.getOperand(r);
+        while (auto cast = v.getDefiningOp<memref::CastOp>())
+          v = cast.getSource();
+        auto arg = dyn_cast<BlockArgument>(v);
+        if (arg && arg.getOwner() == &func.getBody().front() &&
+            static_cast<int64_t>(arg.getArgNumber()) == *updatedInput[r])
+          drop.set(r);
+      }
+      inArgument.push_back(drop);
+      if (drop.none())
+        continue;
+      ret->eraseOperands(drop);
+      if (failed(func.eraseResults(drop))) {
+        func.emitError("soap-cpu-entry: cannot drop the in-place results");
+        return signalPassFailure();
+      }
+    }
 
     b.setInsertionPointToEnd(module.getBody());
     // The inputs live in globals: bound once, read by every iteration. A
@@ -384,17 +452,6 @@ struct CPUEntryPass
 
     constantFunction(b, loc, "soap_num_devices", SOAPDialect::getNumDevices(module));
     constantFunction(b, loc, "soap_num_inputs", type.getNumInputs());
-    // Results marked soap.updates_input are written over their argument
-    // (soaprt_update_input); the others are the program's outputs.
-    SmallVector<std::optional<int64_t>> updatedInput;
-    int64_t numOutputs = 0;
-    for (unsigned r = 0; r < type.getNumResults(); ++r) {
-      auto index = entry.getResultAttrOfType<IntegerAttr>(
-          r, SOAPDialect::kUpdatesInputAttrName);
-      updatedInput.push_back(index ? std::optional<int64_t>(index.getInt())
-                                   : std::nullopt);
-      numOutputs += index ? 0 : 1;
-    }
     constantFunction(b, loc, "soap_num_outputs", numOutputs);
 
     // soap_setup(): make the communicator of every device group the
@@ -438,20 +495,30 @@ struct CPUEntryPass
       forThisRank([&](int64_t r) {
         auto call = func::CallOp::create(b, loc, rankFunctions[r], getGlobals(r));
         int64_t output = 0;
-        for (auto [i, result] : llvm::enumerate(call.getResults())) {
-          if (updatedInput[i])
-            bind("soaprt_update_input", *updatedInput[i], result);
+        unsigned next = 0;
+        for (unsigned i = 0; i < type.getNumResults(); ++i) {
+          if (inArgument[r].test(i))
+            bind("soaprt_update_input", *updatedInput[i],
+                 call.getOperand(*updatedInput[i]));
+          else if (updatedInput[i])
+            bind("soaprt_update_input", *updatedInput[i],
+                 call.getResult(next++));
           else
-            bind("soaprt_bind_output", output++, result);
+            bind("soaprt_bind_output", output++, call.getResult(next++));
         }
       });
       func::ReturnOp::create(b, loc);
     }
-    // The entry only dispatched to the ranks' functions.
-    if (perRank)
-      entry.erase();
     for (func::FuncOp func : rankFunctions) {
-      if (func == entry)
+      for (unsigned i = 0; i < func.getNumResults(); ++i) {
+        func.removeResultAttr(
+            i, StringAttr::get(func.getContext(),
+                               SOAPDialect::kUpdatesInputAttrName));
+        func.removeResultAttr(
+            i, StringAttr::get(func.getContext(),
+                               SOAPDialect::kRegionOffsetsAttrName));
+      }
+      if (!perRank)
         continue;
       func->removeAttr(SOAPDialect::kRankFunctionAttrName);
       for (unsigned i = 0; i < func.getNumArguments(); ++i)

@@ -139,6 +139,9 @@ struct SpecializeRanks
       clone.setPrivate();
       clone->setAttr(SOAPDialect::kRankFunctionAttrName,
                      b.getI64IntegerAttr(rank));
+      // Which results update which argument in place.
+      if (ArrayAttr resultAttrs = entryFunc.getAllResultAttrs())
+        clone.setAllResultAttrs(resultAttrs);
       cloneForRank(entryFunc, clone, rank);
       // Renamed if the name is taken.
       symbols.insert(clone, std::next(Block::iterator(previous)));

@@ -603,21 +603,24 @@ void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *m,
     soaprt_fatal("%s: input %lld holds %s, not %s", who, (long long)index,
                  soaprt_dtype_npy(b->dtype), soaprt_dtype_npy(dtype));
   region_t view = soaprt_view(m, checkedDtypeSize(dtype, who));
+  /* The new value is the part this rank holds (the compiled code's rank
+     function returns only that part) or the whole input. */
   const int64_t *whole = b->hasRegion ? b->whole : b->sizes;
-  int fits = view.rank == b->rank;
-  for (int64_t d = 0; fits && d < b->rank; ++d)
-    fits = view.sizes[d] == whole[d];
-  if (!fits)
-    soaprt_fatal("%s: the new value of input %lld does not have the input's "
-                 "shape",
+  int isPart = view.rank == b->rank, isWhole = view.rank == b->rank;
+  for (int64_t d = 0; d < view.rank && (isPart || isWhole); ++d) {
+    isPart = isPart && view.sizes[d] == b->sizes[d];
+    isWhole = isWhole && view.sizes[d] == whole[d];
+  }
+  if (!isPart && !isWhole)
+    soaprt_fatal("%s: the new value of input %lld has neither the input's "
+                 "shape nor that of the part this rank holds",
                  who, (long long)index);
   b->updated = 1;
   if (soaprt_num_elements(b) == 0)
     return;
-  /* The part this rank holds. */
   region_t part = view;
   part.sizes = b->sizes;
-  if (b->hasRegion)
+  if (!isPart && b->hasRegion)
     for (int64_t d = 0; d < b->rank; ++d)
       part.base += b->offsets[d] * view.strides[d] * view.elemSize;
 #ifdef SOAPRT_HAVE_CUDA

@@ -213,7 +213,8 @@ void soaprt_cuda_update_input(int64_t index, const soaprt_region_t *part) {
   const char *op = "soaprt_update_input";
   char *device = (char *)(intptr_t)soaprt_cuda_input(index);
   soaprt_binding_t *b = soaprt_input_binding(index);
-  if (device == part->base)
+  b->deviceNewer = 1;
+  if (device == part->base) /* written in place by the program */
     return;
   int64_t strides[SOAPRT_MAX_RANK], stride = 1;
   for (int64_t d = part->rank - 1; d >= 0; --d) {
@@ -222,7 +223,6 @@ void soaprt_cuda_update_input(int64_t index, const soaprt_region_t *part) {
   }
   soaprt_cuda_copy(device, strides, part->base, part->strides, part->sizes,
                    part->rank, part->elemSize, op);
-  b->deviceNewer = 1;
 }
 
 void soaprt_cuda_fetch_input(soaprt_binding_t *b) {

@@ -1085,21 +1085,35 @@ LogicalResult TrainingStepBuilder::run() {
         extra.push_back(arg);
       continue;
     }
-    // p - lr * dL/dp.
+    // p - lr * dL/dp; in place, written over p (its destination), which
+    // bufferization can then do in the parameter's own buffer.
     auto type = cast<RankedTensorType>(arg.getType());
     AffineMap id = b.getMultiDimIdentityMap(type.getRank());
     SmallVector<utils::IteratorType> iterators(type.getRank(),
                                                utils::IteratorType::parallel);
-    Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                          type.getElementType());
-    auto update = linalg::GenericOp::create(
-        b, loc, TypeRange{type}, ValueRange{arg, grad}, ValueRange{empty},
-        {id, id, id}, iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
-          Value lr = floatConstant(nb, l, type.getElementType(), learningRate);
-          Value step = arith::MulFOp::create(nb, l, lr, a[1]);
-          linalg::YieldOp::create(
-              nb, l, arith::SubFOp::create(nb, l, a[0], step).getResult());
-        });
+    auto sgd = [&](OpBuilder &nb, Location l, Value p, Value g) {
+      Value lr = floatConstant(nb, l, type.getElementType(), learningRate);
+      Value step = arith::MulFOp::create(nb, l, lr, g);
+      linalg::YieldOp::create(
+          nb, l, arith::SubFOp::create(nb, l, p, step).getResult());
+    };
+    linalg::GenericOp update;
+    if (inPlace) {
+      update = linalg::GenericOp::create(
+          b, loc, TypeRange{type}, ValueRange{grad}, ValueRange{arg}, {id, id},
+          iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
+            sgd(nb, l, a[1], a[0]);
+          });
+    } else {
+      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                            type.getElementType());
+      update = linalg::GenericOp::create(
+          b, loc, TypeRange{type}, ValueRange{arg, grad}, ValueRange{empty},
+          {id, id, id}, iterators,
+          [&](OpBuilder &nb, Location l, ValueRange a) {
+            sgd(nb, l, a[0], a[1]);
+          });
+    }
     extra.push_back(update.getResult(0));
     updates.push_back(i);
   }

@@ -137,3 +137,53 @@ func.func private @helper(%w: tensor<8x6xf32>) -> tensor<1x1xf32> {
   %p = tensor.extract_slice %w[0, 0] [1, 1] [1, 1] : tensor<8x6xf32> to tensor<1x1xf32>
   return %p : tensor<1x1xf32>
 }
+
+// -----
+
+// In-place updates (results marked soap.updates_input): rank 1 reads and
+// updates columns 2-3 of the weight, so the weight argument and the
+// returned new value both shrink to them (the result says where its part
+// lies); rank 0 computes neither update (it returns the weight untouched and
+// an empty bias), so both shrink to nothing. Callers put each part back into
+// a whole value at its offsets.
+// CHECK-LABEL: func.func @step(
+// CHECK:         %[[P:.*]]:2 = call @step__rank1(%{{.*}}, %{{.*}}) : (tensor<4x2xf32>, tensor<6xf32>) -> (tensor<4x2xf32>, tensor<6xf32>)
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4x6xf32>
+// CHECK:         %[[W:.*]] = tensor.insert_slice %[[P]]#0 into %[[E]][0, 2] [4, 2] [1, 1]
+// CHECK:         %[[Q:.*]]:2 = call @step__rank0(%{{.*}}, %{{.*}}) : (tensor<0x0xf32>, tensor<0xf32>) -> (tensor<0x0xf32>, tensor<0xf32>)
+// CHECK:         %[[W0:.*]] = tensor.insert_slice %[[Q]]#0 into %{{.*}}[0, 0] [0, 0] [1, 1]
+// CHECK:         %[[B0:.*]] = tensor.insert_slice %[[Q]]#1 into %{{.*}}[0] [0] [1]
+// CHECK:         return %[[W]], %[[P]]#1, %[[W0]], %[[B0]]
+// CHECK-LABEL: func.func private @step__rank1(
+// CHECK-SAME:      %[[W1:.*]]: tensor<4x2xf32> {soap.region_offsets = array<i64: 0, 2>}
+// CHECK-SAME:      -> (tensor<4x2xf32> {soap.region_offsets = array<i64: 0, 2>, soap.updates_input = 0 : i64}, tensor<6xf32> {soap.updates_input = 1 : i64})
+// CHECK:         %[[S:.*]] = tensor.extract_slice %[[W1]][0, 0] [4, 2] [1, 1]
+// CHECK:         %[[N:.*]] = linalg.generic {{.*}} outs(%[[S]] : tensor<4x2xf32>)
+// CHECK:         %[[I:.*]] = tensor.insert_slice %[[N]] into %[[W1]][0, 0] [4, 2] [1, 1]
+// CHECK:         return %[[I]], %{{.*}} : tensor<4x2xf32>, tensor<6xf32>
+// CHECK-LABEL: func.func private @step__rank0(
+// CHECK-SAME:      -> (tensor<0x0xf32> {soap.region_offsets = array<i64: 0, 0>, soap.updates_input = 0 : i64}, tensor<0xf32> {soap.region_offsets = array<i64: 0>, soap.updates_input = 1 : i64})
+// CHECK:         %[[Z:.*]] = tensor.empty() : tensor<0xf32>
+// CHECK:         return %{{.*}}, %[[Z]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @step(%w: tensor<4x6xf32>, %b: tensor<6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>, tensor<4x6xf32>, tensor<6xf32>) {
+  %r1:2 = call @step__rank1(%w, %b) : (tensor<4x6xf32>, tensor<6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>)
+  %r0:2 = call @step__rank0(%w, %b) : (tensor<4x6xf32>, tensor<6xf32>) -> (tensor<4x6xf32>, tensor<6xf32>)
+  return %r1#0, %r1#1, %r0#0, %r0#1 : tensor<4x6xf32>, tensor<6xf32>, tensor<4x6xf32>, tensor<6xf32>
+}
+func.func private @step__rank1(%w: tensor<4x6xf32>, %b: tensor<6xf32>) -> (tensor<4x6xf32> {soap.updates_input = 0 : i64}, tensor<6xf32> {soap.updates_input = 1 : i64}) attributes {soap.rank_function = 1 : i64} {
+  %s = tensor.extract_slice %w[0, 2] [4, 2] [1, 1] : tensor<4x6xf32> to tensor<4x2xf32>
+  %n = linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]} outs(%s : tensor<4x2xf32>) {
+  ^bb0(%o: f32):
+    %t = arith.addf %o, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4x2xf32>
+  %i = tensor.insert_slice %n into %w[0, 2] [4, 2] [1, 1] : tensor<4x2xf32> into tensor<4x6xf32>
+  %full = tensor.empty() : tensor<6xf32>
+  %bs = tensor.insert_slice %b into %full[0] [6] [1] : tensor<6xf32> into tensor<6xf32>
+  return %i, %bs : tensor<4x6xf32>, tensor<6xf32>
+}
+func.func private @step__rank0(%w: tensor<4x6xf32>, %b: tensor<6xf32>) -> (tensor<4x6xf32> {soap.updates_input = 0 : i64}, tensor<6xf32> {soap.updates_input = 1 : i64}) attributes {soap.rank_function = 0 : i64} {
+  %e = tensor.empty() : tensor<6xf32>
+  return %w, %e : tensor<4x6xf32>, tensor<6xf32>
+}

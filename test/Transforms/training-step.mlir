@@ -33,13 +33,16 @@
 // CHECK: %[[NB:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[DB]] :
 // CHECK: return %[[Y]], %[[NW]], %[[NB]]
 
-// In place: the same update ops, each result marked as the new value of the
-// parameter argument it replaces.
+// In place: each update writes over the parameter (its destination, so
+// bufferization can use the parameter's buffer), and its result is marked
+// as the new value of that argument.
 // OUTPUTS-LABEL: func.func @fc(
 // OUTPUTS-SAME: -> (tensor<8x6xf32>, tensor<4x6xf32> {soap.updates_input = 1 : i64}, tensor<6xf32> {soap.updates_input = 2 : i64})
-// OUTPUTS: %[[NW:.*]] = linalg.generic {{.*}} ins(%arg1, %{{.*}} :
-// OUTPUTS: arith.subf
-// OUTPUTS: %[[NB:.*]] = linalg.generic {{.*}} ins(%arg2, %{{.*}} :
+// OUTPUTS: %[[NW:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4x6xf32>) outs(%arg1 : tensor<4x6xf32>)
+// OUTPUTS: ^bb0(%[[G:.*]]: f32, %[[P:.*]]: f32):
+// OUTPUTS: %[[S:.*]] = arith.mulf %{{.*}}, %[[G]]
+// OUTPUTS: arith.subf %[[P]], %[[S]]
+// OUTPUTS: %[[NB:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<6xf32>) outs(%arg2 : tensor<6xf32>)
 // OUTPUTS: return %{{.*}}, %[[NW]], %[[NB]]
 
 // GRAD-LABEL: func.func @fc(

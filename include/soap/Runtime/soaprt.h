@@ -134,7 +134,9 @@ void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *buffer,
  * the new value of input `index` (an entry result marked
  * soap.updates_input: a training step's parameter updated in place): on
  * every rank, the part of input `index` the rank holds becomes that part of
- * `buffer` (the whole input's shape), so the next run reads it. At exit
+ * `buffer`, which has the whole input's shape or that of the rank's part
+ * (or is the input's own buffer, when the program wrote the update there:
+ * then there is nothing to copy). The next run reads it. At exit
  * soaprt_main.c gathers each updated input to rank 0 and writes it as
  * input<index>.npy. */
 void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *buffer,

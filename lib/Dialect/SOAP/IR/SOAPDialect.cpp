@@ -156,6 +156,20 @@ LogicalResult SOAPDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned regionIndex,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
+  if (attr.getName() == kRegionOffsetsAttrName) {
+    auto offsets = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    auto type = func ? dyn_cast<ShapedType>(func.getResultTypes()[resultIndex])
+                     : ShapedType();
+    if (!offsets || !type || !type.hasRank() ||
+        offsets.size() != type.getRank() ||
+        llvm::any_of(offsets.asArrayRef(), [](int64_t o) { return o < 0; }))
+      return op->emitOpError()
+             << "result #" << resultIndex << ": '" << kRegionOffsetsAttrName
+             << "' must be an array of one non-negative offset per dimension "
+                "of a shaped result";
+    return success();
+  }
   if (attr.getName() != kUpdatesInputAttrName)
     return op->emitOpError() << "result #" << resultIndex
                              << " has unknown SOAP attribute '"
@@ -174,12 +188,16 @@ LogicalResult SOAPDialect::verifyRegionResultAttribute(Operation *op,
                              << kUpdatesInputAttrName << "' names argument #"
                              << i << " but the function has " << args.size()
                              << " arguments";
+  // A rank function's argument and result may each be a part of the
+  // entry's (soap-compact-tensors): same rank and element type only.
   Type result = func.getResultTypes()[resultIndex];
   auto argShaped = dyn_cast<ShapedType>(args[i]);
   auto resultShaped = dyn_cast<ShapedType>(result);
+  bool part = op->hasAttr(kRankFunctionAttrName);
   if (!argShaped || !resultShaped || !argShaped.hasRank() ||
       !resultShaped.hasRank() ||
-      argShaped.getShape() != resultShaped.getShape() ||
+      argShaped.getRank() != resultShaped.getRank() ||
+      (!part && argShaped.getShape() != resultShaped.getShape()) ||
       argShaped.getElementType() != resultShaped.getElementType())
     return op->emitOpError() << "result #" << resultIndex << " (" << result
                              << ") updates argument #" << i << " ("

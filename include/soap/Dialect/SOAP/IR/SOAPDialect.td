@@ -35,7 +35,9 @@ def SOAP_Dialect : Dialect {
       device d runs it (made by soap-specialize-ranks);
     - `soap.region_offsets` (i64 array) on an argument of such a function:
       the argument is the region of the entry's argument that starts at
-      these offsets (made by soap-compact-tensors; one per dimension);
+      these offsets (made by soap-compact-tensors; one per dimension); on a
+      result that updates an argument in place, the same for the part of
+      the new value the function returns;
     - `soap.updates_input` (integer i) on a result of the entry function:
       the result is the new value of argument #i (same type), written over
       it where it is held after each run instead of being returned (a
