@@ -207,7 +207,8 @@ struct CPUEntryPass
   StringRef getDescription() const final {
     return "Generate the entry points libsoaprt's main() drives (soap_setup, "
            "soap_main, soap_num_devices, soap_num_inputs, soap_num_outputs) "
-           "around the bufferized entry function";
+           "around the bufferized entry function; results marked "
+           "soap.updates_input go to soaprt_update_input";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, func::FuncDialect,
@@ -277,9 +278,6 @@ struct CPUEntryPass
                      i64Constant(*getRuntimeDTypeCode(t.getElementType()))});
     };
 
-    // The entry as each rank runs it (soap-specialize-ranks), if every rank
-    // has one: soap_main calls its rank's directly, which may read only a
-    // part of an input (soap-compact-tensors), and binds only that part.
     // Results marked soap.updates_input are written over their argument
     // (soaprt_update_input); the others are the program's outputs.
     SmallVector<std::optional<int64_t>> updatedInput;
@@ -292,6 +290,9 @@ struct CPUEntryPass
       numOutputs += index ? 0 : 1;
     }
 
+    // The entry as each rank runs it (soap-specialize-ranks), if every rank
+    // has one: soap_main calls its rank's directly, which may read only a
+    // part of an input (soap-compact-tensors), and binds only that part.
     int64_t numDevices = SOAPDialect::getNumDevices(module);
     // A rank function returns what the entry returns, except that an
     // in-place update may be the rank's part of it (soap-compact-tensors).
