@@ -193,9 +193,12 @@ static std::optional<TensorVersions> collectVersions(Value root) {
                                    allReduce.getSizes(), unit);
         next = allReduce.getResult();
       } else if (auto ret = dyn_cast<func::ReturnOp>(user)) {
+        // Only a rank function's results may become parts (the entry keeps
+        // the program's signature).
         auto func = dyn_cast<func::FuncOp>(ret->getParentOp());
-        known = func && func.getResultAttr(use.getOperandNumber(),
-                                           SOAPDialect::kUpdatesInputAttrName);
+        known = func && func->hasAttr(SOAPDialect::kRankFunctionAttrName) &&
+                func.getResultAttr(use.getOperandNumber(),
+                                   SOAPDialect::kUpdatesInputAttrName);
         if (known)
           versions.updateResults.push_back({&use, space});
       } else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(user)) {

@@ -187,3 +187,18 @@ func.func private @step__rank0(%w: tensor<4x6xf32>, %b: tensor<6xf32>) -> (tenso
   %e = tensor.empty() : tensor<6xf32>
   return %w, %e : tensor<4x6xf32>, tensor<6xf32>
 }
+
+// -----
+
+// Only rank functions return parts: the entry keeps the program's
+// signature, so an in-place update it returns stays whole.
+// CHECK-LABEL: func.func @entry_update(
+// CHECK-SAME:      -> (tensor<4x6xf32> {soap.updates_input = 0 : i64})
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<4x6xf32>
+// CHECK:         tensor.insert_slice %{{.*}} into %[[E]][0, 0] [4, 2] [1, 1]
+func.func @entry_update(%w: tensor<4x6xf32>) -> (tensor<4x6xf32> {soap.updates_input = 0 : i64}) {
+  %e = tensor.empty() : tensor<4x6xf32>
+  %s = tensor.extract_slice %w[0, 0] [4, 2] [1, 1] : tensor<4x6xf32> to tensor<4x2xf32>
+  %i = tensor.insert_slice %s into %e[0, 0] [4, 2] [1, 1] : tensor<4x2xf32> into tensor<4x6xf32>
+  return %i : tensor<4x6xf32>
+}

@@ -67,13 +67,13 @@ def CompactTensors : Pass<"soap-compact-tensors", "ModuleOp"> {
     entry points then bind only that part of the input on that rank (a
     weight split over N ranks: 1/N of it on each).
 
-    A function result marked `soap.updates_input` (an in-place update of an
-    argument) is the one return that does not keep a tensor whole: it
-    shrinks with the tensor it is a value of (a parameter updated where it
-    is held: the same part as the argument; an update the rank does not
-    compute: nothing), gets `soap.region_offsets` too, and the function's
-    result type and each caller follow (the caller puts the part back into a
-    whole value at its offsets).
+    A rank function's result marked `soap.updates_input` (an in-place
+    update of an argument) is the one return that does not keep a tensor
+    whole: it shrinks with the tensor it is a value of (a parameter updated
+    where it is held: the same part as the argument; an update the rank
+    does not compute: nothing), gets `soap.region_offsets` too, and the
+    function's result type and each caller follow (the caller puts the part
+    back into a whole value at its offsets).
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
