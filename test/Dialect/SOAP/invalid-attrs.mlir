@@ -144,3 +144,10 @@ func.func @updates_other_shape(%x: tensor<4xf32>, %w: tensor<8xf32>) -> (tensor<
 func.func @unknown_result_attr(%w: tensor<4xf32>) -> (tensor<4xf32> {soap.update = 0 : i64}) {
   return %w : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op result #0: 'soap.region_offsets' must be an array of one non-negative offset per dimension of a shaped result}}
+func.func private @bad_result_offsets(%w: tensor<4x4xf32>) -> (tensor<4x4xf32> {soap.region_offsets = array<i64: 0>}) {
+  return %w : tensor<4x4xf32>
+}

@@ -111,6 +111,16 @@ LogicalResult SOAPDialect::verifyOperationAttribute(Operation *op,
                            << "'";
 }
 
+/// A `soap.region_offsets` value for a value of type `type`: one
+/// non-negative offset per dimension of a ranked shaped type.
+static bool isRegionOffsets(Attribute value, Type type) {
+  auto offsets = dyn_cast<DenseI64ArrayAttr>(value);
+  auto shaped = dyn_cast_or_null<ShapedType>(type);
+  return offsets && shaped && shaped.hasRank() &&
+         offsets.size() == shaped.getRank() &&
+         llvm::none_of(offsets.asArrayRef(), [](int64_t o) { return o < 0; });
+}
+
 LogicalResult SOAPDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned regionIndex,
                                                     unsigned argIndex,
@@ -132,14 +142,10 @@ LogicalResult SOAPDialect::verifyRegionArgAttribute(Operation *op,
     return success();
   }
   if (attr.getName() == kRegionOffsetsAttrName) {
-    auto offsets = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
     Region &region = op->getRegion(regionIndex);
-    auto type = region.empty()
-                    ? ShapedType()
-                    : dyn_cast<ShapedType>(region.getArgument(argIndex).getType());
-    if (!offsets || !type || !type.hasRank() ||
-        offsets.size() != type.getRank() ||
-        llvm::any_of(offsets.asArrayRef(), [](int64_t o) { return o < 0; }))
+    if (!isRegionOffsets(attr.getValue(),
+                         region.empty() ? Type()
+                                        : region.getArgument(argIndex).getType()))
       return op->emitOpError()
              << "argument #" << argIndex << ": '" << kRegionOffsetsAttrName
              << "' must be an array of one non-negative offset per dimension "
@@ -157,13 +163,9 @@ LogicalResult SOAPDialect::verifyRegionResultAttribute(Operation *op,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
   if (attr.getName() == kRegionOffsetsAttrName) {
-    auto offsets = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
     auto func = dyn_cast<FunctionOpInterface>(op);
-    auto type = func ? dyn_cast<ShapedType>(func.getResultTypes()[resultIndex])
-                     : ShapedType();
-    if (!offsets || !type || !type.hasRank() ||
-        offsets.size() != type.getRank() ||
-        llvm::any_of(offsets.asArrayRef(), [](int64_t o) { return o < 0; }))
+    if (!isRegionOffsets(attr.getValue(),
+                         func ? func.getResultTypes()[resultIndex] : Type()))
       return op->emitOpError()
              << "result #" << resultIndex << ": '" << kRegionOffsetsAttrName
              << "' must be an array of one non-negative offset per dimension "
