@@ -47,15 +47,8 @@ fi
 MACHINE=${MACHINE:-p100-4x4} BATCH=${BATCH:-4} SEED=${SEED:-1}
 RTOL=${RTOL:-1e-5} TIMEOUT=${TIMEOUT:-600} ITERATIONS=${ITERATIONS:-1}
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-diff.XXXXXX")
-if [ "${KEEP:-0}" = 1 ]; then
-  echo "diff-test: work folder $WORK"
-else
-  trap 'rm -rf "$WORK"' EXIT
-fi
-
-MPIRUN=(mpirun -np "$NRANKS" --oversubscribe)
-[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+# shellcheck source=scripts/test-setup.sh
+source "$ROOT/scripts/test-setup.sh" diff-test
 
 if [[ "$MODEL" == *.mlir ]]; then
   SRC=$MODEL
@@ -64,13 +57,6 @@ else
   "$SOAP_BIN/soap-models" "$MODEL" --batch="$BATCH" -o "$SRC"
 fi
 NAME=$(basename "$SRC" .mlir)
-
-case "${TARGET:=cpu}" in
-  cpu) TARGET_ARGS=(--target=cpu) ;;
-  cuda) TARGET_ARGS=(--target=cuda) ;;
-  cuda-emulated) TARGET_ARGS=(--target=cuda --cuda-host-emulation) ;;
-  *) echo "diff-test: unknown TARGET=$TARGET (cpu, cuda or cuda-emulated)"; exit 2 ;;
-esac
 
 COMMON=(--machine="$MACHINE" --seed="$SEED" --emit=exe --quiet "$@")
 "$SOAP_BIN/soapc" "$SRC" "${COMMON[@]}" --target=cpu --devices=1 --strategy=single \

@@ -33,22 +33,9 @@ shift 3
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SOAP_BIN=${SOAP_BIN:-$ROOT/build/bin}
 ITERATIONS=${ITERATIONS:-3} SEED=${SEED:-1} RTOL=${RTOL:-1e-5}
-case "${TARGET:=cpu}" in
-  cpu) TARGET_ARGS=(--target=cpu) ;;
-  cuda) TARGET_ARGS=(--target=cuda) ;;
-  cuda-emulated) TARGET_ARGS=(--target=cuda --cuda-host-emulation) ;;
-  *) echo "train-loop-check: unknown TARGET=$TARGET (cpu, cuda or cuda-emulated)"; exit 2 ;;
-esac
 NAME=$(basename "$MODEL" .mlir)
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-train-loop.XXXXXX")
-if [ "${KEEP:-0}" = 1 ]; then
-  echo "train-loop-check: work folder $WORK"
-else
-  trap 'rm -rf "$WORK"' EXIT
-fi
-MPIRUN=(mpirun -np "$NRANKS" --oversubscribe)
-[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
+# shellcheck source=scripts/test-setup.sh
+source "$ROOT/scripts/test-setup.sh" train-loop-check
 fail() { echo "train-loop-check: FAIL: $NAME: $*"; exit 1; }
 
 COMMON=(--seed="$SEED" --quiet --train "$@")
