@@ -1069,7 +1069,8 @@ LogicalResult TrainingStepBuilder::run() {
     if (failed(differentiate(op)))
       return failure();
 
-  // The step's extra results (and, in place, the argument each updates).
+  // The step's extra results (and, for parameters, the argument each is the
+  // new value of: in place, the result's soap.updates_input).
   SmallVector<Value> extra;
   SmallVector<int64_t> updates;
   for (unsigned i : wanted) {
@@ -1081,8 +1082,10 @@ LogicalResult TrainingStepBuilder::run() {
       continue;
     }
     if (!grad) {
-      if (!inPlace) // unchanged: nothing to write over it
+      if (!inPlace) { // unchanged: nothing to write over it
         extra.push_back(arg);
+        updates.push_back(i);
+      }
       continue;
     }
     // p - lr * dL/dp; in place, written over p (its destination), which
