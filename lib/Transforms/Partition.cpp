@@ -167,13 +167,11 @@ private:
   Value rank;
   llvm::DenseMap<Value, Value> versions;
   llvm::DenseMap<Value, Layout> layouts;
-  /// (argument, device) -> the bounding box of what the device's tiles read
-  /// (absent: nothing).
-  std::map<std::pair<int64_t, int32_t>, Box> argumentReads;
   /// The ops of the op graph's nodes (the original ones).
   llvm::DenseSet<Operation *> nodeOpSet;
-  /// Value -> the devices that read a part of it (ensureValid's requests).
-  llvm::DenseMap<Value, llvm::SmallSetVector<int32_t, 4>> valueReaders;
+  /// Value -> device -> the bounding box of what the device reads of it
+  /// (ensureValid's requests; absent: nothing).
+  llvm::DenseMap<Value, std::map<int32_t, Box>> reads;
 };
 
 /// The smallest box covering `a` and `b` (non-empty, same rank).
@@ -192,7 +190,9 @@ void Partitioner::ensureValid(Value value, const Box &region,
                               int32_t device) {
   if (region.empty())
     return;
-  valueReaders[value].insert(device);
+  auto [read, first] = reads[value].insert({device, region});
+  if (!first)
+    read->second = hull(read->second, region);
   Layout &layout = layoutOf(value);
   if (layout.everywhere)
     return;
@@ -402,16 +402,8 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     Box loops = ::soap::tileLoopBox(node, config.degrees, t);
     for (const ::soap::Operand &in : node.inputs) {
       const ::soap::Tensor &tensor = graph.tensors[in.tensor];
-      Value value = extracted.tensorValues[in.tensor];
-      Box region = ::soap::accessRegion(in, tensor, loops);
-      if (auto arg = dyn_cast<BlockArgument>(value);
-          arg && arg.getOwner()->getParentOp() == func && !region.empty()) {
-        auto [it, inserted] = argumentReads.insert(
-            {{arg.getArgNumber(), config.devices[t]}, region});
-        if (!inserted)
-          it->second = hull(it->second, region);
-      }
-      ensureValid(value, region, config.devices[t]);
+      ensureValid(extracted.tensorValues[in.tensor],
+                  ::soap::accessRegion(in, tensor, loops), config.devices[t]);
     }
   }
 
@@ -567,9 +559,10 @@ Partitioner::argumentReaders(int64_t arg) {
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
     for (Value result : op->getResults()) {
-      auto it = valueReaders.find(result);
-      if (it != valueReaders.end())
-        wholeOn.insert(it->second.begin(), it->second.end());
+      auto it = reads.find(result);
+      if (it != reads.end())
+        for (auto &[device, box] : it->second)
+          wholeOn.insert(device);
       for (Operation *user : result.getUsers()) {
         if (isa<func::ReturnOp>(user))
           wholeOn.insert(0); // gathered to rank 0
@@ -581,13 +574,14 @@ Partitioner::argumentReaders(int64_t arg) {
   ::soap::Tensor tensor;
   auto shape = cast<RankedTensorType>(value.getType()).getShape();
   tensor.shape.assign(shape.begin(), shape.end());
+  const std::map<int32_t, Box> &direct = reads[value];
   for (int32_t d = 0; d < numDevices; ++d) {
     if (wholeOn.contains(d)) {
       readers.push_back({d, ::soap::wholeTensor(tensor)});
       continue;
     }
-    auto it = argumentReads.find({arg, d});
-    if (it != argumentReads.end())
+    auto it = direct.find(d);
+    if (it != direct.end())
       readers.push_back({d, it->second});
   }
   return readers;
