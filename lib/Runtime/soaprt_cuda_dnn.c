@@ -1,20 +1,21 @@
 /*===- soaprt_cuda_dnn.c - conv2d on cuDNN (legacy convolution API) -------===*
  *
- * Y += conv2d(X, W) and its filter gradient dW += dL/dW (from X and dY):
- * NCHW, cross-correlation, fp32 (TF32 tensor cores only when the op allows
- * it: CUDNN_DEFAULT_MATH; strict fp32 is CUDNN_FMA_MATH). Uses only the
- * long-standing legacy API (present in every cuDNN 9):
- * cudnnFindConvolution{Forward,BackwardFilter}AlgorithmEx,
- * cudnnConvolutionForward and cudnnConvolutionBackwardFilter.
+ * Y += conv2d(X, W) and its gradients dW += dL/dW (from X and dY) and
+ * dX += dL/dX (from W and dY): NCHW, cross-correlation, fp32 (TF32 tensor
+ * cores only when the op allows it: CUDNN_DEFAULT_MATH; strict fp32 is
+ * CUDNN_FMA_MATH). Uses only the long-standing legacy API (present in every
+ * cuDNN 9): cudnnFindConvolution{Forward,BackwardFilter,BackwardData}-
+ * AlgorithmEx and cudnnConvolution{Forward,BackwardFilter,BackwardData}.
  *
  * A plan (descriptors, algorithm, workspace size) is made once per shape:
  * the key holds every size, stride, flag and the alignment of the three
  * pointers and the direction. X and Y are described with their strides; W
  * (the filter, or the filter gradient) is packed first when it is not
  * (filter descriptors are always packed). If cuDNN finds no
- * algorithm for the strided views, the plan packs X and Y (Y is copied in
- * and back: beta = 1). The batch is split into chunks when a tensor would
- * exceed cuDNN's 2^31-element limit. The workspace is shared and grows.
+ * algorithm for the strided views, the plan packs X and Y (the one written
+ * is copied in and back: beta = 1). The batch is split into chunks when a
+ * tensor would exceed cuDNN's 2^31-element limit. The workspace is shared
+ * and grows.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -58,6 +59,10 @@ static cudnnHandle_t handle(const char *op) {
 
 /* ------------------------------------------------------------------ plans */
 
+/* What a plan computes: Y from X and W, dW from X and dY (Y describes
+ * dY), or dX from W and dY (X describes dX, Y dY). */
+enum { CONV_FORWARD = 0, CONV_FILTER_GRAD = 1, CONV_DATA_GRAD = 2 };
+
 typedef struct convKey {
   int64_t n, c, h, w;     /* X (this chunk of the batch) */
   int64_t xs[4];          /* X strides (elements) */
@@ -68,7 +73,7 @@ typedef struct convKey {
   int64_t ph, pw;         /* zero padding of X on each side */
   int64_t flags;
   int64_t align[3]; /* log2 alignment (up to 256) of X, W, Y */
-  int64_t filterGrad; /* 1: dW from X and dY (Y describes dY) */
+  int64_t direction; /* CONV_FORWARD, CONV_FILTER_GRAD or CONV_DATA_GRAD */
 } convKey_t;
 
 typedef struct plan {
@@ -78,7 +83,7 @@ typedef struct plan {
   cudnnTensorDescriptor_t x, y;
   cudnnFilterDescriptor_t w;
   cudnnConvolutionDescriptor_t conv;
-  int algo; /* cudnnConvolutionFwdAlgo_t or cudnnConvolutionBwdFilterAlgo_t */
+  int algo; /* cudnnConvolution{Fwd,BwdFilter,BwdData}Algo_t */
   size_t workspace;
   struct plan *next;
 } plan_t;
@@ -147,22 +152,133 @@ static cudnnStatus_t describeTensors(plan_t *p) {
       (int)ys[0], (int)ys[1], (int)ys[2], (int)ys[3]);
 }
 
-/* Picks the fastest algorithm cuDNN can run on these descriptors (timed on
- * the real X and W and a scratch Y of Y's alignment); 0 if there is none. */
-static int chooseAlgorithm(plan_t *p, const void *x, const void *w,
-                           const void *yReal, const char *op) {
+/* One result of a cudnnFind*AlgorithmEx call, whatever the direction. */
+typedef struct algoPerf {
+  int algo;
+  cudnnStatus_t status;
+  size_t memory;
+  cudnnMathType_t mathType;
+} algoPerf_t;
+
+#define MAX_ALGOS 8
+#if CUDNN_CONVOLUTION_FWD_ALGO_COUNT > MAX_ALGOS ||                          \
+    CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT > MAX_ALGOS ||                   \
+    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT > MAX_ALGOS
+#error "more cuDNN convolution algorithms than MAX_ALGOS"
+#endif
+
+static int algorithmCount(int direction) {
+  switch (direction) {
+  case CONV_FORWARD:
+    return CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+  case CONV_FILTER_GRAD:
+    return CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+  default:
+    return CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+  }
+}
+
+static cudnnStatus_t workspaceSize(cudnnHandle_t h, const plan_t *p, int algo,
+                                   size_t *bytes) {
+  switch (p->key.direction) {
+  case CONV_FORWARD:
+    return cudnnGetConvolutionForwardWorkspaceSize(
+        h, p->x, p->w, p->conv, p->y, (cudnnConvolutionFwdAlgo_t)algo, bytes);
+  case CONV_FILTER_GRAD:
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        h, p->x, p->y, p->conv, p->w, (cudnnConvolutionBwdFilterAlgo_t)algo,
+        bytes);
+  default:
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(
+        h, p->w, p->y, p->conv, p->x, (cudnnConvolutionBwdDataAlgo_t)algo,
+        bytes);
+  }
+}
+
+#define COPY_PERF(from, count, to)                                             \
+  for (int i_ = 0; i_ < (count); ++i_) {                                       \
+    (to)[i_].algo = (int)(from)[i_].algo;                                      \
+    (to)[i_].status = (from)[i_].status;                                       \
+    (to)[i_].memory = (from)[i_].memory;                                       \
+    (to)[i_].mathType = (from)[i_].mathType;                                   \
+  }
+
+/* cudnnFind*AlgorithmEx of the plan's direction on X, W and Y (the one the
+ * direction writes is a scratch buffer): the results, fastest first. */
+static cudnnStatus_t findAlgorithms(cudnnHandle_t h, const plan_t *p,
+                                    void *x, void *w, void *y,
+                                    void *workspace,
+                                    size_t bytes, algoPerf_t *perf,
+                                    int *returned) {
+  cudnnStatus_t status;
+  int count = algorithmCount(p->key.direction);
+  *returned = 0;
+  switch (p->key.direction) {
+  case CONV_FORWARD: {
+    cudnnConvolutionFwdAlgoPerf_t r[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    memset(r, 0, sizeof(r));
+    status = cudnnFindConvolutionForwardAlgorithmEx(
+        h, p->x, x, p->w, w, p->conv, p->y, y, count, returned, r,
+        workspace, bytes);
+    COPY_PERF(r, *returned, perf);
+    break;
+  }
+  case CONV_FILTER_GRAD: {
+    cudnnConvolutionBwdFilterAlgoPerf_t
+        r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    memset(r, 0, sizeof(r));
+    status = cudnnFindConvolutionBackwardFilterAlgorithmEx(
+        h, p->x, x, p->y, y, p->conv, p->w, w, count, returned, r,
+        workspace, bytes);
+    COPY_PERF(r, *returned, perf);
+    break;
+  }
+  default: {
+    cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    memset(r, 0, sizeof(r));
+    status = cudnnFindConvolutionBackwardDataAlgorithmEx(
+        h, p->w, w, p->y, y, p->conv, p->x, x, count, returned, r,
+        workspace, bytes);
+    COPY_PERF(r, *returned, perf);
+    break;
+  }
+  }
+  if (*returned > count)
+    *returned = count;
+  return status;
+}
+
+/* Bytes from the first to one past the last element of X or Y as the plan
+ * describes them. */
+static size_t describedBytes(const plan_t *p, int isY) {
+  const convKey_t *k = &p->key;
+  int64_t sizes[4] = {k->n, isY ? k->f : k->c, isY ? k->oh : k->h,
+                      isY ? k->ow : k->w};
+  int64_t strides[4];
+  if (p->packed)
+    packedStrides(sizes, strides);
+  else
+    memcpy(strides, isY ? k->ys : k->xs, sizeof(strides));
+  return (size_t)extent(sizes, strides) * 4;
+}
+
+/* Picks the fastest algorithm of the plan's direction that cuDNN can run on
+ * its descriptors: timed on the real inputs (two of X, W and Y) and a
+ * scratch output with the real output's alignment (`x`, `w` or `y`: only
+ * its address is used). 0 if there is none. */
+static int chooseAlgorithm(plan_t *p, void *x, void *w, void *y,
+                           const char *op) {
   cudnnHandle_t h = handle(op);
+  int direction = p->key.direction;
   int strict = !(p->key.flags & SOAPRT_CUDA_ALLOW_TF32);
   cudnnMathType_t math = strict ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
   SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math), op);
 
   /* The largest workspace any algorithm wants (capped). */
   size_t want = 0;
-  for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+  for (int a = 0; a < algorithmCount(direction); ++a) {
     size_t bytes = 0;
-    if (cudnnGetConvolutionForwardWorkspaceSize(
-            h, p->x, p->w, p->conv, p->y, (cudnnConvolutionFwdAlgo_t)a,
-            &bytes) == CUDNN_STATUS_SUCCESS &&
+    if (workspaceSize(h, p, a, &bytes) == CUDNN_STATUS_SUCCESS &&
         bytes <= FIND_WORKSPACE_CAP && bytes > want)
       want = bytes;
   }
@@ -170,26 +286,30 @@ static int chooseAlgorithm(plan_t *p, const void *x, const void *w,
   while (want > 0 && !(workspace = soaprt_cuda_try_alloc(want, op)))
     want /= 2;
 
-  /* Scratch Y: FindEx overwrites its output. */
+  /* Scratch output: FindEx overwrites it. */
   const convKey_t *k = &p->key;
-  int64_t ySizes[4] = {k->n, k->f, k->oh, k->ow}, ys[4];
-  if (p->packed)
-    packedStrides(ySizes, ys);
+  const void *real = direction == CONV_FORWARD       ? y
+                     : direction == CONV_FILTER_GRAD ? w
+                                                     : x;
+  size_t outBytes = direction == CONV_FILTER_GRAD
+                        ? (size_t)(k->f * k->c * k->kh * k->kw) * 4
+                        : describedBytes(p, direction == CONV_FORWARD);
+  size_t shift = (size_t)((uintptr_t)real % 256);
+  char *scratch = (char *)soaprt_cuda_alloc(outBytes + shift, op);
+  if (direction == CONV_FORWARD)
+    y = scratch + shift;
+  else if (direction == CONV_FILTER_GRAD)
+    w = scratch + shift;
   else
-    memcpy(ys, k->ys, sizeof(ys));
-  size_t yBytes = (size_t)extent(ySizes, ys) * 4;
-  size_t shift = (size_t)((uintptr_t)yReal % 256);
-  char *scratch = (char *)soaprt_cuda_alloc(yBytes + shift, op);
+    x = scratch + shift;
 
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-  memset(perf, 0, sizeof(perf));
+  algoPerf_t perf[MAX_ALGOS];
   int returned = 0;
-  /* X, W and the scratch Y ready whatever stream the search uses inside
-     (once per shape). */
+  /* The inputs and the scratch output ready whatever stream the search
+     uses inside (once per shape). */
   soaprt_cuda_sync(op);
-  cudnnStatus_t status = cudnnFindConvolutionForwardAlgorithmEx(
-      h, p->x, x, p->w, w, p->conv, p->y, scratch + shift,
-      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, workspace, want);
+  cudnnStatus_t status =
+      findAlgorithms(h, p, x, w, y, workspace, want, perf, &returned);
   soaprt_cuda_free(scratch, op);
   soaprt_cuda_free(workspace, op);
   if (status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM)
@@ -207,11 +327,9 @@ static int chooseAlgorithm(plan_t *p, const void *x, const void *w,
     cudnnMathType_t use = strict ? CUDNN_FMA_MATH : perf[i].mathType;
     SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, use), op);
     size_t bytes = 0;
-    if (cudnnGetConvolutionForwardWorkspaceSize(h, p->x, p->w, p->conv, p->y,
-                                                perf[i].algo,
-                                                &bytes) != CUDNN_STATUS_SUCCESS)
+    if (workspaceSize(h, p, perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS)
       continue; /* not with this math type */
-    p->algo = (int)perf[i].algo;
+    p->algo = perf[i].algo;
     p->workspace = bytes > perf[i].memory ? bytes : perf[i].memory;
     return 1;
   }
@@ -219,74 +337,10 @@ static int chooseAlgorithm(plan_t *p, const void *x, const void *w,
   return 0;
 }
 
-/* The same for the filter gradient: timed on the real X and dY and a
- * scratch dW of dW's alignment. */
-static int chooseFilterGradAlgorithm(plan_t *p, const void *x, const void *dy,
-                                     const void *dwReal, const char *op) {
-  cudnnHandle_t h = handle(op);
-  int strict = !(p->key.flags & SOAPRT_CUDA_ALLOW_TF32);
-  cudnnMathType_t math = strict ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
-  SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math), op);
-
-  size_t want = 0;
-  for (int a = 0; a < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT; ++a) {
-    size_t bytes = 0;
-    if (cudnnGetConvolutionBackwardFilterWorkspaceSize(
-            h, p->x, p->y, p->conv, p->w,
-            (cudnnConvolutionBwdFilterAlgo_t)a,
-            &bytes) == CUDNN_STATUS_SUCCESS &&
-        bytes <= FIND_WORKSPACE_CAP && bytes > want)
-      want = bytes;
-  }
-  void *workspace = NULL;
-  while (want > 0 && !(workspace = soaprt_cuda_try_alloc(want, op)))
-    want /= 2;
-
-  const convKey_t *k = &p->key;
-  size_t dwBytes = (size_t)(k->f * k->c * k->kh * k->kw) * 4;
-  size_t shift = (size_t)((uintptr_t)dwReal % 256);
-  char *scratch = (char *)soaprt_cuda_alloc(dwBytes + shift, op);
-
-  cudnnConvolutionBwdFilterAlgoPerf_t
-      perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  memset(perf, 0, sizeof(perf));
-  int returned = 0;
-  soaprt_cuda_sync(op);
-  cudnnStatus_t status = cudnnFindConvolutionBackwardFilterAlgorithmEx(
-      h, p->x, x, p->y, dy, p->conv, p->w, scratch + shift,
-      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &returned, perf, workspace,
-      want);
-  soaprt_cuda_free(scratch, op);
-  soaprt_cuda_free(workspace, op);
-  if (status == CUDNN_STATUS_NOT_SUPPORTED || status == CUDNN_STATUS_BAD_PARAM)
-    return 0;
-  SOAPRT_CUDNN_CHECK(status, op);
-
-  for (int i = 0; i < returned; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS)
-      continue;
-    if (strict && (perf[i].mathType == CUDNN_TENSOR_OP_MATH ||
-                   perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
-      continue;
-    cudnnMathType_t use = strict ? CUDNN_FMA_MATH : perf[i].mathType;
-    SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, use), op);
-    size_t bytes = 0;
-    if (cudnnGetConvolutionBackwardFilterWorkspaceSize(
-            h, p->x, p->y, p->conv, p->w, perf[i].algo, &bytes) !=
-        CUDNN_STATUS_SUCCESS)
-      continue;
-    p->algo = (int)perf[i].algo;
-    p->workspace = bytes > perf[i].memory ? bytes : perf[i].memory;
-    return 1;
-  }
-  SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math), op);
-  return 0;
-}
-
-/* `w`: the packed filter (forward) or filter gradient (its alignment only);
- * `y`: Y (forward) or dY (filter gradient). */
+/* `x`, `w` (packed) and `y` as the direction reads or writes them; the
+ * one it writes is only looked at for its alignment. */
 static plan_t *getPlan(const convKey_t *key, const soaprt_region_t *x,
-                       const void *w, const soaprt_region_t *y,
+                       void *w, const soaprt_region_t *y,
                        const char *op) {
   uint64_t hash = hashKey(key);
   for (plan_t *p = gPlans; p; p = p->next)
@@ -320,20 +374,14 @@ static plan_t *getPlan(const convKey_t *key, const soaprt_region_t *x,
       extent(xSizes, key->xs) <= INT_MAX && extent(ySizes, key->ys) <= INT_MAX;
   int found = 0;
   if (positive && describeTensors(p) == CUDNN_STATUS_SUCCESS)
-    found = key->filterGrad
-                ? chooseFilterGradAlgorithm(p, x->base, y->base, w, op)
-                : chooseAlgorithm(p, x->base, w, y->base, op);
+    found = chooseAlgorithm(p, x->base, w, y->base, op);
   if (!found) { /* packed X and Y */
     p->packed = 1;
     SOAPRT_CUDNN_CHECK(describeTensors(p), op);
     char *packedX = soaprt_cuda_pack(x, 1, op);
-    if (key->filterGrad) {
-      char *packedY = soaprt_cuda_pack(y, 1, op);
-      found = chooseFilterGradAlgorithm(p, packedX, packedY, w, op);
-      soaprt_cuda_unpack(y, packedY, 0, op);
-    } else {
-      found = chooseAlgorithm(p, packedX, w, packedX, op);
-    }
+    char *packedY = soaprt_cuda_pack(y, 1, op);
+    found = chooseAlgorithm(p, packedX, w, packedY, op);
+    soaprt_cuda_unpack(y, packedY, 0, op);
     soaprt_cuda_unpack(x, packedX, 0, op);
   }
   if (!found)
@@ -401,9 +449,9 @@ static soaprt_region_t view4(soaprt_unranked_memref_t *ref, const char *name,
   return r;
 }
 
-/* Y += conv2d(X, W), or with `filterGrad` W += the filter gradient from X
- * and Y (= dY). */
-static void conv2d(int filterGrad, soaprt_unranked_memref_t *xRef,
+/* By direction: Y += conv2d(X, W); W += the filter gradient from X and
+ * Y (= dY); X += the input gradient from W and Y (= dY). */
+static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
                    soaprt_unranked_memref_t *wRef,
                    soaprt_unranked_memref_t *yRef, int64_t strideH,
                    int64_t strideW, int64_t dilationH, int64_t dilationW,
@@ -450,6 +498,7 @@ static void conv2d(int filterGrad, soaprt_unranked_memref_t *xRef,
   cudnnHandle_t h = handle(op);
 
   /* Filters must be packed; a gradient is read only to accumulate. */
+  int filterGrad = direction == CONV_FILTER_GRAD;
   float alpha = 1.0f;
   float beta = (flags & SOAPRT_CUDA_OVERWRITE) ? 0.0f : 1.0f;
   char *w = soaprt_cuda_pack(&W, !filterGrad || beta != 0.0f, op);
@@ -471,7 +520,7 @@ static void conv2d(int filterGrad, soaprt_unranked_memref_t *xRef,
   key.pw = padW;
   key.flags = flags & SOAPRT_CUDA_ALLOW_TF32;
   key.align[1] = alignmentOf(w);
-  key.filterGrad = filterGrad;
+  key.direction = direction;
 
   /* Images per call: every tensor below 2^31 elements (cuDNN's limit). */
   int64_t xImage[4] = {1, C, H, Wd}, yImage[4] = {1, F, OH, OW};
@@ -520,6 +569,13 @@ static void conv2d(int filterGrad, soaprt_unranked_memref_t *xRef,
               &beta, p->w, w),
           op);
       beta = 1.0f; /* the next images add to the gradient */
+    } else if (direction == CONV_DATA_GRAD) {
+      SOAPRT_CUDNN_CHECK(
+          cudnnConvolutionBackwardData(
+              h, &alpha, p->w, w, p->y, yData, p->conv,
+              (cudnnConvolutionBwdDataAlgo_t)p->algo, ws, p->workspace, &beta,
+              p->x, xData),
+          op);
     } else {
       SOAPRT_CUDNN_CHECK(
           cudnnConvolutionForward(h, &alpha, p->x, xData, p->w, w, p->conv,
@@ -528,8 +584,8 @@ static void conv2d(int filterGrad, soaprt_unranked_memref_t *xRef,
           op);
     }
     if (p->packed) {
-      soaprt_cuda_unpack(&y, yData, !filterGrad, op);
-      soaprt_cuda_unpack(&x, xData, 0, op);
+      soaprt_cuda_unpack(&y, yData, direction == CONV_FORWARD, op);
+      soaprt_cuda_unpack(&x, xData, direction == CONV_DATA_GRAD, op);
     }
   }
   soaprt_cuda_unpack(&W, w, filterGrad, op);
@@ -543,7 +599,7 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
                                          int64_t dilationH, int64_t dilationW,
                                          int64_t padH, int64_t padW,
                                          int64_t flags, const char *op) {
-  conv2d(0, xRef, wRef, yRef, strideH, strideW, dilationH, dilationW, padH,
+  conv2d(CONV_FORWARD, xRef, wRef, yRef, strideH, strideW, dilationH, dilationW, padH,
          padW, flags, op ? op : "conv2d");
 }
 
@@ -552,6 +608,15 @@ void _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
     soaprt_unranked_memref_t *dwRef, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
     int64_t flags, const char *op) {
-  conv2d(1, xRef, dwRef, dyRef, strideH, strideW, dilationH, dilationW, padH,
-         padW, flags, op ? op : "conv2d filter gradient");
+  conv2d(CONV_FILTER_GRAD, xRef, dwRef, dyRef, strideH, strideW, dilationH,
+         dilationW, padH, padW, flags, op ? op : "conv2d filter gradient");
+}
+
+void _mlir_ciface_soaprt_cuda_conv2d_input_grad_f32(
+    soaprt_unranked_memref_t *wRef, soaprt_unranked_memref_t *dyRef,
+    soaprt_unranked_memref_t *dxRef, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
+    int64_t flags, const char *op) {
+  conv2d(CONV_DATA_GRAD, dxRef, wRef, dyRef, strideH, strideW, dilationH,
+         dilationW, padH, padW, flags, op ? op : "conv2d input gradient");
 }

@@ -225,6 +225,8 @@ static bool writeFile(StringRef path, StringRef contents) {
 static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
   MLIRContext *context = module.getContext();
   PassManager pm(context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
   mlir::soap::PartitionOptions partitionOptions;
   partitionOptions.entry = entryName.str();
   pm.addPass(mlir::soap::createPartition(partitionOptions));
@@ -316,6 +318,14 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --mlir-print-ir-before=PASS, --mlir-timing and the rest (hidden from
+  // --help) for looking into the code generation; the passes first, so
+  // that the options know their names.
+  mlir::soap::registerSOAPPasses();
+  mlir::soap::registerLowerToCPUPasses();
+  mlir::soap::registerLowerToCUDAPasses();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerMLIRContextCLOptions();
   cl::HideUnrelatedOptions(soapcCategory);
   cl::ParseCommandLineOptions(
       argc, argv,

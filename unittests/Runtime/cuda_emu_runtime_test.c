@@ -354,6 +354,57 @@ static void runFilterGrad(const convCase_t *c) {
   freeTensor(&Y);
 }
 
+/* The same case as an input gradient: X += dL/dX from W and Y (as dY). */
+static void runDataGrad(const convCase_t *c) {
+  tensor_t X, W, Y;
+  int64_t oh, ow;
+  makeConvTensors(c, 31, &X, &W, &Y, &oh, &ow);
+  int overwrite = (c->flags & SOAPRT_CUDA_OVERWRITE) != 0;
+  int64_t idx[4] = {0};
+  for (idx[0] = 0; idx[0] < c->n; ++idx[0])
+    for (idx[1] = 0; idx[1] < c->c; ++idx[1])
+      for (idx[2] = 0; idx[2] < c->h; ++idx[2])
+        for (idx[3] = 0; idx[3] < c->w; ++idx[3]) {
+          int64_t o = at(&X, idx);
+          double sum = overwrite ? 0.0 : X.want[o], abs = fabs(sum);
+          /* Every output position and tap that reads X[idx]. */
+          for (int64_t f = 0; f < c->f; ++f)
+            for (int64_t i = 0; i < oh; ++i)
+              for (int64_t kh = 0; kh < c->kh; ++kh) {
+                if (i * c->sh + kh * c->dh - c->ph != idx[2])
+                  continue;
+                for (int64_t j = 0; j < ow; ++j)
+                  for (int64_t kw = 0; kw < c->kw; ++kw) {
+                    if (j * c->sw + kw * c->dw - c->pw != idx[3])
+                      continue;
+                    int64_t wi[4] = {f, idx[1], kh, kw},
+                            yi[4] = {idx[0], f, i, j};
+                    double t = (double)W.want[at(&W, wi)] * Y.want[at(&Y, yi)];
+                    sum += t;
+                    abs += fabs(t);
+                  }
+              }
+          X.want[o] = (float)sum;
+          X.scale[o] = abs + 1e-30;
+        }
+  char name[128];
+  snprintf(name, sizeof(name), "input gradient of %s", c->name);
+  soaprt_emu_options.dnnPackedOnly = c->packedOnly;
+  long before = soaprt_emu_stats.convDataGrads;
+  _mlir_ciface_soaprt_cuda_conv2d_input_grad_f32(
+      ref(&W), ref(&Y), ref(&X), c->sh, c->sw, c->dh, c->dw, c->ph, c->pw,
+      c->flags, name);
+  soaprt_emu_options.dnnPackedOnly = 0;
+  EXPECT(soaprt_emu_stats.convDataGrads > before,
+         "%s: cudnnConvolutionBackwardData ran", name);
+  expectTensor(&X, 1e-5, name);
+  expectTensor(&W, 0, name);
+  expectTensor(&Y, 0, name);
+  freeTensor(&X);
+  freeTensor(&W);
+  freeTensor(&Y);
+}
+
 static void testConvolutions(void) {
   static const convCase_t cases[] = {
       /* name, n c h w f kh kw sh sw dh dw ph pw, X, W, Y strides, W chans,
@@ -372,6 +423,7 @@ static void testConvolutions(void) {
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
     runConv(&cases[i]);
     runFilterGrad(&cases[i]);
+    runDataGrad(&cases[i]);
   }
 }
 

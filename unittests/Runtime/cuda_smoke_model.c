@@ -1,14 +1,14 @@
 /*===- cuda_smoke_model.c - A hand-written "compiled model" for libsoaprt_cuda
  *
  * Defines the soap_* entry points as soapc's output would (one device, one
- * input, eight results) and calls the CUDA runtime the way compiled code
+ * input, ten results) and calls the CUDA runtime the way compiled code
  * does: modules recorded from a global constructor (PTX for the JIT and an
  * sm_90 cubin), kernel launches through the mgpu* ABI, memref alloc/free,
  * inputs and constants, strided memrefCopy, cuBLAS matmuls in every layout
  * case (in place with op N / op T, C in either layout, packed operands, a
  * broadcast batch, TF32), cuDNN convolutions (strided Y, packed-on-the-fly
- * W, stride and dilation 2), mgpuMemset32/mgpuMemcpy and bind_output of
- * strided device views. Each result is checked against a host reference;
+ * W, stride and dilation 2) and their filter and input gradients,
+ * mgpuMemset32/mgpuMemcpy and bind_output of strided device views. Each result is checked against a host reference;
  * the run ends with "soaprt-cuda-smoke: all N checks passed" or fails.
  *
  * Linked like a soapc executable (mpicc, libsoaprt_main.a,
@@ -31,7 +31,7 @@
 
 int64_t soap_num_devices(void) { return 1; }
 int64_t soap_num_inputs(void) { return 1; }
-int64_t soap_num_outputs(void) { return 9; }
+int64_t soap_num_outputs(void) { return 10; }
 
 /* ----------------------------------------------------------------- data */
 
@@ -331,6 +331,42 @@ void soap_main(void) {
           }
     expectNear("conv2d filter gradient", output(8), gw, gs, 81, 1e-5);
     _mlir_memref_to_llvm_free(dw);
+  }
+
+  /* Input gradient (cudnnConvolutionBackwardData) of a stride-2 conv padded
+     by 1: dX 2x3x6x6 from W (F = 3 of the unpacked filters) and dY = the
+     top-left 3x3 crop of X's channels (OH = (6 + 2 - 3) / 2 + 1 = 3). */
+  {
+    float *dx = (float *)_mlir_memref_to_llvm_alloc(216 * 4);
+    int64_t dySizes[4] = {2, 3, 3, 3}, w3Sizes[4] = {3, 3, 3, 3};
+    _mlir_ciface_soaprt_cuda_conv2d_input_grad_f32(
+        mk(&v1, wDev, 0, 4, w3Sizes, wStrides),
+        mk(&v2, xDev, 0, 4, dySizes, xStrides),
+        mk(&v3, dx, 0, 4, xSizes, xStrides), 2, 2, 1, 1, 1, 1,
+        SOAPRT_CUDA_OVERWRITE, "conv2d input gradient");
+    soaprt_bind_output(9, &v3.ref, SOAPRT_F32);
+    double gx[216], gs[216];
+    for (int i = 0; i < 216; ++i)
+      gx[i] = gs[i] = 0;
+    for (int n = 0; n < 2; ++n)
+      for (int f = 0; f < 3; ++f)
+        for (int oh = 0; oh < 3; ++oh)
+          for (int ow = 0; ow < 3; ++ow)
+            for (int ch = 0; ch < 3; ++ch)
+              for (int kh = 0; kh < 3; ++kh)
+                for (int kw = 0; kw < 3; ++kw) {
+                  int r = oh * 2 + kh - 1, q = ow * 2 + kw - 1;
+                  if (r < 0 || r >= 6 || q < 0 || q >= 6)
+                    continue;
+                  double t = (double)gX[n * 108 + f * 36 + oh * 6 + ow] *
+                             gW[f * 45 + ch * 9 + kh * 3 + kw];
+                  gx[n * 108 + ch * 36 + r * 6 + q] += t;
+                  gs[n * 108 + ch * 36 + r * 6 + q] += fabs(t);
+                }
+    for (int i = 0; i < 216; ++i)
+      gs[i] += 1e-30;
+    expectNear("conv2d input gradient", output(9), gx, gs, 216, 1e-5);
+    _mlir_memref_to_llvm_free(dx);
   }
 
   /* 4. memrefCopy of a transposed view (2x4x3 of the input) into a buffer,

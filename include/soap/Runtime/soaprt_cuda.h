@@ -134,6 +134,18 @@ void _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
     int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
     int64_t flags, const char *op);
 
+/* dX += dL/dX of Y = conv2d(X, W) given W and dY = dL/dY (the input
+ * gradient, a transposed convolution), same views, padding, strides and
+ * dilations as _mlir_ciface_soaprt_cuda_conv2d_f32 (dX: NxCxHxW; dX = the
+ * gradient with SOAPRT_CUDA_OVERWRITE). cuDNN's cudnnConvolutionBackwardData,
+ * the algorithm chosen once per shape
+ * (cudnnFindConvolutionBackwardDataAlgorithmEx) as for the forward. */
+void _mlir_ciface_soaprt_cuda_conv2d_input_grad_f32(
+    soaprt_unranked_memref_t *w, soaprt_unranked_memref_t *dy,
+    soaprt_unranked_memref_t *dx, int64_t strideH, int64_t strideW,
+    int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
+    int64_t flags, const char *op);
+
 /* --- MLIR's GPU host ABI (what gpu-to-llvm and the gpu.binary translation
  * of LLVM 22 call; Debian ships no libmlir_cuda_runtime). Kernels come as
  * PTX (mgpuModuleLoadJIT, JIT-compiled by the driver) or cubin / fatbin

@@ -12,7 +12,7 @@
  *                        pointer attributes, copies, memsets
  *   cuda_kernel_host.c   libraries and kernels: recorded, never executed
  *   cublas_host.c        cuBLAS handles and strided-batched GEMM
- *   cudnn_host.c         cuDNN descriptors and the forward convolution
+ *   cudnn_host.c         cuDNN descriptors and the convolutions
  *   nccl_mpi.c           NCCL over MPI point-to-point on MPI_COMM_WORLD
  *
  * Everything runs synchronously on the calling thread. "Device memory" is
@@ -62,6 +62,7 @@ typedef struct soaprt_emu_stats {
   long convFinds;         /* cudnnFindConvolutionForwardAlgorithmEx */
   long convForwards;      /* cudnnConvolutionForward (successful) */
   long convFilterGrads;   /* cudnnConvolutionBackwardFilter (successful) */
+  long convDataGrads;     /* cudnnConvolutionBackwardData (successful) */
   long ncclAllReduces, ncclSends, ncclRecvs;
 } soaprt_emu_stats_t;
 extern soaprt_emu_stats_t soaprt_emu_stats;

@@ -1,4 +1,4 @@
-/*===- cudnn_host.c - Emulated cuDNN: descriptors, convolution, filter grad ===*
+/*===- cudnn_host.c - Emulated cuDNN: descriptors, conv and its gradients ===*
  *
  * Part of the host emulation of the CUDA libraries (cuda_emulation.h), which
  * exists to test the CUDA lowering and libsoaprt_cuda without a GPU.
@@ -11,7 +11,8 @@
  *
  * Algorithms: IMPLICIT_GEMM (no workspace), IMPLICIT_PRECOMP_GEMM (a small
  * index table) and GEMM (an im2col buffer of one image) are "supported";
- * the others report CUDNN_STATUS_NOT_SUPPORTED. FindEx times nothing: it
+ * the others report CUDNN_STATUS_NOT_SUPPORTED; the gradients (filter and
+ * data) support ALGO_0 (no workspace) and ALGO_1. FindEx times nothing: it
  * lists the supported ones (those whose workspace fits) fastest first, then
  * the failures, and overwrites Y with NaN as the real search overwrites it
  * with trial results. soaprt_emu_options can make it refuse non-packed
@@ -683,4 +684,165 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(
                  (float *)dwp);
   ++soaprt_emu_stats.convFilterGrads;
   return CUDNN_STATUS_SUCCESS;
+}
+
+/* -------------------------------------------------------- data gradient */
+
+/* The workspace a data-gradient algorithm needs, or -1 if the emulation
+ * lacks it: ALGO_0 needs none, ALGO_1 one image's col2im buffer. */
+static long long dataGradWorkspaceOf(cudnnConvolutionBwdDataAlgo_t algo,
+                                     const cudnnTensorDescriptor_t dx,
+                                     const cudnnFilterDescriptor_t w,
+                                     const cudnnTensorDescriptor_t dy) {
+  if (soaprt_emu_options.dnnPackedOnly && (!packed(dx) || !packed(dy)))
+    return -1;
+  switch (algo) {
+  case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0:
+    return 0;
+  case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1:
+    return (long long)w->c * w->h * w->w * dy->h * dy->w * 4;
+  default:
+    return -1;
+  }
+}
+
+cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
+    cudnnHandle_t h, const cudnnFilterDescriptor_t w,
+    const cudnnTensorDescriptor_t dy, const cudnnConvolutionDescriptor_t conv,
+    const cudnnTensorDescriptor_t dx, cudnnConvolutionBwdDataAlgo_t algo,
+    size_t *bytes) {
+  const char *call = "cudnnGetConvolutionBackwardDataWorkspaceSize";
+  cudnnStatus_t status = checkShapes(call, h, dx, w, conv, dy);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!bytes || (unsigned)algo >= CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
+    return CUDNN_STATUS_BAD_PARAM;
+  long long need = dataGradWorkspaceOf(algo, dx, w, dy);
+  if (need < 0)
+    return CUDNN_STATUS_NOT_SUPPORTED;
+  *bytes = (size_t)need;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* dX = alpha dL/dX + beta dX, in double: every dY element times the filter
+ * taps that read each input position (the filter flipped for
+ * CUDNN_CONVOLUTION, as the forward). */
+static cudnnStatus_t dataGradient(const char *call, double alpha,
+                                  const struct cudnnFilterStruct *w,
+                                  const float *W,
+                                  const struct cudnnTensorStruct *y,
+                                  const float *DY,
+                                  const struct cudnnConvolutionStruct *d,
+                                  double beta,
+                                  const struct cudnnTensorStruct *x,
+                                  float *DX) {
+  double *sum = (double *)calloc((size_t)x->n * x->c * x->h * x->w,
+                                 sizeof(double));
+  if (!sum)
+    return fail(CUDNN_STATUS_ALLOC_FAILED, call, "out of host memory");
+  int flip = d->mode == CUDNN_CONVOLUTION;
+  for (int n = 0; n < y->n; ++n)
+    for (int f = 0; f < y->c; ++f)
+      for (int i = 0; i < y->h; ++i)
+        for (int j = 0; j < y->w; ++j) {
+          double g = DY[(long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
+                        (long)j * y->ws];
+          for (int c = 0; c < w->c; ++c)
+            for (int kh = 0; kh < w->h; ++kh) {
+              int r = i * d->sh + kh * d->dh - d->ph;
+              if (r < 0 || r >= x->h)
+                continue;
+              for (int kw = 0; kw < w->w; ++kw) {
+                int q = j * d->sw + kw * d->dw - d->pw;
+                if (q < 0 || q >= x->w)
+                  continue;
+                int fh = flip ? w->h - 1 - kh : kh;
+                int fw = flip ? w->w - 1 - kw : kw;
+                sum[(((long)n * x->c + c) * x->h + r) * x->w + q] +=
+                    g * W[(((long)f * w->c + c) * w->h + fh) * w->w + fw];
+              }
+            }
+        }
+  for (int n = 0; n < x->n; ++n)
+    for (int c = 0; c < x->c; ++c)
+      for (int r = 0; r < x->h; ++r)
+        for (int q = 0; q < x->w; ++q) {
+          float *out = &DX[(long)n * x->ns + (long)c * x->cs + (long)r * x->hs +
+                           (long)q * x->ws];
+          double s = sum[(((long)n * x->c + c) * x->h + r) * x->w + q];
+          *out = (float)(alpha * s + (beta != 0.0 ? beta * *out : 0.0));
+        }
+  free(sum);
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
+    cudnnHandle_t h, const cudnnFilterDescriptor_t w, const void *wp,
+    const cudnnTensorDescriptor_t dy, const void *dyp,
+    const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t dx,
+    void *dxp, const int requested, int *returned,
+    cudnnConvolutionBwdDataAlgoPerf_t *perf, void *ws, size_t wsBytes) {
+  const char *call = "cudnnFindConvolutionBackwardDataAlgorithmEx";
+  ++soaprt_emu_stats.convFinds;
+  cudnnStatus_t status = checkShapes(call, h, dx, w, conv, dy);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (requested < 1 || !returned || !perf)
+    return fail(CUDNN_STATUS_BAD_PARAM, call, "%d results requested",
+                requested);
+  /* dX is the output here: dY must not overlap it. */
+  status = checkData(call, dx, dxp, w, wp, dy, dyp, ws, wsBytes);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  if (!soaprt_emu_stream_valid(h->stream))
+    return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
+                "the handle's stream is destroyed");
+  memset(dxp, 0xff, (size_t)tensorExtent(dx) * 4); /* trial results: NaN */
+  int fma = conv->math == CUDNN_FMA_MATH;
+  cudnnConvolutionBwdDataAlgoPerf_t all[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  int count = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int a = 0; a < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT; ++a) {
+      long long need =
+          dataGradWorkspaceOf((cudnnConvolutionBwdDataAlgo_t)a, dx, w, dy);
+      int ok = need >= 0 && (size_t)need <= wsBytes;
+      if (ok != (pass == 0))
+        continue;
+      cudnnConvolutionBwdDataAlgoPerf_t p = {
+          (cudnnConvolutionBwdDataAlgo_t)a,
+          ok ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_NOT_SUPPORTED,
+          ok ? 1.0f + (float)a : -1.0f,
+          need < 0 ? 0 : (size_t)need,
+          a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0 ? CUDNN_NON_DETERMINISTIC
+                                                 : CUDNN_DETERMINISTIC,
+          fma ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH,
+          {0}};
+      all[count++] = p;
+    }
+  *returned = count < requested ? count : requested;
+  memcpy(perf, all, (size_t)*returned * sizeof(*perf));
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnConvolutionBackwardData(
+    cudnnHandle_t h, const void *alpha, const cudnnFilterDescriptor_t w,
+    const void *wp, const cudnnTensorDescriptor_t dy, const void *dyp,
+    const cudnnConvolutionDescriptor_t conv,
+    cudnnConvolutionBwdDataAlgo_t algo, void *ws, size_t wsBytes,
+    const void *beta, const cudnnTensorDescriptor_t dx, void *dxp) {
+  const char *call = "cudnnConvolutionBackwardData";
+  cudnnStatus_t status = checkShapes(call, h, dx, w, conv, dy);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  status = checkRun(call, h, dx, dxp, w, wp, dy, dyp, alpha, beta, (int)algo,
+                    CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                    dataGradWorkspaceOf(algo, dx, w, dy), ws, wsBytes);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
+  status = dataGradient(call, *(const float *)alpha, w, (const float *)wp, dy,
+                        (const float *)dyp, conv, *(const float *)beta, dx,
+                        (float *)dxp);
+  if (status == CUDNN_STATUS_SUCCESS)
+    ++soaprt_emu_stats.convDataGrads;
+  return status;
 }
