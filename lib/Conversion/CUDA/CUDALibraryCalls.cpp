@@ -6,6 +6,9 @@
 //
 //   contraction (1 batch?, 1 M, 1 N, 1 K)  -> soaprt_cuda_matmul_f32(A, B, C)
 //   linalg.conv_2d_nchw_fchw                -> soaprt_cuda_conv2d_f32(X, W, Y)
+//   its filter gradient (a linalg.generic)  -> ..._conv2d_filter_grad_f32
+//   its input gradient (a conv of the spread, padded dY with the flipped
+//   filter)                                  -> ..._conv2d_input_grad_f32
 //
 // Operands are passed as strided views (memref.transpose puts a matmul's
 // operands in (batch, M, K) / (batch, K, N) / (batch, M, N) order without
@@ -91,6 +94,13 @@ struct CUDALibraryCalls
   using CUDALibraryCallsBase::CUDALibraryCallsBase;
 
   unsigned numNames = 0;
+  /// Ops this pass erased (not to be visited again).
+  llvm::DenseSet<Operation *> erased;
+
+  void erase(Operation *op) {
+    erased.insert(op);
+    op->erase();
+  }
 
   /// A pointer to a global string naming `op` for the runtime's messages.
   Value opName(OpBuilder &b, Operation *op) {
@@ -156,7 +166,7 @@ struct CUDALibraryCalls
       args.push_back(arith::ConstantIntOp::create(b, loc, s, 64));
     int64_t flags = allowTF32 ? SOAPRT_CUDA_ALLOW_TF32 : 0;
     if (linalg::FillOp fill = zeroFillBefore(op, output, replaced)) {
-      fill.erase();
+      erase(fill);
       flags |= SOAPRT_CUDA_OVERWRITE;
     }
     args.push_back(arith::ConstantIntOp::create(b, loc, flags, 64));
@@ -200,7 +210,7 @@ struct CUDALibraryCalls
     if (!va || !vb || !vc)
       return failure();
     call(builder, op, "soaprt_cuda_matmul_f32", {va, vb, vc}, {}, c);
-    op->erase();
+    erase(op);
     return success();
   }
 
@@ -234,20 +244,42 @@ struct CUDALibraryCalls
            zero.getValue().isPosZero();
   }
 
-  /// A zero-padded input that only `conv` reads: X = alloc, zero fill,
-  /// copy of the unpadded input into the interior (what tensor.pad
-  /// bufferizes to), or a leading part of such a buffer (a strided conv
-  /// that does not reach the last rows). cuDNN pads by itself, the same
-  /// amount on both sides, so the call can take the unpadded input with
-  /// the low padding instead when that gives the conv's output size (a
-  /// smaller high padding only cuts rows no output reads).
-  struct PaddedInput {
+  /// Whether nothing between `from` and `to` (same block, `from` first)
+  /// may write or free `buffer` (compared by root buffer; distinct roots
+  /// are distinct memory). Unknown effects count as writes.
+  static bool unchangedBetween(Value buffer, Operation *from, Operation *to) {
+    Value root = rootBuffer(buffer);
+    for (Operation *op = from->getNextNode(); op && op != to;
+         op = op->getNextNode()) {
+      std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+          getEffectsRecursively(op);
+      if (!effects)
+        return false;
+      for (const MemoryEffects::EffectInstance &effect : *effects) {
+        if (!isa<MemoryEffects::Write, MemoryEffects::Free>(
+                effect.getEffect()))
+          continue;
+        Value written = effect.getValue();
+        if (!written || rootBuffer(written) == root)
+          return false;
+      }
+    }
+    return true;
+  }
+
+  /// A zero-padded buffer that only `reader` reads (directly, or through one
+  /// leading view: offsets 0, unit strides): buffer = alloc, zero fill, copy
+  /// of the source into an interior view (what tensor.pad bufferizes to),
+  /// all in `reader`'s block before it. `ops`: what goes when `reader` no
+  /// longer reads it, users first. (Whether the source still holds its
+  /// values later is for the caller to check.)
+  struct ZeroPadded {
     Value source;
-    int64_t padH = 0, padW = 0;
-    SmallVector<Operation *> ops; // to erase, users first
+    memref::SubViewOp interior;
+    SmallVector<Operation *> ops;
   };
-  static std::optional<PaddedInput>
-  matchPaddedInput(linalg::Conv2DNchwFchwOp conv, Value x) {
+  static std::optional<ZeroPadded> matchZeroPadded(Operation *reader,
+                                                   Value x) {
     Operation *xView = nullptr;
     if (auto view = x.getDefiningOp<memref::SubViewOp>()) {
       if (!view->hasOneUse() || !view.hasUnitStride() ||
@@ -258,14 +290,13 @@ struct CUDALibraryCalls
       x = view.getSource();
     }
     auto alloc = x.getDefiningOp<memref::AllocOp>();
-    if (!alloc || alloc->getBlock() != conv->getBlock())
+    if (!alloc || alloc->getBlock() != reader->getBlock())
       return std::nullopt;
     Operation *fill = nullptr;
     memref::SubViewOp interior;
-    memref::CopyOp copy;
     SmallVector<Operation *> deallocs;
     for (Operation *user : alloc->getUsers()) {
-      if (user == conv || user == xView)
+      if (user == reader || user == xView)
         continue;
       if (!fill && isZeroFill(user, x)) {
         fill = user;
@@ -277,30 +308,58 @@ struct CUDALibraryCalls
         return std::nullopt;
       }
     }
-    if (!fill || !interior || !interior->hasOneUse())
+    if (!fill || !interior || !interior->hasOneUse() ||
+        !interior.hasUnitStride())
       return std::nullopt;
-    copy = dyn_cast<memref::CopyOp>(*interior->getUsers().begin());
+    auto copy = dyn_cast<memref::CopyOp>(*interior->getUsers().begin());
     if (!copy || copy.getTarget() != interior.getResult() ||
-        fill->getBlock() != conv->getBlock() ||
-        copy->getBlock() != conv->getBlock() ||
-        !fill->isBeforeInBlock(copy) || !copy->isBeforeInBlock(conv))
+        fill->getBlock() != reader->getBlock() ||
+        copy->getBlock() != reader->getBlock() ||
+        !fill->isBeforeInBlock(copy) || !copy->isBeforeInBlock(reader))
+      return std::nullopt;
+    ZeroPadded result;
+    result.source = copy.getSource();
+    result.interior = interior;
+    result.ops = {copy, interior, fill};
+    if (xView)
+      result.ops.push_back(xView);
+    result.ops.append(deallocs);
+    result.ops.push_back(alloc);
+    return result;
+  }
+
+  /// A zero-padded input that only `conv` reads, or a leading part of such
+  /// a buffer (a strided conv that does not reach the last rows). cuDNN
+  /// pads by itself, the same amount on both sides, so the call can take
+  /// the unpadded input with the low padding instead when that gives the
+  /// conv's output size (a smaller high padding only cuts rows no output
+  /// reads).
+  struct PaddedInput {
+    Value source;
+    int64_t padH = 0, padW = 0;
+    SmallVector<Operation *> ops; // to erase, users first
+  };
+  static std::optional<PaddedInput>
+  matchPaddedInput(linalg::Conv2DNchwFchwOp conv, Value x) {
+    std::optional<ZeroPadded> padded = matchZeroPadded(conv, x);
+    if (!padded)
       return std::nullopt;
     // The interior: [0, 0, padH, padW] of a buffer with as many images
     // and channels; the conv reads no row or column beyond the symmetric
     // padding, and cuDNN's output size is the conv's.
+    memref::SubViewOp interior = padded->interior;
     auto read = cast<MemRefType>(conv.getDpsInputOperand(0)->get().getType());
     auto inner = cast<MemRefType>(interior.getType());
     auto filter = cast<MemRefType>(conv.getDpsInputOperand(1)->get().getType());
     auto out = cast<MemRefType>(conv.getDpsInitOperand(0)->get().getType());
     ArrayRef<int64_t> offsets = interior.getStaticOffsets();
-    if (!interior.hasUnitStride() || offsets.size() != 4 ||
-        ShapedType::isDynamicShape(offsets) || offsets[0] != 0 ||
-        offsets[1] != 0 || inner.getRank() != 4 ||
+    if (offsets.size() != 4 || ShapedType::isDynamicShape(offsets) ||
+        offsets[0] != 0 || offsets[1] != 0 || inner.getRank() != 4 ||
         !inner.hasStaticShape() || !read.hasStaticShape() ||
         !filter.hasStaticShape() || !out.hasStaticShape() ||
         inner.getDimSize(0) != read.getDimSize(0) ||
         inner.getDimSize(1) != read.getDimSize(1) ||
-        !isF32Buffer(copy.getSource()))
+        !isF32Buffer(padded->source))
       return std::nullopt;
     SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
     SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
@@ -312,31 +371,203 @@ struct CUDALibraryCalls
           (size + 2 * pad - span) / strides[d] + 1 != out.getDimSize(2 + d))
         return std::nullopt;
     }
-    // The source must still hold its values when the conv runs: nothing
-    // but side-effect-free ops between the copy and the conv.
-    // (Fills of other buffers, like the conv's own output, are fine.)
-    Value sourceRoot = rootBuffer(copy.getSource());
-    for (Operation *op = copy->getNextNode(); op != conv;
-         op = op->getNextNode()) {
-      if (isMemoryEffectFree(op))
-        continue;
-      auto otherFill = dyn_cast<linalg::FillOp>(op);
-      if (!otherFill || !otherFill.hasPureBufferSemantics())
-        return std::nullopt;
-      Value filled = rootBuffer(otherFill.getDpsInitOperand(0)->get());
-      if (filled == sourceRoot)
-        return std::nullopt;
-    }
+    // The source must still hold its values when the conv runs.
+    if (!unchangedBetween(padded->source, padded->ops.front(), conv))
+      return std::nullopt;
     PaddedInput result;
-    result.source = copy.getSource();
+    result.source = padded->source;
     result.padH = offsets[2];
     result.padW = offsets[3];
-    result.ops = {copy, interior, fill};
-    if (xView)
-      result.ops.push_back(xView);
-    result.ops.append(deallocs);
-    result.ops.push_back(alloc);
+    result.ops = std::move(padded->ops);
     return result;
+  }
+
+  /// The input gradient of a convolution as soap-training-step writes it,
+  /// bufferized: a stride-1 convolution of dY, spread by the forward strides
+  /// and zero-padded by the window less one on each side, with the filter
+  /// flipped and its channels swapped:
+  ///
+  ///   Wf = alloc; linalg.generic ins(W) outs(Wf), W[f, c, i, j] at
+  ///        Wf[c, f, KH-1-i, KW-1-j]
+  ///   (strides > 1) D6 = alloc N x F x OH x SH x OW x SW, zero fill,
+  ///        copy of dY (expanded to N x F x OH x 1 x OW x 1) into
+  ///        D6[:, :, :, 0:1, :, 0:1]; D = a leading part of D6 collapsed
+  ///   P = alloc, zero fill, copy of D (or dY) into P[:, :, KH-1:, KW-1:]
+  ///   dX += conv(P, Wf)
+  ///
+  /// which is cuDNN's backward data of the forward convolution (stride
+  /// SH x SW, no padding) from W and dY: no flipped filter, no spread or
+  /// padded copy, and none of the products with the spread's zeros.
+  struct InputGradient {
+    Value w, dy;
+    int64_t strideH = 1, strideW = 1;
+    SmallVector<Operation *> ops; // to erase, users first
+  };
+  std::optional<InputGradient>
+  matchInputGradient(linalg::Conv2DNchwFchwOp conv) {
+    if (!llvm::all_of(conv.getStrides().getValues<int64_t>(),
+                      [](int64_t v) { return v == 1; }) ||
+        !llvm::all_of(conv.getDilations().getValues<int64_t>(),
+                      [](int64_t v) { return v == 1; }))
+      return std::nullopt;
+    Value dx = conv.getDpsInitOperand(0)->get();
+    auto dxType = cast<MemRefType>(dx.getType());
+    InputGradient result;
+
+    // The flipped filter.
+    Value wf = conv.getDpsInputOperand(1)->get();
+    auto wfAlloc = wf.getDefiningOp<memref::AllocOp>();
+    if (!wfAlloc || wfAlloc->getBlock() != conv->getBlock())
+      return std::nullopt;
+    linalg::GenericOp flip;
+    SmallVector<Operation *> wfDeallocs;
+    for (Operation *user : wfAlloc->getUsers()) {
+      if (user == conv)
+        continue;
+      if (isa<memref::DeallocOp>(user)) {
+        wfDeallocs.push_back(user);
+        continue;
+      }
+      auto generic = dyn_cast<linalg::GenericOp>(user);
+      if (flip || !generic || generic.getNumDpsInputs() != 1 ||
+          generic.getNumDpsInits() != 1 ||
+          generic.getDpsInitOperand(0)->get() != wf)
+        return std::nullopt;
+      flip = generic;
+    }
+    if (!flip || flip->getBlock() != conv->getBlock() ||
+        !flip->isBeforeInBlock(conv) || flip.getNumParallelLoops() != 4 ||
+        flip.getNumLoops() != 4)
+      return std::nullopt;
+    Block &body = *flip.getBlock();
+    if (body.getOperations().size() != 1 ||
+        body.getTerminator()->getOperand(0) != body.getArgument(0))
+      return std::nullopt;
+    Value w = flip.getDpsInputOperand(0)->get();
+    auto wType = cast<MemRefType>(w.getType());
+    auto wfType = cast<MemRefType>(wf.getType());
+    if (!isF32Buffer(w) || !isF32Buffer(wf) || !isF32Buffer(dx) ||
+        wType.getRank() != 4)
+      return std::nullopt;
+    int64_t F = wType.getDimSize(0), C = wType.getDimSize(1);
+    int64_t KH = wType.getDimSize(2), KW = wType.getDimSize(3);
+    if (wfType.getShape() != ArrayRef<int64_t>{C, F, KH, KW})
+      return std::nullopt;
+    MLIRContext *ctx = conv.getContext();
+    AffineExpr d0, d1, d2, d3;
+    bindDims(ctx, d0, d1, d2, d3);
+    AffineMap flipMap = simplifyAffineMap(
+        AffineMap::get(4, 0, {d1, d0, KH - 1 - d2, KW - 1 - d3}, ctx));
+    SmallVector<AffineMap> maps = flip.getIndexingMapsArray();
+    if (simplifyAffineMap(maps[0]) != flipMap || !maps[1].isIdentity() ||
+        !unchangedBetween(w, flip, conv))
+      return std::nullopt;
+    result.w = w;
+
+    // The padded (and spread) dY; a 1 x 1 window pads nothing.
+    Value spread = conv.getDpsInputOperand(0)->get();
+    SmallVector<Operation *> padOps;
+    if (KH > 1 || KW > 1) {
+      std::optional<ZeroPadded> padded = matchZeroPadded(conv, spread);
+      if (!padded)
+        return std::nullopt;
+      ArrayRef<int64_t> offsets = padded->interior.getStaticOffsets();
+      if (offsets.size() != 4 ||
+          offsets != ArrayRef<int64_t>{0, 0, KH - 1, KW - 1})
+        return std::nullopt;
+      spread = padded->source;
+      padOps = std::move(padded->ops);
+    }
+    auto spreadType = cast<MemRefType>(spread.getType());
+    SmallVector<Operation *> spreadOps;
+    Operation *crop = nullptr;
+    if (auto view = spread.getDefiningOp<memref::SubViewOp>()) {
+      if (!view->hasOneUse() || !view.hasUnitStride() ||
+          !llvm::all_of(view.getStaticOffsets(),
+                        [](int64_t o) { return o == 0; }))
+        return std::nullopt;
+      crop = view;
+      spread = view.getSource();
+    }
+    Value dy = spread;
+    if (auto collapse = spread.getDefiningOp<memref::CollapseShapeOp>()) {
+      // D6 = alloc N x F x OH x SH x OW x SW with dY at [:, :, :, 0, :, 0].
+      SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}, {4, 5}};
+      if (!collapse->hasOneUse() ||
+          collapse.getReassociationIndices() != groups)
+        return std::nullopt;
+      std::optional<ZeroPadded> spreadBuffer =
+          matchZeroPadded(collapse, collapse.getSrc());
+      if (!spreadBuffer)
+        return std::nullopt;
+      auto d6 = cast<MemRefType>(collapse.getSrcType());
+      memref::SubViewOp interior = spreadBuffer->interior;
+      auto expand =
+          spreadBuffer->source.getDefiningOp<memref::ExpandShapeOp>();
+      if (!llvm::all_of(interior.getStaticOffsets(),
+                        [](int64_t o) { return o == 0; }) ||
+          interior.getType().getShape() !=
+              ArrayRef<int64_t>{d6.getDimSize(0), d6.getDimSize(1),
+                                d6.getDimSize(2), 1, d6.getDimSize(4), 1} ||
+          !expand || !expand->hasOneUse() ||
+          expand.getReassociationIndices() != groups ||
+          !unchangedBetween(expand.getSrc(), spreadBuffer->ops.front(), conv))
+        return std::nullopt;
+      dy = expand.getSrc();
+      result.strideH = d6.getDimSize(3);
+      result.strideW = d6.getDimSize(5);
+      spreadOps = {collapse};
+      spreadOps.append(spreadBuffer->ops);
+      spreadOps.push_back(expand);
+    } else if (!padOps.empty() &&
+               !unchangedBetween(dy, padOps.front(), conv)) {
+      return std::nullopt;
+    }
+    if (crop)
+      spreadOps.insert(spreadOps.begin(), crop);
+    auto dyType = cast<MemRefType>(dy.getType());
+    if (!isF32Buffer(dy) || dyType.getRank() != 4)
+      return std::nullopt;
+    // Shapes: dY N x F x OH x OW; the copied part of the spread dY holds
+    // every row dY has (more than (OH - 1) * SH) and no more than the
+    // spread; dX N x C x H x W with OH = (H - KH) / SH + 1.
+    int64_t strides[2] = {result.strideH, result.strideW};
+    int64_t window[2] = {KH, KW};
+    if (dyType.getDimSize(0) != dxType.getDimSize(0) ||
+        dyType.getDimSize(1) != F || dxType.getDimSize(1) != C ||
+        spreadType.getDimSize(0) != dyType.getDimSize(0) ||
+        spreadType.getDimSize(1) != F)
+      return std::nullopt;
+    for (int d = 0; d < 2; ++d) {
+      int64_t oh = dyType.getDimSize(2 + d), h = dxType.getDimSize(2 + d);
+      int64_t copied = spreadType.getDimSize(2 + d);
+      if (strides[d] < 1 || oh < 1 || h < window[d] ||
+          copied <= (oh - 1) * strides[d] || copied > oh * strides[d] ||
+          (h - window[d]) / strides[d] + 1 != oh)
+        return std::nullopt;
+    }
+    result.dy = dy;
+    result.ops = std::move(padOps);
+    result.ops.append(spreadOps);
+    result.ops.push_back(flip);
+    result.ops.append(wfDeallocs);
+    result.ops.push_back(wfAlloc);
+    return result;
+  }
+
+  /// dX += the input gradient of a convolution as a cuDNN call.
+  LogicalResult lowerInputGradient(linalg::Conv2DNchwFchwOp op) {
+    std::optional<InputGradient> grad = matchInputGradient(op);
+    if (!grad)
+      return failure();
+    Value dx = op.getDpsInitOperand(0)->get();
+    OpBuilder builder(op);
+    call(builder, op, "soaprt_cuda_conv2d_input_grad_f32", {grad->w, grad->dy, dx},
+         {grad->strideH, grad->strideW, 1, 1, 0, 0}, dx, grad->ops);
+    erase(op);
+    for (Operation *dead : grad->ops)
+      erase(dead);
+    return success();
   }
 
   /// Y += conv(X, W) as a cuDNN call.
@@ -356,10 +587,10 @@ struct CUDALibraryCalls
           padded ? padded->padH : 0, padded ? padded->padW : 0},
          y, padded ? ArrayRef<Operation *>(padded->ops)
                    : ArrayRef<Operation *>());
-    op->erase();
+    erase(op);
     if (padded)
       for (Operation *dead : padded->ops)
-        dead->erase();
+        erase(dead);
     return success();
   }
 
@@ -448,7 +679,7 @@ struct CUDALibraryCalls
     OpBuilder builder(op);
     call(builder, op, "soaprt_cuda_conv2d_filter_grad_f32", {x, g, dw},
          {scalars[0], scalars[1], scalars[2], scalars[3], 0, 0}, dw);
-    op->erase();
+    erase(op);
     return success();
   }
 
@@ -458,7 +689,18 @@ struct CUDALibraryCalls
       if (op.hasPureBufferSemantics())
         ops.push_back(op);
     });
+    // Input gradients first: their match looks at what runs between the
+    // filter's flip and the convolution, which is still linalg (whose
+    // effects are known) before the other ops become library calls.
     for (linalg::LinalgOp op : ops) {
+      if (erased.contains(op.getOperation()))
+        continue;
+      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
+        (void)lowerInputGradient(conv);
+    }
+    for (linalg::LinalgOp op : ops) {
+      if (erased.contains(op.getOperation()))
+        continue;
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
         (void)lowerConvolution(conv);
       else if (auto generic = dyn_cast<linalg::GenericOp>(*op);

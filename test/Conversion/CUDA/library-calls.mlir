@@ -297,3 +297,238 @@ func.func @not_filter_grad(%x: memref<2x3x10x9xf32>, %dy: memref<2x4x4x4xf32>, %
   }
   return
 }
+
+// -----
+
+// A strided convolution's input gradient as soap-training-step writes it,
+// bufferized: dY spread by the strides (zero fill, copy into [.., 0, .., 0]
+// of N x F x OH x 2 x OW x 2, collapsed), zero-padded by the window less
+// one, and a stride-1 convolution with the flipped filter (channels
+// swapped). It becomes cuDNN's backward data of the forward convolution
+// (stride 2, no padding) from W and dY: the flip, the spread and the padded
+// copy go; the zero fill of dX is beta = 0 (flags 2).
+#flip3 = affine_map<(d0, d1, d2, d3) -> (d1, d0, 2 - d2, 2 - d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_input_grad_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @input_grad_strided(
+// CHECK-SAME:    %[[W:.*]]: memref<4x3x3x3xf32>, %[[DY:.*]]: memref<2x4x5x5xf32>, %[[DX:.*]]: memref<2x3x11x11xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK-NOT:     linalg.
+// CHECK-DAG:     %[[CW:.*]] = memref.cast %[[W]]
+// CHECK-DAG:     %[[CDY:.*]] = memref.cast %[[DY]]
+// CHECK-DAG:     %[[CDX:.*]] = memref.cast %[[DX]]
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%[[CW]], %[[CDY]], %[[CDX]], %[[TWO]], %[[TWO]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[TWO]], %{{.*}})
+// CHECK-NOT:     memref.
+// CHECK-NOT:     linalg.
+// CHECK:         return
+func.func @input_grad_strided(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x5x5xf32>, %dx: memref<2x3x11x11xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wf = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %e = memref.expand_shape %dy [[0], [1], [2, 3], [4, 5]] output_shape [2, 4, 5, 1, 5, 1] : memref<2x4x5x5xf32> into memref<2x4x5x1x5x1xf32>
+  %d6 = memref.alloc() : memref<2x4x5x2x5x2xf32>
+  linalg.map outs(%d6 : memref<2x4x5x2x5x2xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %di = memref.subview %d6[0, 0, 0, 0, 0, 0] [2, 4, 5, 1, 5, 1] [1, 1, 1, 1, 1, 1] : memref<2x4x5x2x5x2xf32> to memref<2x4x5x1x5x1xf32, strided<[400, 100, 20, 10, 2, 1]>>
+  memref.copy %e, %di : memref<2x4x5x1x5x1xf32> to memref<2x4x5x1x5x1xf32, strided<[400, 100, 20, 10, 2, 1]>>
+  %d = memref.collapse_shape %d6 [[0], [1], [2, 3], [4, 5]] : memref<2x4x5x2x5x2xf32> into memref<2x4x10x10xf32>
+  %p = memref.alloc() : memref<2x4x13x13xf32>
+  linalg.map outs(%p : memref<2x4x13x13xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi = memref.subview %p[0, 0, 2, 2] [2, 4, 10, 10] [1, 1, 1, 1] : memref<2x4x13x13xf32> to memref<2x4x10x10xf32, strided<[676, 169, 13, 1], offset: 28>>
+  memref.copy %d, %pi : memref<2x4x10x10xf32> to memref<2x4x10x10xf32, strided<[676, 169, 13, 1], offset: 28>>
+  memref.dealloc %d6 : memref<2x4x5x2x5x2xf32>
+  linalg.fill ins(%zero : f32) outs(%dx : memref<2x3x11x11xf32>)
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p, %wf : memref<2x4x13x13xf32>, memref<3x4x3x3xf32>) outs(%dx : memref<2x3x11x11xf32>)
+  memref.dealloc %p : memref<2x4x13x13xf32>
+  memref.dealloc %wf : memref<3x4x3x3xf32>
+  return
+}
+
+// -----
+
+// A 1 x 1 stride-2 convolution's input gradient: no padding, and the spread
+// dY is cut to the input's 5 rows and columns (a leading view).
+#flip1 = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2, -d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @input_grad_1x1(
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %[[TWO]], %{{.*}}, %{{.*}}, %[[ZERO]], %[[ZERO]], %[[ZERO]], %{{.*}})
+// CHECK-NOT:     linalg.
+// CHECK-NOT:     memref.alloc
+// CHECK:         return
+func.func @input_grad_1x1(%w: memref<6x4x1x1xf32>, %dy: memref<2x6x3x3xf32>, %dx: memref<2x4x5x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = memref.expand_shape %dy [[0], [1], [2, 3], [4, 5]] output_shape [2, 6, 3, 1, 3, 1] : memref<2x6x3x3xf32> into memref<2x6x3x1x3x1xf32>
+  %d6 = memref.alloc() : memref<2x6x3x2x3x2xf32>
+  linalg.map outs(%d6 : memref<2x6x3x2x3x2xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %di = memref.subview %d6[0, 0, 0, 0, 0, 0] [2, 6, 3, 1, 3, 1] [1, 1, 1, 1, 1, 1] : memref<2x6x3x2x3x2xf32> to memref<2x6x3x1x3x1xf32, strided<[216, 36, 12, 6, 2, 1]>>
+  memref.copy %e, %di : memref<2x6x3x1x3x1xf32> to memref<2x6x3x1x3x1xf32, strided<[216, 36, 12, 6, 2, 1]>>
+  %d = memref.collapse_shape %d6 [[0], [1], [2, 3], [4, 5]] : memref<2x6x3x2x3x2xf32> into memref<2x6x6x6xf32>
+  %crop = memref.subview %d[0, 0, 0, 0] [2, 6, 5, 5] [1, 1, 1, 1] : memref<2x6x6x6xf32> to memref<2x6x5x5xf32, strided<[216, 36, 6, 1]>>
+  %wf = memref.alloc() : memref<4x6x1x1xf32>
+  linalg.generic {indexing_maps = [#flip1, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<6x4x1x1xf32>) outs(%wf : memref<4x6x1x1xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%crop, %wf : memref<2x6x5x5xf32, strided<[216, 36, 6, 1]>>, memref<4x6x1x1xf32>) outs(%dx : memref<2x4x5x5xf32>)
+  memref.dealloc %wf : memref<4x6x1x1xf32>
+  memref.dealloc %d6 : memref<2x6x3x2x3x2xf32>
+  return
+}
+
+// -----
+
+// Stride 1 (a padded 3 x 3 convolution): only the padding of dY.
+#flip3 = affine_map<(d0, d1, d2, d3) -> (d1, d0, 2 - d2, 2 - d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @input_grad_stride1(
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %{{.*}})
+// CHECK-NOT:     linalg.
+// CHECK-NOT:     memref.alloc
+// CHECK:         return
+func.func @input_grad_stride1(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>, %dx: memref<2x3x6x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wf = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %p = memref.alloc() : memref<2x4x8x8xf32>
+  linalg.map outs(%p : memref<2x4x8x8xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi = memref.subview %p[0, 0, 2, 2] [2, 4, 4, 4] [1, 1, 1, 1] : memref<2x4x8x8xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  memref.copy %dy, %pi : memref<2x4x4x4xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p, %wf : memref<2x4x8x8xf32>, memref<3x4x3x3xf32>) outs(%dx : memref<2x3x6x6xf32>)
+  memref.dealloc %p : memref<2x4x8x8xf32>
+  memref.dealloc %wf : memref<3x4x3x3xf32>
+  return
+}
+
+// -----
+
+// Not input gradients the library can compute from W and dY: dY is
+// overwritten after its padded copy, W after its flip, the filter is not
+// flipped, or dY sits in the second row of the spread. Each stays a
+// convolution of the buffers it reads, with the flip as a kernel.
+#flip3 = affine_map<(d0, d1, d2, d3) -> (d1, d0, 2 - d2, 2 - d3)>
+#swap = affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @not_input_grad(
+// CHECK-NOT:     call @soaprt_cuda_conv2d_input_grad_f32
+// CHECK-COUNT-4: call @soaprt_cuda_conv2d_f32
+// CHECK-NOT:     call @soaprt_cuda_conv2d_input_grad_f32
+// CHECK:         return
+func.func @not_input_grad(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>, %dy2: memref<2x4x5x5xf32>, %dx: memref<2x3x6x6xf32>, %dx2: memref<2x3x11x11xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %wf = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  // dY overwritten.
+  %p = memref.alloc() : memref<2x4x8x8xf32>
+  linalg.map outs(%p : memref<2x4x8x8xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi = memref.subview %p[0, 0, 2, 2] [2, 4, 4, 4] [1, 1, 1, 1] : memref<2x4x8x8xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  memref.copy %dy, %pi : memref<2x4x4x4xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  linalg.fill ins(%one : f32) outs(%dy : memref<2x4x4x4xf32>)
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p, %wf : memref<2x4x8x8xf32>, memref<3x4x3x3xf32>) outs(%dx : memref<2x3x6x6xf32>)
+  memref.dealloc %p : memref<2x4x8x8xf32>
+  memref.dealloc %wf : memref<3x4x3x3xf32>
+  // W overwritten.
+  %wf2 = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf2 : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %p2 = memref.alloc() : memref<2x4x8x8xf32>
+  linalg.map outs(%p2 : memref<2x4x8x8xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi2 = memref.subview %p2[0, 0, 2, 2] [2, 4, 4, 4] [1, 1, 1, 1] : memref<2x4x8x8xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  memref.copy %dy, %pi2 : memref<2x4x4x4xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  linalg.fill ins(%one : f32) outs(%w : memref<4x3x3x3xf32>)
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p2, %wf2 : memref<2x4x8x8xf32>, memref<3x4x3x3xf32>) outs(%dx : memref<2x3x6x6xf32>)
+  memref.dealloc %p2 : memref<2x4x8x8xf32>
+  memref.dealloc %wf2 : memref<3x4x3x3xf32>
+  // Channels swapped, not flipped.
+  %wf3 = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#swap, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf3 : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %p3 = memref.alloc() : memref<2x4x8x8xf32>
+  linalg.map outs(%p3 : memref<2x4x8x8xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi3 = memref.subview %p3[0, 0, 2, 2] [2, 4, 4, 4] [1, 1, 1, 1] : memref<2x4x8x8xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  memref.copy %dy, %pi3 : memref<2x4x4x4xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p3, %wf3 : memref<2x4x8x8xf32>, memref<3x4x3x3xf32>) outs(%dx : memref<2x3x6x6xf32>)
+  memref.dealloc %p3 : memref<2x4x8x8xf32>
+  memref.dealloc %wf3 : memref<3x4x3x3xf32>
+  // dY in the spread's second row and column.
+  %wf4 = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf4 : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %e = memref.expand_shape %dy2 [[0], [1], [2, 3], [4, 5]] output_shape [2, 4, 5, 1, 5, 1] : memref<2x4x5x5xf32> into memref<2x4x5x1x5x1xf32>
+  %d6 = memref.alloc() : memref<2x4x5x2x5x2xf32>
+  linalg.map outs(%d6 : memref<2x4x5x2x5x2xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %di = memref.subview %d6[0, 0, 0, 1, 0, 1] [2, 4, 5, 1, 5, 1] [1, 1, 1, 1, 1, 1] : memref<2x4x5x2x5x2xf32> to memref<2x4x5x1x5x1xf32, strided<[400, 100, 20, 10, 2, 1], offset: 11>>
+  memref.copy %e, %di : memref<2x4x5x1x5x1xf32> to memref<2x4x5x1x5x1xf32, strided<[400, 100, 20, 10, 2, 1], offset: 11>>
+  %d = memref.collapse_shape %d6 [[0], [1], [2, 3], [4, 5]] : memref<2x4x5x2x5x2xf32> into memref<2x4x10x10xf32>
+  %p4 = memref.alloc() : memref<2x4x13x13xf32>
+  linalg.map outs(%p4 : memref<2x4x13x13xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi4 = memref.subview %p4[0, 0, 2, 2] [2, 4, 10, 10] [1, 1, 1, 1] : memref<2x4x13x13xf32> to memref<2x4x10x10xf32, strided<[676, 169, 13, 1], offset: 28>>
+  memref.copy %d, %pi4 : memref<2x4x10x10xf32> to memref<2x4x10x10xf32, strided<[676, 169, 13, 1], offset: 28>>
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p4, %wf4 : memref<2x4x13x13xf32>, memref<3x4x3x3xf32>) outs(%dx2 : memref<2x3x11x11xf32>)
+  memref.dealloc %p4 : memref<2x4x13x13xf32>
+  memref.dealloc %d6 : memref<2x4x5x2x5x2xf32>
+  memref.dealloc %wf4 : memref<3x4x3x3xf32>
+  return
+}
