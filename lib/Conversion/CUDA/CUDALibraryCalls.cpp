@@ -555,18 +555,103 @@ struct CUDALibraryCalls
     return result;
   }
 
+  /// The part of the gradient of a padded input that anyone reads: dX =
+  /// alloc, zero-filled right before the gradient, read only through one
+  /// view at [0, 0, padH, padW] (the pad's gradient) whose users take any
+  /// layout (linalg ops, copies). With that padding cuDNN computes just
+  /// this interior, into a buffer of its own; the border rows and columns,
+  /// which the stride-1 convolution would have computed, are never made.
+  struct InteriorOutput {
+    memref::AllocOp alloc;
+    memref::SubViewOp interior;
+    int64_t padH = 0, padW = 0;
+  };
+  std::optional<InteriorOutput>
+  matchInteriorOutput(linalg::Conv2DNchwFchwOp conv, const InputGradient &grad,
+                      int64_t kh, int64_t kw, int64_t oh, int64_t ow) {
+    Value dx = conv.getDpsInitOperand(0)->get();
+    auto alloc = dx.getDefiningOp<memref::AllocOp>();
+    linalg::FillOp fill = zeroFillBefore(conv, dx, grad.ops);
+    if (!alloc || !fill || alloc->getBlock() != conv->getBlock())
+      return std::nullopt;
+    InteriorOutput result;
+    result.alloc = alloc;
+    for (Operation *user : alloc->getUsers()) {
+      if (user == conv || user == fill || isa<memref::DeallocOp>(user))
+        continue;
+      auto view = dyn_cast<memref::SubViewOp>(user);
+      if (!view || result.interior)
+        return std::nullopt;
+      result.interior = view;
+    }
+    memref::SubViewOp interior = result.interior;
+    if (!interior || !interior.hasUnitStride() ||
+        !interior.getType().hasStaticShape())
+      return std::nullopt;
+    for (Operation *user : interior->getUsers())
+      if (!isa<linalg::LinalgOp, memref::CopyOp>(user))
+        return std::nullopt;
+    ArrayRef<int64_t> offsets = interior.getStaticOffsets();
+    ArrayRef<int64_t> sizes = interior.getType().getShape();
+    auto dxType = cast<MemRefType>(dx.getType());
+    if (offsets.size() != 4 || ShapedType::isDynamicShape(offsets) ||
+        offsets[0] != 0 || offsets[1] != 0 ||
+        sizes[0] != dxType.getDimSize(0) || sizes[1] != dxType.getDimSize(1))
+      return std::nullopt;
+    // cuDNN pads both sides alike: the interior with that padding must give
+    // dY's size (a smaller high padding cuts only rows dX does not have).
+    int64_t window[2] = {kh, kw}, strides[2] = {grad.strideH, grad.strideW};
+    int64_t out[2] = {oh, ow};
+    for (int d = 0; d < 2; ++d)
+      if (sizes[2 + d] + 2 * offsets[2 + d] < window[d] ||
+          (sizes[2 + d] + 2 * offsets[2 + d] - window[d]) / strides[d] + 1 !=
+              out[d])
+        return std::nullopt;
+    result.padH = offsets[2];
+    result.padW = offsets[3];
+    return result;
+  }
+
   /// dX += the input gradient of a convolution as a cuDNN call.
   LogicalResult lowerInputGradient(linalg::Conv2DNchwFchwOp op) {
     std::optional<InputGradient> grad = matchInputGradient(op);
     if (!grad)
       return failure();
     Value dx = op.getDpsInitOperand(0)->get();
+    auto wType = cast<MemRefType>(grad->w.getType());
+    auto dyType = cast<MemRefType>(grad->dy.getType());
+    std::optional<InteriorOutput> interior = matchInteriorOutput(
+        op, *grad, wType.getDimSize(2), wType.getDimSize(3),
+        dyType.getDimSize(2), dyType.getDimSize(3));
+    Value target = dx;
+    if (interior) {
+      // A buffer of the interior's size where dX was allocated.
+      OpBuilder at(interior->alloc);
+      auto type = MemRefType::get(interior->interior.getType().getShape(),
+                                  dyType.getElementType());
+      auto alloc = memref::AllocOp::create(at, interior->alloc.getLoc(), type,
+                                           interior->alloc.getAlignmentAttr());
+      target = alloc;
+    }
     OpBuilder builder(op);
-    call(builder, op, "soaprt_cuda_conv2d_input_grad_f32", {grad->w, grad->dy, dx},
-         {grad->strideH, grad->strideW, 1, 1, 0, 0}, dx, grad->ops);
+    call(builder, op, "soaprt_cuda_conv2d_input_grad_f32",
+         {grad->w, grad->dy, target},
+         {grad->strideH, grad->strideW, 1, 1, interior ? interior->padH : 0,
+          interior ? interior->padW : 0},
+         dx, grad->ops);
     erase(op);
     for (Operation *dead : grad->ops)
       erase(dead);
+    if (interior) {
+      // The interior's readers read the new buffer; it is freed where dX
+      // was.
+      interior->interior.getResult().replaceAllUsesWith(target);
+      erase(interior->interior);
+      for (Operation *user :
+           llvm::make_early_inc_range(interior->alloc->getUsers()))
+        cast<memref::DeallocOp>(user).getMemrefMutable().assign(target);
+      erase(interior->alloc);
+    }
     return success();
   }
 

@@ -532,3 +532,87 @@ func.func @not_input_grad(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>, %dy
   memref.dealloc %wf4 : memref<3x4x3x3xf32>
   return
 }
+
+// -----
+
+// The gradient of a padded input read only through the pad's gradient (its
+// interior [1, 1]): cuDNN computes just that interior with padding 1 into a
+// buffer of its own, which the reader takes and which is freed where the
+// padded one was. Read whole as well (the second gradient), dX keeps its
+// size and cuDNN no padding.
+#flip3 = affine_map<(d0, d1, d2, d3) -> (d1, d0, 2 - d2, 2 - d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @input_grad_interior(
+// CHECK-SAME:    %[[OUT:[^:]*]]: memref<2x3x4x4xf32>, %[[WHOLE:[^:]*]]: memref<2x3x6x6xf32>)
+// CHECK:         %[[DX:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x3x4x4xf32>
+// CHECK:         %[[CDX:.*]] = memref.cast %[[DX]] : memref<2x3x4x4xf32> to memref<*xf32>
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %[[CDX]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[TWO]], %{{.*}})
+// CHECK-NOT:     memref.subview
+// CHECK:         linalg.generic {{.*}} ins(%[[DX]] : memref<2x3x4x4xf32>) outs(%[[OUT]] : memref<2x3x4x4xf32>)
+// CHECK:         memref.dealloc %[[DX]] : memref<2x3x4x4xf32>
+// CHECK:         %[[DX2:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x3x6x6xf32>
+// CHECK:         %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[TWO]], %{{.*}})
+// CHECK:         memref.copy %[[DX2]], %[[WHOLE]]
+func.func @input_grad_interior(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>, %out: memref<2x3x4x4xf32>, %whole: memref<2x3x6x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wf = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %dx = memref.alloc() {alignment = 64 : i64} : memref<2x3x6x6xf32>
+  %p = memref.alloc() : memref<2x4x8x8xf32>
+  linalg.map outs(%p : memref<2x4x8x8xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi = memref.subview %p[0, 0, 2, 2] [2, 4, 4, 4] [1, 1, 1, 1] : memref<2x4x8x8xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  memref.copy %dy, %pi : memref<2x4x4x4xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  linalg.fill ins(%zero : f32) outs(%dx : memref<2x3x6x6xf32>)
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p, %wf : memref<2x4x8x8xf32>, memref<3x4x3x3xf32>) outs(%dx : memref<2x3x6x6xf32>)
+  memref.dealloc %p : memref<2x4x8x8xf32>
+  memref.dealloc %wf : memref<3x4x3x3xf32>
+  %in = memref.subview %dx[0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1] : memref<2x3x6x6xf32> to memref<2x3x4x4xf32, strided<[108, 36, 6, 1], offset: 7>>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%in : memref<2x3x4x4xf32, strided<[108, 36, 6, 1], offset: 7>>) outs(%out : memref<2x3x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  memref.dealloc %dx : memref<2x3x6x6xf32>
+  // Read whole.
+  %wf2 = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf2 : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %dx2 = memref.alloc() {alignment = 64 : i64} : memref<2x3x6x6xf32>
+  %p2 = memref.alloc() : memref<2x4x8x8xf32>
+  linalg.map outs(%p2 : memref<2x4x8x8xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi2 = memref.subview %p2[0, 0, 2, 2] [2, 4, 4, 4] [1, 1, 1, 1] : memref<2x4x8x8xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  memref.copy %dy, %pi2 : memref<2x4x4x4xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  linalg.fill ins(%zero : f32) outs(%dx2 : memref<2x3x6x6xf32>)
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p2, %wf2 : memref<2x4x8x8xf32>, memref<3x4x3x3xf32>) outs(%dx2 : memref<2x3x6x6xf32>)
+  memref.dealloc %p2 : memref<2x4x8x8xf32>
+  memref.dealloc %wf2 : memref<3x4x3x3xf32>
+  %in2 = memref.subview %dx2[0, 0, 1, 1] [2, 3, 4, 4] [1, 1, 1, 1] : memref<2x3x6x6xf32> to memref<2x3x4x4xf32, strided<[108, 36, 6, 1], offset: 7>>
+  linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%in2 : memref<2x3x4x4xf32, strided<[108, 36, 6, 1], offset: 7>>) outs(%out : memref<2x3x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  }
+  memref.copy %dx2, %whole : memref<2x3x6x6xf32> to memref<2x3x6x6xf32>
+  memref.dealloc %dx2 : memref<2x3x6x6xf32>
+  return
+}
