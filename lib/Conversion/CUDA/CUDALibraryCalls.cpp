@@ -10,6 +10,11 @@
 //   its input gradient (a conv of the spread, padded dY with the flipped
 //   filter)                                  -> ..._conv2d_input_grad_f32
 //
+// The copies that only feed these calls go with them: a zero-padded input
+// (tensor.pad bufferized) becomes cuDNN's own padding for every convolution
+// and filter gradient that reads it; an input gradient takes W and dY as
+// they are and computes only the part of dX that is read.
+//
 // Operands are passed as strided views (memref.transpose puts a matmul's
 // operands in (batch, M, K) / (batch, K, N) / (batch, M, N) order without
 // copying); the runtime picks cuBLAS's transpose flags and leading dimensions
@@ -96,6 +101,9 @@ struct CUDALibraryCalls
   unsigned numNames = 0;
   /// Ops this pass erased (not to be visited again).
   llvm::DenseSet<Operation *> erased;
+  /// The buffer each library call this pass made writes (it reads only its
+  /// other buffers).
+  llvm::DenseMap<Operation *, Value> callWrites;
 
   void erase(Operation *op) {
     erased.insert(op);
@@ -153,9 +161,13 @@ struct CUDALibraryCalls
     return {};
   }
 
-  void call(OpBuilder &b, Operation *op, StringRef name,
-            ArrayRef<Value> buffers, ArrayRef<int64_t> scalars,
-            Value output, ArrayRef<Operation *> replaced = {}) {
+  /// A call of runtime function `name` for `op` with `buffers` (the last
+  /// one is what it writes), `scalars` and the flags, at `b`'s insertion
+  /// point. The zero fill of `output` right before `op` (past `replaced`)
+  /// becomes the overwrite flag.
+  func::CallOp call(OpBuilder &b, Operation *op, StringRef name,
+                    ArrayRef<Value> buffers, ArrayRef<int64_t> scalars,
+                    Value output, ArrayRef<Operation *> replaced = {}) {
     Location loc = op->getLoc();
     auto module = op->getParentOfType<ModuleOp>();
     SmallVector<Value> args;
@@ -175,7 +187,9 @@ struct CUDALibraryCalls
       types.push_back(a.getType());
     func::FuncOp callee = mlir::soap::getOrInsertRuntimeFunction(
         b, module, name, b.getFunctionType(types, {}), /*cInterface=*/true);
-    func::CallOp::create(b, loc, callee, args);
+    auto callOp = func::CallOp::create(b, loc, callee, args);
+    callWrites[callOp] = buffers.back();
+    return callOp;
   }
 
   /// C[b] += A[b] x B[b] as a cuBLAS call, if `op` is such a contraction.
@@ -246,11 +260,24 @@ struct CUDALibraryCalls
 
   /// Whether nothing between `from` and `to` (same block, `from` first)
   /// may write or free `buffer` (compared by root buffer; distinct roots
-  /// are distinct memory). Unknown effects count as writes.
-  static bool unchangedBetween(Value buffer, Operation *from, Operation *to) {
+  /// are distinct memory). Unknown effects count as writes. With `frees`,
+  /// deallocations of the buffer are collected there instead (for the
+  /// caller to move past `to`).
+  bool unchangedBetween(Value buffer, Operation *from, Operation *to,
+                        SmallVectorImpl<Operation *> *frees = nullptr) {
     Value root = rootBuffer(buffer);
     for (Operation *op = from->getNextNode(); op && op != to;
          op = op->getNextNode()) {
+      if (auto it = callWrites.find(op); it != callWrites.end()) {
+        if (rootBuffer(it->second) == root)
+          return false;
+        continue;
+      }
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
+          dealloc && frees && rootBuffer(dealloc.getMemref()) == root) {
+        frees->push_back(op);
+        continue;
+      }
       std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
           getEffectsRecursively(op);
       if (!effects)
@@ -267,38 +294,55 @@ struct CUDALibraryCalls
     return true;
   }
 
-  /// A zero-padded buffer that only `reader` reads (directly, or through one
-  /// leading view: offsets 0, unit strides): buffer = alloc, zero fill, copy
-  /// of the source into an interior view (what tensor.pad bufferizes to),
-  /// all in `reader`'s block before it. `ops`: what goes when `reader` no
-  /// longer reads it, users first. (Whether the source still holds its
-  /// values later is for the caller to check.)
+  /// A leading view (offsets 0, unit strides) with one user, or null.
+  static memref::SubViewOp leadingView(Operation *op) {
+    auto view = dyn_cast<memref::SubViewOp>(op);
+    if (!view || !view->hasOneUse() || !view.hasUnitStride() ||
+        !llvm::all_of(view.getStaticOffsets(),
+                      [](int64_t o) { return o == 0; }))
+      return {};
+    return view;
+  }
+
+  /// The buffer `x` is, or is a leading view of, if an alloc.
+  static memref::AllocOp allocOf(Value x) {
+    if (auto view = x.getDefiningOp<memref::SubViewOp>();
+        view && leadingView(view))
+      x = view.getSource();
+    return x.getDefiningOp<memref::AllocOp>();
+  }
+
+  /// A zero-padded buffer: alloc, zero fill, copy of the source into an
+  /// interior view (what tensor.pad bufferizes to), read only by ops that
+  /// `isReader(op, value read)` accepts, directly or through a leading view
+  /// each; the fill, the copy and every reader in the alloc's block, in that
+  /// order. `ops`: what goes when no reader reads it any more, users first.
+  /// (Whether the source still holds its values later is for the caller to
+  /// check.)
   struct ZeroPadded {
     Value source;
     memref::SubViewOp interior;
+    SmallVector<Operation *> readers; // in block order
     SmallVector<Operation *> ops;
   };
-  static std::optional<ZeroPadded> matchZeroPadded(Operation *reader,
-                                                   Value x) {
-    Operation *xView = nullptr;
-    if (auto view = x.getDefiningOp<memref::SubViewOp>()) {
-      if (!view->hasOneUse() || !view.hasUnitStride() ||
-          !llvm::all_of(view.getStaticOffsets(),
-                        [](int64_t o) { return o == 0; }))
-        return std::nullopt;
-      xView = view;
-      x = view.getSource();
-    }
-    auto alloc = x.getDefiningOp<memref::AllocOp>();
-    if (!alloc || alloc->getBlock() != reader->getBlock())
+  static std::optional<ZeroPadded>
+  matchZeroPadded(memref::AllocOp alloc,
+                  function_ref<bool(Operation *, Value)> isReader) {
+    if (!alloc)
       return std::nullopt;
+    Value x = alloc.getResult();
     Operation *fill = nullptr;
     memref::SubViewOp interior;
-    SmallVector<Operation *> deallocs;
+    SmallVector<Operation *> views, deallocs;
+    ZeroPadded result;
     for (Operation *user : alloc->getUsers()) {
-      if (user == reader || user == xView)
-        continue;
-      if (!fill && isZeroFill(user, x)) {
+      if (isReader(user, x)) {
+        result.readers.push_back(user);
+      } else if (memref::SubViewOp view = leadingView(user);
+                 view && isReader(*view->getUsers().begin(), view)) {
+        result.readers.push_back(*view->getUsers().begin());
+        views.push_back(view);
+      } else if (!fill && isZeroFill(user, x)) {
         fill = user;
       } else if (auto v = dyn_cast<memref::SubViewOp>(user); v && !interior) {
         interior = v;
@@ -309,77 +353,148 @@ struct CUDALibraryCalls
       }
     }
     if (!fill || !interior || !interior->hasOneUse() ||
-        !interior.hasUnitStride())
+        !interior.hasUnitStride() || result.readers.empty())
       return std::nullopt;
     auto copy = dyn_cast<memref::CopyOp>(*interior->getUsers().begin());
+    Block *block = alloc->getBlock();
     if (!copy || copy.getTarget() != interior.getResult() ||
-        fill->getBlock() != reader->getBlock() ||
-        copy->getBlock() != reader->getBlock() ||
-        !fill->isBeforeInBlock(copy) || !copy->isBeforeInBlock(reader))
+        fill->getBlock() != block || copy->getBlock() != block ||
+        !fill->isBeforeInBlock(copy))
       return std::nullopt;
-    ZeroPadded result;
+    for (Operation *reader : result.readers)
+      if (reader->getBlock() != block || !copy->isBeforeInBlock(reader))
+        return std::nullopt;
+    llvm::sort(result.readers, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
     result.source = copy.getSource();
     result.interior = interior;
     result.ops = {copy, interior, fill};
-    if (xView)
-      result.ops.push_back(xView);
+    result.ops.append(views);
     result.ops.append(deallocs);
     result.ops.push_back(alloc);
     return result;
   }
 
-  /// A zero-padded input that only `conv` reads, or a leading part of such
-  /// a buffer (a strided conv that does not reach the last rows). cuDNN
-  /// pads by itself, the same amount on both sides, so the call can take
-  /// the unpadded input with the low padding instead when that gives the
-  /// conv's output size (a smaller high padding only cuts rows no output
-  /// reads).
+  /// What a convolution or filter gradient reads its input X with.
+  struct Window {
+    Value x;
+    int64_t strides[2], dilations[2], kernel[2], out[2];
+  };
+  std::optional<Window> windowOf(Operation *op) {
+    if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
+      Value x = conv.getDpsInputOperand(0)->get();
+      auto w = cast<MemRefType>(conv.getDpsInputOperand(1)->get().getType());
+      auto y = cast<MemRefType>(conv.getDpsInitOperand(0)->get().getType());
+      if (!w.hasStaticShape() || !y.hasStaticShape())
+        return std::nullopt;
+      SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
+      SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
+      return Window{x,
+                    {strides[0], strides[1]},
+                    {dilations[0], dilations[1]},
+                    {w.getDimSize(2), w.getDimSize(3)},
+                    {y.getDimSize(2), y.getDimSize(3)}};
+    }
+    if (auto generic = dyn_cast<linalg::GenericOp>(op))
+      if (std::optional<FilterGradient> grad = matchFilterGradient(generic)) {
+        auto dw = cast<MemRefType>(grad->dw.getType());
+        auto dy = cast<MemRefType>(grad->dy.getType());
+        return Window{grad->x,
+                      {grad->strides[0], grad->strides[1]},
+                      {grad->dilations[0], grad->dilations[1]},
+                      {dw.getDimSize(2), dw.getDimSize(3)},
+                      {dy.getDimSize(2), dy.getDimSize(3)}};
+      }
+    return std::nullopt;
+  }
+
+  /// A zero-padded input that only convolutions and filter gradients read
+  /// (a forward convolution, and in a training step also its filter
+  /// gradient, whole or a leading part of it: a strided window that does
+  /// not reach the last rows). cuDNN pads by itself, the same amount on both
+  /// sides, so each call can take the unpadded input with the low padding
+  /// instead when that gives the op's output size (a smaller high padding
+  /// only cuts rows no output reads): the padded buffer is never made. The
+  /// unpadded input must hold its values until the last reader; its
+  /// deallocations in between move after it.
   struct PaddedInput {
     Value source;
     int64_t padH = 0, padW = 0;
-    SmallVector<Operation *> ops; // to erase, users first
+    SmallVector<Operation *> readers;
+    SmallVector<Operation *> ops;   // to erase, users first
+    SmallVector<Operation *> frees; // of the source, to move
   };
-  static std::optional<PaddedInput>
-  matchPaddedInput(linalg::Conv2DNchwFchwOp conv, Value x) {
-    std::optional<ZeroPadded> padded = matchZeroPadded(conv, x);
+  std::optional<PaddedInput> matchPaddedInput(memref::AllocOp alloc) {
+    std::optional<ZeroPadded> padded =
+        matchZeroPadded(alloc, [&](Operation *op, Value read) {
+          std::optional<Window> window = windowOf(op);
+          return window && window->x == read;
+        });
     if (!padded)
       return std::nullopt;
     // The interior: [0, 0, padH, padW] of a buffer with as many images
-    // and channels; the conv reads no row or column beyond the symmetric
-    // padding, and cuDNN's output size is the conv's.
+    // and channels; no reader reads a row or column beyond the symmetric
+    // padding, and cuDNN's output size is each reader's.
     memref::SubViewOp interior = padded->interior;
-    auto read = cast<MemRefType>(conv.getDpsInputOperand(0)->get().getType());
     auto inner = cast<MemRefType>(interior.getType());
-    auto filter = cast<MemRefType>(conv.getDpsInputOperand(1)->get().getType());
-    auto out = cast<MemRefType>(conv.getDpsInitOperand(0)->get().getType());
     ArrayRef<int64_t> offsets = interior.getStaticOffsets();
     if (offsets.size() != 4 || ShapedType::isDynamicShape(offsets) ||
         offsets[0] != 0 || offsets[1] != 0 || inner.getRank() != 4 ||
-        !inner.hasStaticShape() || !read.hasStaticShape() ||
-        !filter.hasStaticShape() || !out.hasStaticShape() ||
-        inner.getDimSize(0) != read.getDimSize(0) ||
-        inner.getDimSize(1) != read.getDimSize(1) ||
-        !isF32Buffer(padded->source))
+        !inner.hasStaticShape() || !isF32Buffer(padded->source))
       return std::nullopt;
-    SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
-    SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
-    for (int d = 0; d < 2; ++d) {
-      int64_t size = inner.getDimSize(2 + d), pad = offsets[2 + d];
-      int64_t span = dilations[d] * (filter.getDimSize(2 + d) - 1) + 1;
-      if (read.getDimSize(2 + d) > size + 2 * pad ||
-          size + 2 * pad < span ||
-          (size + 2 * pad - span) / strides[d] + 1 != out.getDimSize(2 + d))
+    for (Operation *reader : padded->readers) {
+      std::optional<Window> window = windowOf(reader);
+      auto read = cast<MemRefType>(window->x.getType());
+      if (!read.hasStaticShape() ||
+          inner.getDimSize(0) != read.getDimSize(0) ||
+          inner.getDimSize(1) != read.getDimSize(1))
         return std::nullopt;
+      for (int d = 0; d < 2; ++d) {
+        int64_t size = inner.getDimSize(2 + d), pad = offsets[2 + d];
+        int64_t span = window->dilations[d] * (window->kernel[d] - 1) + 1;
+        if (read.getDimSize(2 + d) > size + 2 * pad || size + 2 * pad < span ||
+            (size + 2 * pad - span) / window->strides[d] + 1 != window->out[d])
+          return std::nullopt;
+      }
     }
-    // The source must still hold its values when the conv runs.
-    if (!unchangedBetween(padded->source, padded->ops.front(), conv))
-      return std::nullopt;
     PaddedInput result;
+    // The source must still hold its values when the last reader runs.
+    if (!unchangedBetween(padded->source, padded->ops.front(),
+                          padded->readers.back(), &result.frees))
+      return std::nullopt;
+    for (Operation *free : result.frees)
+      if (free->getBlock() != alloc->getBlock())
+        return std::nullopt;
     result.source = padded->source;
     result.padH = offsets[2];
     result.padW = offsets[3];
+    result.readers = std::move(padded->readers);
     result.ops = std::move(padded->ops);
     return result;
+  }
+
+  /// The readers of a padded input as cuDNN calls on the unpadded input.
+  LogicalResult lowerPaddedInput(memref::AllocOp alloc) {
+    std::optional<PaddedInput> padded = matchPaddedInput(alloc);
+    if (!padded)
+      return failure();
+    Operation *last = nullptr;
+    for (Operation *reader : padded->readers) {
+      OpBuilder builder(reader);
+      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(reader))
+        last = lowerConvolution(conv, padded->source, padded->padH,
+                                padded->padW, padded->ops);
+      else
+        last = lowerFilterGradient(cast<linalg::GenericOp>(reader),
+                                   padded->source, padded->padH,
+                                   padded->padW, padded->ops);
+    }
+    for (Operation *dead : padded->ops)
+      erase(dead);
+    for (Operation *free : padded->frees)
+      free->moveAfter(last);
+    return success();
   }
 
   /// The input gradient of a convolution as soap-training-step writes it,
@@ -468,8 +583,9 @@ struct CUDALibraryCalls
     Value spread = conv.getDpsInputOperand(0)->get();
     SmallVector<Operation *> padOps;
     if (KH > 1 || KW > 1) {
-      std::optional<ZeroPadded> padded = matchZeroPadded(conv, spread);
-      if (!padded)
+      std::optional<ZeroPadded> padded = matchZeroPadded(
+          allocOf(spread), [&](Operation *op, Value) { return op == conv; });
+      if (!padded || padded->readers.size() != 1)
         return std::nullopt;
       ArrayRef<int64_t> offsets = padded->interior.getStaticOffsets();
       if (offsets.size() != 4 ||
@@ -497,8 +613,11 @@ struct CUDALibraryCalls
           collapse.getReassociationIndices() != groups)
         return std::nullopt;
       std::optional<ZeroPadded> spreadBuffer =
-          matchZeroPadded(collapse, collapse.getSrc());
-      if (!spreadBuffer)
+          matchZeroPadded(collapse.getSrc().getDefiningOp<memref::AllocOp>(),
+                          [&](Operation *op, Value read) {
+                            return op == collapse && read == collapse.getSrc();
+                          });
+      if (!spreadBuffer || spreadBuffer->readers.size() != 1)
         return std::nullopt;
       auto d6 = cast<MemRefType>(collapse.getSrcType());
       memref::SubViewOp interior = spreadBuffer->interior;
@@ -655,53 +774,56 @@ struct CUDALibraryCalls
     return success();
   }
 
-  /// Y += conv(X, W) as a cuDNN call.
-  LogicalResult lowerConvolution(linalg::Conv2DNchwFchwOp op) {
-    Value x = op.getDpsInputOperand(0)->get();
+  /// Y += conv(X, W) as a cuDNN call, reading `x` padded by `padH` x
+  /// `padW` instead of the op's input if given. Returns the call.
+  Operation *lowerConvolution(linalg::Conv2DNchwFchwOp op, Value x = {},
+                              int64_t padH = 0, int64_t padW = 0,
+                              ArrayRef<Operation *> replaced = {}) {
+    if (!x)
+      x = op.getDpsInputOperand(0)->get();
     Value w = op.getDpsInputOperand(1)->get();
     Value y = op.getDpsInitOperand(0)->get();
     if (!isF32Buffer(x) || !isF32Buffer(w) || !isF32Buffer(y))
-      return failure();
+      return nullptr;
     SmallVector<int64_t> strides(op.getStrides().getValues<int64_t>());
     SmallVector<int64_t> dilations(op.getDilations().getValues<int64_t>());
-    std::optional<PaddedInput> padded = matchPaddedInput(op, x);
     OpBuilder builder(op);
-    call(builder, op, "soaprt_cuda_conv2d_f32",
-         {padded ? padded->source : x, w, y},
-         {strides[0], strides[1], dilations[0], dilations[1],
-          padded ? padded->padH : 0, padded ? padded->padW : 0},
-         y, padded ? ArrayRef<Operation *>(padded->ops)
-                   : ArrayRef<Operation *>());
+    Operation *callOp = call(builder, op, "soaprt_cuda_conv2d_f32", {x, w, y},
+                             {strides[0], strides[1], dilations[0],
+                              dilations[1], padH, padW},
+                             y, replaced);
     erase(op);
-    if (padded)
-      for (Operation *dead : padded->ops)
-        erase(dead);
-    return success();
+    return callOp;
   }
 
-  /// dW += the filter gradient of an NCHW convolution as a cuDNN call, if
-  /// `op` is one: the generic soap-training-step makes over the forward
-  /// convolution's loops (n, f, oh, ow, c, kh, kw), reading X through
+  /// The filter gradient of an NCHW convolution, if `op` is one: the
+  /// generic soap-training-step makes over the forward convolution's loops
+  /// (n, f, oh, ow, c, kh, kw), reading X through
   /// (n, c, oh * sh + kh * dh, ow * sw + kw * dw) and dY through
   /// (n, f, oh, ow), writing dW at (f, c, kh, kw), body `acc + x * dy`.
-  LogicalResult lowerFilterGradient(linalg::GenericOp op) {
+  struct FilterGradient {
+    Value x, dy, dw;
+    int64_t strides[2], dilations[2];
+  };
+  static std::optional<FilterGradient>
+  matchFilterGradient(linalg::GenericOp op) {
     if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
         op.getNumLoops() != 7)
-      return failure();
+      return std::nullopt;
     // The body: yield(acc + a * b) over the two inputs.
     Block &body = *op.getBlock();
     auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
     if (!add || body.getOperations().size() != 3)
-      return failure();
+      return std::nullopt;
     BlockArgument acc = body.getArgument(2);
     Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
     auto mul = product.getDefiningOp<arith::MulFOp>();
     if ((add.getLhs() != acc && add.getRhs() != acc) || !mul)
-      return failure();
+      return std::nullopt;
     llvm::SmallDenseSet<Value, 2> factors = {mul.getLhs(), mul.getRhs()};
     if (!factors.contains(body.getArgument(0)) ||
         !factors.contains(body.getArgument(1)))
-      return failure();
+      return std::nullopt;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     auto loopsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
       SmallVector<unsigned> loops;
@@ -715,27 +837,27 @@ struct CUDALibraryCalls
     };
     std::optional<SmallVector<unsigned>> out = loopsOf(maps[2]);
     if (!out || out->size() != 4)
-      return failure();
+      return std::nullopt;
     // X is the input with the window expressions.
     unsigned xi = loopsOf(maps[0]) ? 1 : 0;
     std::optional<SmallVector<unsigned>> dy = loopsOf(maps[1 - xi]);
     AffineMap xMap = maps[xi];
     if (!dy || dy->size() != 4 || xMap.getNumResults() != 4)
-      return failure();
+      return std::nullopt;
     unsigned f = (*out)[0], c = (*out)[1], kh = (*out)[2], kw = (*out)[3];
     unsigned n = (*dy)[0], oh = (*dy)[2], ow = (*dy)[3];
     if ((*dy)[1] != f || xMap.getResult(0) != getAffineDimExpr(n, op.getContext()) ||
         xMap.getResult(1) != getAffineDimExpr(c, op.getContext()))
-      return failure();
+      return std::nullopt;
     llvm::SmallBitVector seen(7);
     for (unsigned l : {f, c, kh, kw, n, oh, ow})
       seen.set(l);
     if (!seen.all())
-      return failure();
+      return std::nullopt;
     auto iterators = op.getIteratorTypesArray();
     for (unsigned l : {n, oh, ow})
       if (iterators[l] != utils::IteratorType::reduction)
-        return failure();
+        return std::nullopt;
     // Rows: oh * stride + kh * dilation; columns likewise.
     int64_t scalars[4];
     SmallVector<::soap::DimAccess> reads = mlir::soap::getDimAccesses(xMap);
@@ -749,23 +871,41 @@ struct CUDALibraryCalls
         else if (term.loop == static_cast<int32_t>(window))
           coeffs[1] = term.coefficient;
         else
-          return failure();
+          return std::nullopt;
       }
       if (read.whole || read.constant != 0 || coeffs[0] < 1 || coeffs[1] < 1)
-        return failure();
+        return std::nullopt;
       scalars[d] = coeffs[0];     // stride
       scalars[2 + d] = coeffs[1]; // dilation
     }
-    Value x = op.getDpsInputOperand(xi)->get();
-    Value g = op.getDpsInputOperand(1 - xi)->get();
-    Value dw = op.getDpsInitOperand(0)->get();
-    if (!isF32Buffer(x) || !isF32Buffer(g) || !isF32Buffer(dw))
-      return failure();
+    FilterGradient result{op.getDpsInputOperand(xi)->get(),
+                          op.getDpsInputOperand(1 - xi)->get(),
+                          op.getDpsInitOperand(0)->get(),
+                          {scalars[0], scalars[1]},
+                          {scalars[2], scalars[3]}};
+    if (!isF32Buffer(result.x) || !isF32Buffer(result.dy) ||
+        !isF32Buffer(result.dw))
+      return std::nullopt;
+    return result;
+  }
+
+  /// dW += the filter gradient as a cuDNN call, reading `x` padded by
+  /// `padH` x `padW` instead of the op's X if given. Returns the call.
+  Operation *lowerFilterGradient(linalg::GenericOp op, Value x = {},
+                                 int64_t padH = 0, int64_t padW = 0,
+                                 ArrayRef<Operation *> replaced = {}) {
+    std::optional<FilterGradient> grad = matchFilterGradient(op);
+    if (!grad)
+      return nullptr;
     OpBuilder builder(op);
-    call(builder, op, "soaprt_cuda_conv2d_filter_grad_f32", {x, g, dw},
-         {scalars[0], scalars[1], scalars[2], scalars[3], 0, 0}, dw);
+    Operation *callOp =
+        call(builder, op, "soaprt_cuda_conv2d_filter_grad_f32",
+             {x ? x : grad->x, grad->dy, grad->dw},
+             {grad->strides[0], grad->strides[1], grad->dilations[0],
+              grad->dilations[1], padH, padW},
+             grad->dw, replaced);
     erase(op);
-    return success();
+    return callOp;
   }
 
   void runOnOperation() override {
@@ -774,22 +914,26 @@ struct CUDALibraryCalls
       if (op.hasPureBufferSemantics())
         ops.push_back(op);
     });
-    // Input gradients first: their match looks at what runs between the
-    // filter's flip and the convolution, which is still linalg (whose
-    // effects are known) before the other ops become library calls.
+    // Input gradients first (their padded dY is theirs alone), then the
+    // readers of padded inputs, then every other op.
     for (linalg::LinalgOp op : ops) {
       if (erased.contains(op.getOperation()))
         continue;
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
         (void)lowerInputGradient(conv);
     }
+    SmallVector<memref::AllocOp> allocs;
+    getOperation().walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+    for (memref::AllocOp alloc : allocs)
+      if (!erased.contains(alloc.getOperation()))
+        (void)lowerPaddedInput(alloc);
     for (linalg::LinalgOp op : ops) {
       if (erased.contains(op.getOperation()))
         continue;
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
         (void)lowerConvolution(conv);
       else if (auto generic = dyn_cast<linalg::GenericOp>(*op);
-               generic && succeeded(lowerFilterGradient(generic)))
+               generic && lowerFilterGradient(generic))
         continue;
       else
         (void)lowerContraction(op);
