@@ -335,11 +335,15 @@ struct CUDALibraryCalls
     memref::SubViewOp interior;
     SmallVector<Operation *> views, deallocs;
     ZeroPadded result;
+    auto readsOnce = [](Operation *op, Value v) {
+      return llvm::count(op->getOperands(), v) == 1;
+    };
     for (Operation *user : alloc->getUsers()) {
-      if (isReader(user, x)) {
+      if (isReader(user, x) && readsOnce(user, x)) {
         result.readers.push_back(user);
       } else if (memref::SubViewOp view = leadingView(user);
-                 view && isReader(*view->getUsers().begin(), view)) {
+                 view && isReader(*view->getUsers().begin(), view) &&
+                 readsOnce(*view->getUsers().begin(), view)) {
         result.readers.push_back(*view->getUsers().begin());
         views.push_back(view);
       } else if (!fill && isZeroFill(user, x)) {
@@ -376,7 +380,8 @@ struct CUDALibraryCalls
     return result;
   }
 
-  /// What a convolution or filter gradient reads its input X with.
+  /// What a convolution or filter gradient reads its input X with (f32
+  /// buffers, static shapes: such an op always becomes a library call).
   struct Window {
     Value x;
     int64_t strides[2], dilations[2], kernel[2], out[2];
@@ -384,10 +389,12 @@ struct CUDALibraryCalls
   std::optional<Window> windowOf(Operation *op) {
     if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
       Value x = conv.getDpsInputOperand(0)->get();
-      auto w = cast<MemRefType>(conv.getDpsInputOperand(1)->get().getType());
-      auto y = cast<MemRefType>(conv.getDpsInitOperand(0)->get().getType());
-      if (!w.hasStaticShape() || !y.hasStaticShape())
+      Value wValue = conv.getDpsInputOperand(1)->get();
+      Value yValue = conv.getDpsInitOperand(0)->get();
+      if (!isF32Buffer(wValue) || !isF32Buffer(yValue))
         return std::nullopt;
+      auto w = cast<MemRefType>(wValue.getType());
+      auto y = cast<MemRefType>(yValue.getType());
       SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
       SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
       return Window{x,
@@ -490,6 +497,7 @@ struct CUDALibraryCalls
                                    padded->source, padded->padH,
                                    padded->padW, padded->ops);
     }
+    assert(last && "windowOf accepts only ops that become calls");
     for (Operation *dead : padded->ops)
       erase(dead);
     for (Operation *free : padded->frees)
@@ -630,6 +638,8 @@ struct CUDALibraryCalls
                                 d6.getDimSize(2), 1, d6.getDimSize(4), 1} ||
           !expand || !expand->hasOneUse() ||
           expand.getReassociationIndices() != groups ||
+          !spreadBuffer->ops.front()->isBeforeInBlock(
+              padOps.empty() ? conv.getOperation() : padOps.front()) ||
           !unchangedBetween(expand.getSrc(), spreadBuffer->ops.front(), conv))
         return std::nullopt;
       dy = expand.getSrc();
@@ -677,7 +687,7 @@ struct CUDALibraryCalls
   /// The part of the gradient of a padded input that anyone reads: dX =
   /// alloc, zero-filled right before the gradient, read only through one
   /// view at [0, 0, padH, padW] (the pad's gradient) whose users take any
-  /// layout (linalg ops, copies). With that padding cuDNN computes just
+  /// layout (linalg ops, copies) and run after the gradient. With that padding cuDNN computes just
   /// this interior, into a buffer of its own; the border rows and columns,
   /// which the stride-1 convolution would have computed, are never made.
   struct InteriorOutput {
@@ -708,7 +718,9 @@ struct CUDALibraryCalls
         !interior.getType().hasStaticShape())
       return std::nullopt;
     for (Operation *user : interior->getUsers())
-      if (!isa<linalg::LinalgOp, memref::CopyOp>(user))
+      if (!isa<linalg::LinalgOp, memref::CopyOp>(user) ||
+          user->getBlock() != conv->getBlock() ||
+          !conv->isBeforeInBlock(user))
         return std::nullopt;
     ArrayRef<int64_t> offsets = interior.getStaticOffsets();
     ArrayRef<int64_t> sizes = interior.getType().getShape();
@@ -909,11 +921,15 @@ struct CUDALibraryCalls
   }
 
   void runOnOperation() override {
+    // Collected before anything is erased (an erased op's address may be
+    // reused by a new one).
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics())
         ops.push_back(op);
     });
+    SmallVector<memref::AllocOp> allocs;
+    getOperation().walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
     // Input gradients first (their padded dY is theirs alone), then the
     // readers of padded inputs, then every other op.
     for (linalg::LinalgOp op : ops) {
@@ -922,8 +938,6 @@ struct CUDALibraryCalls
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
         (void)lowerInputGradient(conv);
     }
-    SmallVector<memref::AllocOp> allocs;
-    getOperation().walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
     for (memref::AllocOp alloc : allocs)
       if (!erased.contains(alloc.getOperation()))
         (void)lowerPaddedInput(alloc);
