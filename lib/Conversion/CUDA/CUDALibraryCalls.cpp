@@ -22,9 +22,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "soap/Conversion/Passes.h"
+#include "BufferPatterns.h"
 
-#include "soap/Analysis/OpGraphExtraction.h"
+#include "soap/Conversion/Passes.h"
 
 #include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
 #include "soap/Runtime/soaprt_cuda.h"
@@ -33,7 +33,6 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir {
@@ -44,6 +43,7 @@ namespace soap {
 } // namespace mlir
 
 using namespace mlir;
+using namespace mlir::soap::cuda;
 
 namespace {
 
@@ -65,8 +65,8 @@ static MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm) {
 
 /// A view of `value` whose dims are `order` (loop dims) given that dim r of
 /// `value` is loop dim `map.getResult(r)`; null if the map does not allow it.
-static Value orderedView(OpBuilder &b, Location loc, Value value,
-                         AffineMap map, ArrayRef<unsigned> order) {
+static Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
+                         ArrayRef<unsigned> order) {
   if (map.getNumResults() != order.size())
     return {};
   SmallVector<unsigned> perm;
@@ -89,11 +89,6 @@ static Value orderedView(OpBuilder &b, Location loc, Value value,
                                      AffineMapAttr::get(permutation));
 }
 
-static bool isF32Buffer(Value v) {
-  auto type = dyn_cast<MemRefType>(v.getType());
-  return type && type.getElementType().isF32() && type.hasStaticShape();
-}
-
 struct CUDALibraryCalls
     : public mlir::soap::impl::CUDALibraryCallsBase<CUDALibraryCalls> {
   using CUDALibraryCallsBase::CUDALibraryCallsBase;
@@ -101,9 +96,8 @@ struct CUDALibraryCalls
   unsigned numNames = 0;
   /// Ops this pass erased (not to be visited again).
   llvm::DenseSet<Operation *> erased;
-  /// The buffer each library call this pass made writes (it reads only its
-  /// other buffers).
-  llvm::DenseMap<Operation *, Value> callWrites;
+  /// What the library calls made so far write.
+  BufferWrites writes;
 
   void erase(Operation *op) {
     erased.insert(op);
@@ -135,32 +129,6 @@ struct CUDALibraryCalls
     return memref::CastOp::create(b, loc, unranked, v);
   }
 
-  /// The zero fill of `output` right before `op` (only side-effect-free ops
-  /// in between, or ops in `replaced`, which go with `op`), which the
-  /// library call can do itself (beta = 0).
-  static linalg::FillOp zeroFillBefore(Operation *op, Value output,
-                                       ArrayRef<Operation *> replaced) {
-    for (Operation *prev = op->getPrevNode(); prev;
-         prev = prev->getPrevNode()) {
-      if (llvm::is_contained(replaced, prev))
-        continue;
-      if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-        if (!fill.hasPureBufferSemantics() ||
-            fill.getDpsInitOperand(0)->get() != output)
-          return {};
-        auto value = fill.getDpsInputOperand(0)->get();
-        FloatAttr constant;
-        if (!matchPattern(value, m_Constant(&constant)) ||
-            !constant.getValue().isPosZero())
-          return {};
-        return fill;
-      }
-      if (!isMemoryEffectFree(prev))
-        return {};
-    }
-    return {};
-  }
-
   /// A call of runtime function `name` for `op` with `buffers` (the last
   /// one is what it writes), `scalars` and the flags, at `b`'s insertion
   /// point. The zero fill of `output` right before `op` (past `replaced`)
@@ -188,7 +156,7 @@ struct CUDALibraryCalls
     func::FuncOp callee = mlir::soap::getOrInsertRuntimeFunction(
         b, module, name, b.getFunctionType(types, {}), /*cInterface=*/true);
     auto callOp = func::CallOp::create(b, loc, callee, args);
-    callWrites[callOp] = buffers.back();
+    writes.recordCall(callOp, buffers.back());
     return callOp;
   }
 
@@ -226,158 +194,6 @@ struct CUDALibraryCalls
     call(builder, op, "soaprt_cuda_matmul_f32", {va, vb, vc}, {}, c);
     erase(op);
     return success();
-  }
-
-  /// The buffer a chain of views starts from.
-  static Value rootBuffer(Value v) {
-    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-      v = view.getViewSource();
-    return v;
-  }
-
-  /// Whether `op` sets all of `target` to +0.0: linalg.fill, or linalg.map
-  /// without inputs yielding the constant (how tensor.pad bufferizes).
-  static bool isZeroFill(Operation *op, Value target) {
-    Value value;
-    if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-      if (fill.getDpsInitOperand(0)->get() != target)
-        return false;
-      value = fill.getDpsInputOperand(0)->get();
-    } else if (auto map = dyn_cast<linalg::MapOp>(op)) {
-      if (map.getNumDpsInputs() != 0 || map.getInit() != target)
-        return false;
-      auto yield = cast<linalg::YieldOp>(map.getMapper().front().back());
-      if (yield.getNumOperands() != 1)
-        return false;
-      value = yield.getOperand(0);
-    } else {
-      return false;
-    }
-    FloatAttr zero;
-    return matchPattern(value, m_Constant(&zero)) &&
-           zero.getValue().isPosZero();
-  }
-
-  /// Whether nothing between `from` and `to` (same block, `from` first)
-  /// may write or free `buffer` (compared by root buffer; distinct roots
-  /// are distinct memory). Unknown effects count as writes. With `frees`,
-  /// deallocations of the buffer are collected there instead (for the
-  /// caller to move past `to`).
-  bool unchangedBetween(Value buffer, Operation *from, Operation *to,
-                        SmallVectorImpl<Operation *> *frees = nullptr) {
-    Value root = rootBuffer(buffer);
-    for (Operation *op = from->getNextNode(); op && op != to;
-         op = op->getNextNode()) {
-      if (auto it = callWrites.find(op); it != callWrites.end()) {
-        if (rootBuffer(it->second) == root)
-          return false;
-        continue;
-      }
-      if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
-          dealloc && frees && rootBuffer(dealloc.getMemref()) == root) {
-        frees->push_back(op);
-        continue;
-      }
-      std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
-          getEffectsRecursively(op);
-      if (!effects)
-        return false;
-      for (const MemoryEffects::EffectInstance &effect : *effects) {
-        if (!isa<MemoryEffects::Write, MemoryEffects::Free>(
-                effect.getEffect()))
-          continue;
-        Value written = effect.getValue();
-        if (!written || rootBuffer(written) == root)
-          return false;
-      }
-    }
-    return true;
-  }
-
-  /// A leading view (offsets 0, unit strides) with one user, or null.
-  static memref::SubViewOp leadingView(Operation *op) {
-    auto view = dyn_cast<memref::SubViewOp>(op);
-    if (!view || !view->hasOneUse() || !view.hasUnitStride() ||
-        !llvm::all_of(view.getStaticOffsets(),
-                      [](int64_t o) { return o == 0; }))
-      return {};
-    return view;
-  }
-
-  /// The buffer `x` is, or is a leading view of, if an alloc.
-  static memref::AllocOp allocOf(Value x) {
-    if (auto view = x.getDefiningOp<memref::SubViewOp>();
-        view && leadingView(view))
-      x = view.getSource();
-    return x.getDefiningOp<memref::AllocOp>();
-  }
-
-  /// A zero-padded buffer: alloc, zero fill, copy of the source into an
-  /// interior view (what tensor.pad bufferizes to), read only by ops that
-  /// `isReader(op, value read)` accepts, directly or through a leading view
-  /// each; the fill, the copy and every reader in the alloc's block, in that
-  /// order. `ops`: what goes when no reader reads it any more, users first.
-  /// (Whether the source still holds its values later is for the caller to
-  /// check.)
-  struct ZeroPadded {
-    Value source;
-    memref::SubViewOp interior;
-    SmallVector<Operation *> readers; // in block order
-    SmallVector<Operation *> ops;
-  };
-  static std::optional<ZeroPadded>
-  matchZeroPadded(memref::AllocOp alloc,
-                  function_ref<bool(Operation *, Value)> isReader) {
-    if (!alloc)
-      return std::nullopt;
-    Value x = alloc.getResult();
-    Operation *fill = nullptr;
-    memref::SubViewOp interior;
-    SmallVector<Operation *> views, deallocs;
-    ZeroPadded result;
-    auto readsOnce = [](Operation *op, Value v) {
-      return llvm::count(op->getOperands(), v) == 1;
-    };
-    for (Operation *user : alloc->getUsers()) {
-      if (isReader(user, x) && readsOnce(user, x)) {
-        result.readers.push_back(user);
-      } else if (memref::SubViewOp view = leadingView(user);
-                 view && isReader(*view->getUsers().begin(), view) &&
-                 readsOnce(*view->getUsers().begin(), view)) {
-        result.readers.push_back(*view->getUsers().begin());
-        views.push_back(view);
-      } else if (!fill && isZeroFill(user, x)) {
-        fill = user;
-      } else if (auto v = dyn_cast<memref::SubViewOp>(user); v && !interior) {
-        interior = v;
-      } else if (isa<memref::DeallocOp>(user)) {
-        deallocs.push_back(user);
-      } else {
-        return std::nullopt;
-      }
-    }
-    if (!fill || !interior || !interior->hasOneUse() ||
-        !interior.hasUnitStride() || result.readers.empty())
-      return std::nullopt;
-    auto copy = dyn_cast<memref::CopyOp>(*interior->getUsers().begin());
-    Block *block = alloc->getBlock();
-    if (!copy || copy.getTarget() != interior.getResult() ||
-        fill->getBlock() != block || copy->getBlock() != block ||
-        !fill->isBeforeInBlock(copy))
-      return std::nullopt;
-    for (Operation *reader : result.readers)
-      if (reader->getBlock() != block || !copy->isBeforeInBlock(reader))
-        return std::nullopt;
-    llvm::sort(result.readers, [](Operation *a, Operation *b) {
-      return a->isBeforeInBlock(b);
-    });
-    result.source = copy.getSource();
-    result.interior = interior;
-    result.ops = {copy, interior, fill};
-    result.ops.append(views);
-    result.ops.append(deallocs);
-    result.ops.push_back(alloc);
-    return result;
   }
 
   /// What a convolution or filter gradient reads its input X with (f32
@@ -453,8 +269,7 @@ struct CUDALibraryCalls
     for (Operation *reader : padded->readers) {
       std::optional<Window> window = windowOf(reader);
       auto read = cast<MemRefType>(window->x.getType());
-      if (!read.hasStaticShape() ||
-          inner.getDimSize(0) != read.getDimSize(0) ||
+      if (!read.hasStaticShape() || inner.getDimSize(0) != read.getDimSize(0) ||
           inner.getDimSize(1) != read.getDimSize(1))
         return std::nullopt;
       for (int d = 0; d < 2; ++d) {
@@ -467,8 +282,8 @@ struct CUDALibraryCalls
     }
     PaddedInput result;
     // The source must still hold its values when the last reader runs.
-    if (!unchangedBetween(padded->source, padded->ops.front(),
-                          padded->readers.back(), &result.frees))
+    if (!writes.unchangedBetween(padded->source, padded->ops.front(),
+                                 padded->readers.back(), &result.frees))
       return std::nullopt;
     for (Operation *free : result.frees)
       if (free->getBlock() != alloc->getBlock())
@@ -493,9 +308,9 @@ struct CUDALibraryCalls
         last = lowerConvolution(conv, padded->source, padded->padH,
                                 padded->padW, padded->ops);
       else
-        last = lowerFilterGradient(cast<linalg::GenericOp>(reader),
-                                   padded->source, padded->padH,
-                                   padded->padW, padded->ops);
+        last =
+            lowerFilterGradient(cast<linalg::GenericOp>(reader), padded->source,
+                                padded->padH, padded->padW, padded->ops);
     }
     assert(last && "windowOf accepts only ops that become calls");
     for (Operation *dead : padded->ops)
@@ -583,7 +398,7 @@ struct CUDALibraryCalls
         AffineMap::get(4, 0, {d1, d0, KH - 1 - d2, KW - 1 - d3}, ctx));
     SmallVector<AffineMap> maps = flip.getIndexingMapsArray();
     if (simplifyAffineMap(maps[0]) != flipMap || !maps[1].isIdentity() ||
-        !unchangedBetween(w, flip, conv))
+        !writes.unchangedBetween(w, flip, conv))
       return std::nullopt;
     result.w = w;
 
@@ -606,9 +421,7 @@ struct CUDALibraryCalls
     SmallVector<Operation *> spreadOps;
     Operation *crop = nullptr;
     if (auto view = spread.getDefiningOp<memref::SubViewOp>()) {
-      if (!view->hasOneUse() || !view.hasUnitStride() ||
-          !llvm::all_of(view.getStaticOffsets(),
-                        [](int64_t o) { return o == 0; }))
+      if (!leadingView(view))
         return std::nullopt;
       crop = view;
       spread = view.getSource();
@@ -629,8 +442,7 @@ struct CUDALibraryCalls
         return std::nullopt;
       auto d6 = cast<MemRefType>(collapse.getSrcType());
       memref::SubViewOp interior = spreadBuffer->interior;
-      auto expand =
-          spreadBuffer->source.getDefiningOp<memref::ExpandShapeOp>();
+      auto expand = spreadBuffer->source.getDefiningOp<memref::ExpandShapeOp>();
       if (!llvm::all_of(interior.getStaticOffsets(),
                         [](int64_t o) { return o == 0; }) ||
           interior.getType().getShape() !=
@@ -640,7 +452,8 @@ struct CUDALibraryCalls
           expand.getReassociationIndices() != groups ||
           !spreadBuffer->ops.front()->isBeforeInBlock(
               padOps.empty() ? conv.getOperation() : padOps.front()) ||
-          !unchangedBetween(expand.getSrc(), spreadBuffer->ops.front(), conv))
+          !writes.unchangedBetween(expand.getSrc(), spreadBuffer->ops.front(),
+                                   conv))
         return std::nullopt;
       dy = expand.getSrc();
       result.strideH = d6.getDimSize(3);
@@ -649,7 +462,7 @@ struct CUDALibraryCalls
       spreadOps.append(spreadBuffer->ops);
       spreadOps.push_back(expand);
     } else if (!padOps.empty() &&
-               !unchangedBetween(dy, padOps.front(), conv)) {
+               !writes.unchangedBetween(dy, padOps.front(), conv)) {
       return std::nullopt;
     }
     if (crop)
@@ -687,9 +500,10 @@ struct CUDALibraryCalls
   /// The part of the gradient of a padded input that anyone reads: dX =
   /// alloc, zero-filled right before the gradient, read only through one
   /// view at [0, 0, padH, padW] (the pad's gradient) whose users take any
-  /// layout (linalg ops, copies) and run after the gradient. With that padding cuDNN computes just
-  /// this interior, into a buffer of its own; the border rows and columns,
-  /// which the stride-1 convolution would have computed, are never made.
+  /// layout (linalg ops, copies) and run after the gradient. With that padding
+  /// cuDNN computes just this interior, into a buffer of its own; the border
+  /// rows and columns, which the stride-1 convolution would have computed, are
+  /// never made.
   struct InteriorOutput {
     memref::AllocOp alloc;
     memref::SubViewOp interior;
@@ -719,8 +533,7 @@ struct CUDALibraryCalls
       return std::nullopt;
     for (Operation *user : interior->getUsers())
       if (!isa<linalg::LinalgOp, memref::CopyOp>(user) ||
-          user->getBlock() != conv->getBlock() ||
-          !conv->isBeforeInBlock(user))
+          user->getBlock() != conv->getBlock() || !conv->isBeforeInBlock(user))
         return std::nullopt;
     ArrayRef<int64_t> offsets = interior.getStaticOffsets();
     ArrayRef<int64_t> sizes = interior.getType().getShape();
@@ -751,9 +564,9 @@ struct CUDALibraryCalls
     Value dx = op.getDpsInitOperand(0)->get();
     auto wType = cast<MemRefType>(grad->w.getType());
     auto dyType = cast<MemRefType>(grad->dy.getType());
-    std::optional<InteriorOutput> interior = matchInteriorOutput(
-        op, *grad, wType.getDimSize(2), wType.getDimSize(3),
-        dyType.getDimSize(2), dyType.getDimSize(3));
+    std::optional<InteriorOutput> interior =
+        matchInteriorOutput(op, *grad, wType.getDimSize(2), wType.getDimSize(3),
+                            dyType.getDimSize(2), dyType.getDimSize(3));
     Value target = dx;
     if (interior) {
       // A buffer of the interior's size where dX was allocated.
@@ -800,105 +613,12 @@ struct CUDALibraryCalls
     SmallVector<int64_t> strides(op.getStrides().getValues<int64_t>());
     SmallVector<int64_t> dilations(op.getDilations().getValues<int64_t>());
     OpBuilder builder(op);
-    Operation *callOp = call(builder, op, "soaprt_cuda_conv2d_f32", {x, w, y},
-                             {strides[0], strides[1], dilations[0],
-                              dilations[1], padH, padW},
-                             y, replaced);
+    Operation *callOp =
+        call(builder, op, "soaprt_cuda_conv2d_f32", {x, w, y},
+             {strides[0], strides[1], dilations[0], dilations[1], padH, padW},
+             y, replaced);
     erase(op);
     return callOp;
-  }
-
-  /// The filter gradient of an NCHW convolution, if `op` is one: the
-  /// generic soap-training-step makes over the forward convolution's loops
-  /// (n, f, oh, ow, c, kh, kw), reading X through
-  /// (n, c, oh * sh + kh * dh, ow * sw + kw * dw) and dY through
-  /// (n, f, oh, ow), writing dW at (f, c, kh, kw), body `acc + x * dy`.
-  struct FilterGradient {
-    Value x, dy, dw;
-    int64_t strides[2], dilations[2];
-  };
-  static std::optional<FilterGradient>
-  matchFilterGradient(linalg::GenericOp op) {
-    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-        op.getNumLoops() != 7)
-      return std::nullopt;
-    // The body: yield(acc + a * b) over the two inputs.
-    Block &body = *op.getBlock();
-    auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
-    if (!add || body.getOperations().size() != 3)
-      return std::nullopt;
-    BlockArgument acc = body.getArgument(2);
-    Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-    auto mul = product.getDefiningOp<arith::MulFOp>();
-    if ((add.getLhs() != acc && add.getRhs() != acc) || !mul)
-      return std::nullopt;
-    llvm::SmallDenseSet<Value, 2> factors = {mul.getLhs(), mul.getRhs()};
-    if (!factors.contains(body.getArgument(0)) ||
-        !factors.contains(body.getArgument(1)))
-      return std::nullopt;
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    auto loopsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
-      SmallVector<unsigned> loops;
-      for (AffineExpr e : map.getResults()) {
-        auto d = dyn_cast<AffineDimExpr>(e);
-        if (!d)
-          return std::nullopt;
-        loops.push_back(d.getPosition());
-      }
-      return loops;
-    };
-    std::optional<SmallVector<unsigned>> out = loopsOf(maps[2]);
-    if (!out || out->size() != 4)
-      return std::nullopt;
-    // X is the input with the window expressions.
-    unsigned xi = loopsOf(maps[0]) ? 1 : 0;
-    std::optional<SmallVector<unsigned>> dy = loopsOf(maps[1 - xi]);
-    AffineMap xMap = maps[xi];
-    if (!dy || dy->size() != 4 || xMap.getNumResults() != 4)
-      return std::nullopt;
-    unsigned f = (*out)[0], c = (*out)[1], kh = (*out)[2], kw = (*out)[3];
-    unsigned n = (*dy)[0], oh = (*dy)[2], ow = (*dy)[3];
-    if ((*dy)[1] != f || xMap.getResult(0) != getAffineDimExpr(n, op.getContext()) ||
-        xMap.getResult(1) != getAffineDimExpr(c, op.getContext()))
-      return std::nullopt;
-    llvm::SmallBitVector seen(7);
-    for (unsigned l : {f, c, kh, kw, n, oh, ow})
-      seen.set(l);
-    if (!seen.all())
-      return std::nullopt;
-    auto iterators = op.getIteratorTypesArray();
-    for (unsigned l : {n, oh, ow})
-      if (iterators[l] != utils::IteratorType::reduction)
-        return std::nullopt;
-    // Rows: oh * stride + kh * dilation; columns likewise.
-    int64_t scalars[4];
-    SmallVector<::soap::DimAccess> reads = mlir::soap::getDimAccesses(xMap);
-    for (int d = 0; d < 2; ++d) {
-      const ::soap::DimAccess &read = reads[2 + d];
-      unsigned outer = d == 0 ? oh : ow, window = d == 0 ? kh : kw;
-      int64_t coeffs[2] = {0, 0};
-      for (const ::soap::LoopTerm &term : read.terms) {
-        if (term.loop == static_cast<int32_t>(outer))
-          coeffs[0] = term.coefficient;
-        else if (term.loop == static_cast<int32_t>(window))
-          coeffs[1] = term.coefficient;
-        else
-          return std::nullopt;
-      }
-      if (read.whole || read.constant != 0 || coeffs[0] < 1 || coeffs[1] < 1)
-        return std::nullopt;
-      scalars[d] = coeffs[0];     // stride
-      scalars[2 + d] = coeffs[1]; // dilation
-    }
-    FilterGradient result{op.getDpsInputOperand(xi)->get(),
-                          op.getDpsInputOperand(1 - xi)->get(),
-                          op.getDpsInitOperand(0)->get(),
-                          {scalars[0], scalars[1]},
-                          {scalars[2], scalars[3]}};
-    if (!isF32Buffer(result.x) || !isF32Buffer(result.dy) ||
-        !isF32Buffer(result.dw))
-      return std::nullopt;
-    return result;
   }
 
   /// dW += the filter gradient as a cuDNN call, reading `x` padded by
@@ -929,7 +649,8 @@ struct CUDALibraryCalls
         ops.push_back(op);
     });
     SmallVector<memref::AllocOp> allocs;
-    getOperation().walk([&](memref::AllocOp alloc) { allocs.push_back(alloc); });
+    getOperation().walk(
+        [&](memref::AllocOp alloc) { allocs.push_back(alloc); });
     // Input gradients first (their padded dY is theirs alone), then the
     // readers of padded inputs, then every other op.
     for (linalg::LinalgOp op : ops) {

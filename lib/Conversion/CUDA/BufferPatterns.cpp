@@ -1,0 +1,262 @@
+//===- BufferPatterns.cpp - Buffer-level patterns of the CUDA lowering ---===//
+//
+// See BufferPatterns.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "BufferPatterns.h"
+
+#include "soap/Analysis/OpGraphExtraction.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+
+namespace mlir {
+namespace soap {
+namespace cuda {
+
+bool isF32Buffer(Value v) {
+  auto type = dyn_cast<MemRefType>(v.getType());
+  return type && type.getElementType().isF32() && type.hasStaticShape();
+}
+
+linalg::FillOp zeroFillBefore(Operation *op, Value output,
+                              ArrayRef<Operation *> replaced) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (llvm::is_contained(replaced, prev))
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      if (!fill.hasPureBufferSemantics() ||
+          fill.getDpsInitOperand(0)->get() != output)
+        return {};
+      auto value = fill.getDpsInputOperand(0)->get();
+      FloatAttr constant;
+      if (!matchPattern(value, m_Constant(&constant)) ||
+          !constant.getValue().isPosZero())
+        return {};
+      return fill;
+    }
+    if (!isMemoryEffectFree(prev))
+      return {};
+  }
+  return {};
+}
+
+Value rootBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+bool isZeroFill(Operation *op, Value target) {
+  Value value;
+  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    if (fill.getDpsInitOperand(0)->get() != target)
+      return false;
+    value = fill.getDpsInputOperand(0)->get();
+  } else if (auto map = dyn_cast<linalg::MapOp>(op)) {
+    if (map.getNumDpsInputs() != 0 || map.getInit() != target)
+      return false;
+    auto yield = cast<linalg::YieldOp>(map.getMapper().front().back());
+    if (yield.getNumOperands() != 1)
+      return false;
+    value = yield.getOperand(0);
+  } else {
+    return false;
+  }
+  FloatAttr zero;
+  return matchPattern(value, m_Constant(&zero)) && zero.getValue().isPosZero();
+}
+
+memref::SubViewOp leadingView(Operation *op) {
+  auto view = dyn_cast<memref::SubViewOp>(op);
+  if (!view || !view->hasOneUse() || !view.hasUnitStride() ||
+      !llvm::all_of(view.getStaticOffsets(), [](int64_t o) { return o == 0; }))
+    return {};
+  return view;
+}
+
+memref::AllocOp allocOf(Value x) {
+  if (auto view = x.getDefiningOp<memref::SubViewOp>();
+      view && leadingView(view))
+    x = view.getSource();
+  return x.getDefiningOp<memref::AllocOp>();
+}
+
+std::optional<ZeroPadded>
+matchZeroPadded(memref::AllocOp alloc,
+                function_ref<bool(Operation *, Value)> isReader) {
+  if (!alloc)
+    return std::nullopt;
+  Value x = alloc.getResult();
+  Operation *fill = nullptr;
+  memref::SubViewOp interior;
+  SmallVector<Operation *> views, deallocs;
+  ZeroPadded result;
+  auto readsOnce = [](Operation *op, Value v) {
+    return llvm::count(op->getOperands(), v) == 1;
+  };
+  for (Operation *user : alloc->getUsers()) {
+    if (isReader(user, x) && readsOnce(user, x)) {
+      result.readers.push_back(user);
+    } else if (memref::SubViewOp view = leadingView(user);
+               view && isReader(*view->getUsers().begin(), view) &&
+               readsOnce(*view->getUsers().begin(), view)) {
+      result.readers.push_back(*view->getUsers().begin());
+      views.push_back(view);
+    } else if (!fill && isZeroFill(user, x)) {
+      fill = user;
+    } else if (auto v = dyn_cast<memref::SubViewOp>(user); v && !interior) {
+      interior = v;
+    } else if (isa<memref::DeallocOp>(user)) {
+      deallocs.push_back(user);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!fill || !interior || !interior->hasOneUse() ||
+      !interior.hasUnitStride() || result.readers.empty())
+    return std::nullopt;
+  auto copy = dyn_cast<memref::CopyOp>(*interior->getUsers().begin());
+  Block *block = alloc->getBlock();
+  if (!copy || copy.getTarget() != interior.getResult() ||
+      fill->getBlock() != block || copy->getBlock() != block ||
+      !fill->isBeforeInBlock(copy))
+    return std::nullopt;
+  for (Operation *reader : result.readers)
+    if (reader->getBlock() != block || !copy->isBeforeInBlock(reader))
+      return std::nullopt;
+  llvm::sort(result.readers,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  result.source = copy.getSource();
+  result.interior = interior;
+  result.ops = {copy, interior, fill};
+  result.ops.append(views);
+  result.ops.append(deallocs);
+  result.ops.push_back(alloc);
+  return result;
+}
+
+std::optional<FilterGradient> matchFilterGradient(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumLoops() != 7)
+    return std::nullopt;
+  // The body: yield(acc + a * b) over the two inputs.
+  Block &body = *op.getBlock();
+  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || body.getOperations().size() != 3)
+    return std::nullopt;
+  BlockArgument acc = body.getArgument(2);
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if ((add.getLhs() != acc && add.getRhs() != acc) || !mul)
+    return std::nullopt;
+  llvm::SmallDenseSet<Value, 2> factors = {mul.getLhs(), mul.getRhs()};
+  if (!factors.contains(body.getArgument(0)) ||
+      !factors.contains(body.getArgument(1)))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto loopsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
+    SmallVector<unsigned> loops;
+    for (AffineExpr e : map.getResults()) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      if (!d)
+        return std::nullopt;
+      loops.push_back(d.getPosition());
+    }
+    return loops;
+  };
+  std::optional<SmallVector<unsigned>> out = loopsOf(maps[2]);
+  if (!out || out->size() != 4)
+    return std::nullopt;
+  // X is the input with the window expressions.
+  unsigned xi = loopsOf(maps[0]) ? 1 : 0;
+  std::optional<SmallVector<unsigned>> dy = loopsOf(maps[1 - xi]);
+  AffineMap xMap = maps[xi];
+  if (!dy || dy->size() != 4 || xMap.getNumResults() != 4)
+    return std::nullopt;
+  unsigned f = (*out)[0], c = (*out)[1], kh = (*out)[2], kw = (*out)[3];
+  unsigned n = (*dy)[0], oh = (*dy)[2], ow = (*dy)[3];
+  if ((*dy)[1] != f ||
+      xMap.getResult(0) != getAffineDimExpr(n, op.getContext()) ||
+      xMap.getResult(1) != getAffineDimExpr(c, op.getContext()))
+    return std::nullopt;
+  llvm::SmallBitVector seen(7);
+  for (unsigned l : {f, c, kh, kw, n, oh, ow})
+    seen.set(l);
+  if (!seen.all())
+    return std::nullopt;
+  auto iterators = op.getIteratorTypesArray();
+  for (unsigned l : {n, oh, ow})
+    if (iterators[l] != utils::IteratorType::reduction)
+      return std::nullopt;
+  // Rows: oh * stride + kh * dilation; columns likewise.
+  int64_t scalars[4];
+  SmallVector<::soap::DimAccess> reads = mlir::soap::getDimAccesses(xMap);
+  for (int d = 0; d < 2; ++d) {
+    const ::soap::DimAccess &read = reads[2 + d];
+    unsigned outer = d == 0 ? oh : ow, window = d == 0 ? kh : kw;
+    int64_t coeffs[2] = {0, 0};
+    for (const ::soap::LoopTerm &term : read.terms) {
+      if (term.loop == static_cast<int32_t>(outer))
+        coeffs[0] = term.coefficient;
+      else if (term.loop == static_cast<int32_t>(window))
+        coeffs[1] = term.coefficient;
+      else
+        return std::nullopt;
+    }
+    if (read.whole || read.constant != 0 || coeffs[0] < 1 || coeffs[1] < 1)
+      return std::nullopt;
+    scalars[d] = coeffs[0];     // stride
+    scalars[2 + d] = coeffs[1]; // dilation
+  }
+  FilterGradient result{op.getDpsInputOperand(xi)->get(),
+                        op.getDpsInputOperand(1 - xi)->get(),
+                        op.getDpsInitOperand(0)->get(),
+                        {scalars[0], scalars[1]},
+                        {scalars[2], scalars[3]}};
+  if (!isF32Buffer(result.x) || !isF32Buffer(result.dy) ||
+      !isF32Buffer(result.dw))
+    return std::nullopt;
+  return result;
+}
+
+bool BufferWrites::unchangedBetween(Value buffer, Operation *from,
+                                    Operation *to,
+                                    SmallVectorImpl<Operation *> *frees) const {
+  Value root = rootBuffer(buffer);
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    if (auto it = calls.find(op); it != calls.end()) {
+      if (rootBuffer(it->second) == root)
+        return false;
+      continue;
+    }
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(op);
+        dealloc && frees && rootBuffer(dealloc.getMemref()) == root) {
+      frees->push_back(op);
+      continue;
+    }
+    std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+        getEffectsRecursively(op);
+    if (!effects)
+      return false;
+    for (const MemoryEffects::EffectInstance &effect : *effects) {
+      if (!isa<MemoryEffects::Write, MemoryEffects::Free>(effect.getEffect()))
+        continue;
+      Value written = effect.getValue();
+      if (!written || rootBuffer(written) == root)
+        return false;
+    }
+  }
+  return true;
+}
+
+} // namespace cuda
+} // namespace soap
+} // namespace mlir

@@ -1,0 +1,97 @@
+//===- BufferPatterns.h - Buffer-level patterns of the CUDA lowering -----===//
+//
+// What soap-cuda-library-calls recognises on bufferized code before it
+// makes library calls: zero-padded buffers (tensor.pad bufferized), leading
+// views, zero fills, a convolution's filter gradient, and whether a buffer
+// keeps its contents between two ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
+#define SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+#include <optional>
+
+namespace mlir {
+namespace soap {
+namespace cuda {
+
+/// Whether `v` is a statically shaped f32 memref.
+bool isF32Buffer(Value v);
+
+/// The zero fill of `output` right before `op` (only side-effect-free ops
+/// in between, or ops in `replaced`, which go with `op`), which the
+/// library call can do itself (beta = 0).
+linalg::FillOp zeroFillBefore(Operation *op, Value output,
+                              ArrayRef<Operation *> replaced);
+
+/// The buffer a chain of views starts from.
+Value rootBuffer(Value v);
+
+/// Whether `op` sets all of `target` to +0.0: linalg.fill, or linalg.map
+/// without inputs yielding the constant (how tensor.pad bufferizes).
+bool isZeroFill(Operation *op, Value target);
+
+/// A leading view (offsets 0, unit strides) with one user, or null.
+memref::SubViewOp leadingView(Operation *op);
+
+/// The buffer `x` is, or is a leading view of, if an alloc.
+memref::AllocOp allocOf(Value x);
+
+/// A zero-padded buffer: alloc, zero fill, copy of the source into an
+/// interior view (what tensor.pad bufferizes to), read only by ops that
+/// `isReader(op, value read)` accepts, directly or through a leading view
+/// each; the fill, the copy and every reader in the alloc's block, in that
+/// order. `ops`: what goes when no reader reads it any more, users first.
+/// (Whether the source still holds its values later is for the caller to
+/// check.)
+struct ZeroPadded {
+  Value source;
+  memref::SubViewOp interior;
+  SmallVector<Operation *> readers; // in block order
+  SmallVector<Operation *> ops;
+};
+std::optional<ZeroPadded>
+matchZeroPadded(memref::AllocOp alloc,
+                function_ref<bool(Operation *, Value)> isReader);
+
+/// The filter gradient of an NCHW convolution, if `op` is one: the
+/// generic soap-training-step makes over the forward convolution's loops
+/// (n, f, oh, ow, c, kh, kw), reading X through
+/// (n, c, oh * sh + kh * dh, ow * sw + kw * dw) and dY through
+/// (n, f, oh, ow), writing dW at (f, c, kh, kw), body `acc + x * dy`.
+struct FilterGradient {
+  Value x, dy, dw;
+  int64_t strides[2], dilations[2];
+};
+std::optional<FilterGradient> matchFilterGradient(linalg::GenericOp op);
+
+/// The writes of the library calls made so far, for asking whether a buffer
+/// keeps its contents between two ops.
+class BufferWrites {
+public:
+  /// `call` writes `buffer` (and reads only its other operands).
+  void recordCall(Operation *call, Value buffer) { calls[call] = buffer; }
+
+  /// Whether nothing between `from` and `to` (same block, `from` first)
+  /// may write or free `buffer` (compared by root buffer; distinct roots
+  /// are distinct memory). Unknown effects count as writes. With `frees`,
+  /// deallocations of the buffer are collected there instead (for the
+  /// caller to move past `to`).
+  bool unchangedBetween(Value buffer, Operation *from, Operation *to,
+                        SmallVectorImpl<Operation *> *frees = nullptr) const;
+
+private:
+  llvm::DenseMap<Operation *, Value> calls;
+};
+
+} // namespace cuda
+} // namespace soap
+} // namespace mlir
+
+#endif // SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
