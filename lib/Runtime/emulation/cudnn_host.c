@@ -547,22 +547,49 @@ cudnnStatus_t cudnnConvolutionForward(
 
 /* ------------------------------------------------------ filter gradient */
 
-/* The workspace a filter-gradient algorithm needs, or -1 if the emulation
- * lacks it: ALGO_0 needs none, ALGO_1 one image's im2col buffer. */
-static long long filterGradWorkspaceOf(cudnnConvolutionBwdFilterAlgo_t algo,
-                                       const cudnnTensorDescriptor_t x,
-                                       const cudnnFilterDescriptor_t w,
-                                       const cudnnTensorDescriptor_t dy) {
+/* The workspace a gradient algorithm (filter or data: the same numbers)
+ * needs, or -1 if the emulation lacks it: ALGO_0 needs none, ALGO_1 one
+ * image's im2col buffer. */
+static long long gradWorkspaceOf(int algo, const cudnnTensorDescriptor_t x,
+                                 const cudnnFilterDescriptor_t w,
+                                 const cudnnTensorDescriptor_t dy) {
   if (soaprt_emu_options.dnnPackedOnly && (!packed(x) || !packed(dy)))
     return -1;
   switch (algo) {
-  case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0:
+  case 0:
     return 0;
-  case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1:
+  case 1:
     return (long long)w->c * w->h * w->w * dy->h * dy->w * 4;
   default:
     return -1;
   }
+}
+
+/* A gradient FindEx's results: the algorithms whose workspace fits first
+ * (fastest first), then the others as failures. */
+typedef struct gradPerf {
+  int algo;
+  cudnnStatus_t status;
+  float time;
+  size_t memory;
+} gradPerf_t;
+static int listGradAlgorithms(int count, const cudnnTensorDescriptor_t x,
+                              const cudnnFilterDescriptor_t w,
+                              const cudnnTensorDescriptor_t dy, size_t wsBytes,
+                              gradPerf_t *out) {
+  int listed = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (int a = 0; a < count; ++a) {
+      long long need = gradWorkspaceOf(a, x, w, dy);
+      int ok = need >= 0 && (size_t)need <= wsBytes;
+      if (ok != (pass == 0))
+        continue;
+      gradPerf_t p = {a, ok ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_NOT_SUPPORTED,
+                      ok ? 1.0f + (float)a : -1.0f,
+                      need < 0 ? 0 : (size_t)need};
+      out[listed++] = p;
+    }
+  return listed;
 }
 
 cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
@@ -576,7 +603,7 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
     return status;
   if (!bytes || (unsigned)algo >= CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT)
     return CUDNN_STATUS_BAD_PARAM;
-  long long need = filterGradWorkspaceOf(algo, x, dw, dy);
+  long long need = gradWorkspaceOf(algo, x, dw, dy);
   if (need < 0)
     return CUDNN_STATUS_NOT_SUPPORTED;
   *bytes = (size_t)need;
@@ -639,28 +666,21 @@ cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
     return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
                 "the handle's stream is destroyed");
   memset(dwp, 0xff, (size_t)dw->k * dw->c * dw->h * dw->w * 4); /* NaN */
-  int fma = conv->math == CUDNN_FMA_MATH;
-  cudnnConvolutionBwdFilterAlgoPerf_t all[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  int count = 0;
-  for (int pass = 0; pass < 2; ++pass)
-    for (int a = 0; a < CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT; ++a) {
-      long long need =
-          filterGradWorkspaceOf((cudnnConvolutionBwdFilterAlgo_t)a, x, dw, dy);
-      int ok = need >= 0 && (size_t)need <= wsBytes;
-      if (ok != (pass == 0))
-        continue;
-      cudnnConvolutionBwdFilterAlgoPerf_t p = {
-          (cudnnConvolutionBwdFilterAlgo_t)a,
-          ok ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_NOT_SUPPORTED,
-          ok ? 1.0f + (float)a : -1.0f,
-          need < 0 ? 0 : (size_t)need,
-          CUDNN_DETERMINISTIC,
-          fma ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH,
-          {0}};
-      all[count++] = p;
-    }
+  gradPerf_t all[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  int count = listGradAlgorithms(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, x,
+                                 dw, dy, wsBytes, all);
   *returned = count < requested ? count : requested;
-  memcpy(perf, all, (size_t)*returned * sizeof(*perf));
+  for (int i = 0; i < *returned; ++i) {
+    cudnnConvolutionBwdFilterAlgoPerf_t p = {
+        (cudnnConvolutionBwdFilterAlgo_t)all[i].algo,
+        all[i].status,
+        all[i].time,
+        all[i].memory,
+        CUDNN_DETERMINISTIC,
+        conv->math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH,
+        {0}};
+    perf[i] = p;
+  }
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -676,7 +696,7 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(
     return status;
   status = checkRun(call, h, x, xp, dw, dwp, dy, dyp, alpha, beta, (int)algo,
                     CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                    filterGradWorkspaceOf(algo, x, dw, dy), ws, wsBytes);
+                    gradWorkspaceOf(algo, x, dw, dy), ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
   filterGradient(*(const float *)alpha, x, (const float *)xp, dy,
@@ -687,24 +707,6 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(
 }
 
 /* -------------------------------------------------------- data gradient */
-
-/* The workspace a data-gradient algorithm needs, or -1 if the emulation
- * lacks it: ALGO_0 needs none, ALGO_1 one image's col2im buffer. */
-static long long dataGradWorkspaceOf(cudnnConvolutionBwdDataAlgo_t algo,
-                                     const cudnnTensorDescriptor_t dx,
-                                     const cudnnFilterDescriptor_t w,
-                                     const cudnnTensorDescriptor_t dy) {
-  if (soaprt_emu_options.dnnPackedOnly && (!packed(dx) || !packed(dy)))
-    return -1;
-  switch (algo) {
-  case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0:
-    return 0;
-  case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1:
-    return (long long)w->c * w->h * w->w * dy->h * dy->w * 4;
-  default:
-    return -1;
-  }
-}
 
 cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
     cudnnHandle_t h, const cudnnFilterDescriptor_t w,
@@ -717,7 +719,7 @@ cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
     return status;
   if (!bytes || (unsigned)algo >= CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
     return CUDNN_STATUS_BAD_PARAM;
-  long long need = dataGradWorkspaceOf(algo, dx, w, dy);
+  long long need = gradWorkspaceOf((int)algo, dx, w, dy);
   if (need < 0)
     return CUDNN_STATUS_NOT_SUPPORTED;
   *bytes = (size_t)need;
@@ -798,29 +800,23 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
     return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
                 "the handle's stream is destroyed");
   memset(dxp, 0xff, (size_t)tensorExtent(dx) * 4); /* trial results: NaN */
-  int fma = conv->math == CUDNN_FMA_MATH;
-  cudnnConvolutionBwdDataAlgoPerf_t all[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-  int count = 0;
-  for (int pass = 0; pass < 2; ++pass)
-    for (int a = 0; a < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT; ++a) {
-      long long need =
-          dataGradWorkspaceOf((cudnnConvolutionBwdDataAlgo_t)a, dx, w, dy);
-      int ok = need >= 0 && (size_t)need <= wsBytes;
-      if (ok != (pass == 0))
-        continue;
-      cudnnConvolutionBwdDataAlgoPerf_t p = {
-          (cudnnConvolutionBwdDataAlgo_t)a,
-          ok ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_NOT_SUPPORTED,
-          ok ? 1.0f + (float)a : -1.0f,
-          need < 0 ? 0 : (size_t)need,
-          a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0 ? CUDNN_NON_DETERMINISTIC
-                                                 : CUDNN_DETERMINISTIC,
-          fma ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH,
-          {0}};
-      all[count++] = p;
-    }
+  gradPerf_t all[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  int count = listGradAlgorithms(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, dx, w,
+                                 dy, wsBytes, all);
   *returned = count < requested ? count : requested;
-  memcpy(perf, all, (size_t)*returned * sizeof(*perf));
+  for (int i = 0; i < *returned; ++i) {
+    cudnnConvolutionBwdDataAlgoPerf_t p = {
+        (cudnnConvolutionBwdDataAlgo_t)all[i].algo,
+        all[i].status,
+        all[i].time,
+        all[i].memory,
+        all[i].algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_0
+            ? CUDNN_NON_DETERMINISTIC
+            : CUDNN_DETERMINISTIC,
+        conv->math == CUDNN_FMA_MATH ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH,
+        {0}};
+    perf[i] = p;
+  }
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -836,7 +832,7 @@ cudnnStatus_t cudnnConvolutionBackwardData(
     return status;
   status = checkRun(call, h, dx, dxp, w, wp, dy, dyp, alpha, beta, (int)algo,
                     CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                    dataGradWorkspaceOf(algo, dx, w, dy), ws, wsBytes);
+                    gradWorkspaceOf((int)algo, dx, w, dy), ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
   status = dataGradient(call, *(const float *)alpha, w, (const float *)wp, dy,
