@@ -339,7 +339,8 @@ struct CUDALibraryCalls
   struct InputGradient {
     Value w, dy;
     int64_t strideH = 1, strideW = 1;
-    SmallVector<Operation *> ops; // to erase, users first
+    SmallVector<Operation *> ops;   // to erase, users first
+    SmallVector<Operation *> frees; // of dY before the call, to move
   };
   std::optional<InputGradient>
   matchInputGradient(linalg::Conv2DNchwFchwOp conv) {
@@ -453,7 +454,7 @@ struct CUDALibraryCalls
           !spreadBuffer->ops.front()->isBeforeInBlock(
               padOps.empty() ? conv.getOperation() : padOps.front()) ||
           !writes.unchangedBetween(expand.getSrc(), spreadBuffer->ops.front(),
-                                   conv))
+                                   conv, &result.frees))
         return std::nullopt;
       dy = expand.getSrc();
       result.strideH = d6.getDimSize(3);
@@ -462,7 +463,8 @@ struct CUDALibraryCalls
       spreadOps.append(spreadBuffer->ops);
       spreadOps.push_back(expand);
     } else if (!padOps.empty() &&
-               !writes.unchangedBetween(dy, padOps.front(), conv)) {
+               !writes.unchangedBetween(dy, padOps.front(), conv,
+                                        &result.frees)) {
       return std::nullopt;
     }
     if (crop)
@@ -578,11 +580,15 @@ struct CUDALibraryCalls
       target = alloc;
     }
     OpBuilder builder(op);
-    call(builder, op, "soaprt_cuda_conv2d_input_grad_f32",
-         {grad->w, grad->dy, target},
-         {grad->strideH, grad->strideW, 1, 1, interior ? interior->padH : 0,
-          interior ? interior->padW : 0},
-         dx, grad->ops);
+    func::CallOp callOp =
+        call(builder, op, "soaprt_cuda_conv2d_input_grad_f32",
+             {grad->w, grad->dy, target},
+             {grad->strideH, grad->strideW, 1, 1, interior ? interior->padH : 0,
+              interior ? interior->padW : 0},
+             dx, grad->ops);
+    // dY, freed once copied, now lives until the call reads it.
+    for (Operation *free : grad->frees)
+      free->moveAfter(callOp);
     erase(op);
     for (Operation *dead : grad->ops)
       erase(dead);

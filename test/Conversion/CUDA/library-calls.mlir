@@ -690,3 +690,40 @@ func.func @padded_shared(%w: memref<4x3x3x3xf32>, %y: memref<2x4x8x8xf32>, %dy: 
   memref.dealloc %pad2 : memref<2x3x10x10xf32>
   return
 }
+
+// -----
+
+// dY freed right after its padded copy (its last use before the rewrite):
+// the deallocation moves after the backward-data call, which reads dY.
+#flip3 = affine_map<(d0, d1, d2, d3) -> (d1, d0, 2 - d2, 2 - d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @input_grad_dy_freed(
+// CHECK:         %[[DY:.*]] = memref.alloc() : memref<2x4x4x4xf32>
+// CHECK-NOT:     memref.dealloc %[[DY]]
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(
+// CHECK-NEXT:    memref.dealloc %[[DY]]
+func.func @input_grad_dy_freed(%w: memref<4x3x3x3xf32>, %dx: memref<2x3x6x6xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %dy = memref.alloc() : memref<2x4x4x4xf32>
+  linalg.fill ins(%one : f32) outs(%dy : memref<2x4x4x4xf32>)
+  %wf = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %p = memref.alloc() : memref<2x4x8x8xf32>
+  linalg.map outs(%p : memref<2x4x8x8xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi = memref.subview %p[0, 0, 2, 2] [2, 4, 4, 4] [1, 1, 1, 1] : memref<2x4x8x8xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  memref.copy %dy, %pi : memref<2x4x4x4xf32> to memref<2x4x4x4xf32, strided<[256, 64, 8, 1], offset: 18>>
+  memref.dealloc %dy : memref<2x4x4x4xf32>
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p, %wf : memref<2x4x8x8xf32>, memref<3x4x3x3xf32>) outs(%dx : memref<2x3x6x6xf32>)
+  memref.dealloc %p : memref<2x4x8x8xf32>
+  memref.dealloc %wf : memref<3x4x3x3xf32>
+  return
+}
