@@ -70,7 +70,12 @@ COMMON=(--machine="$MACHINE" --seed="$SEED" --emit=exe --quiet "$@")
 INPUTS=(--random-inputs="$SEED")
 if [ "${SCALED_INPUTS:-0}" = 1 ]; then
   "${CC:-cc}" -O2 -o "$WORK/make-inputs" "$ROOT/benchmarks/gpu/make-inputs.c" -lm
-  python3 "$ROOT/benchmarks/gpu/input-spec.py" "$SRC" > "$WORK/inputs.spec"
+  # The arguments of the program as compiled (with --train: the step's,
+  # cotangents included).
+  "$SOAP_BIN/soapc" "$SRC" --machine="$MACHINE" --seed="$SEED" --quiet "$@" \
+    --devices=1 --strategy=single --emit=mlir -o "$WORK/program.mlir" > /dev/null ||
+    { echo "diff-test: FAIL: cannot write the program's signature"; exit 1; }
+  python3 "$ROOT/benchmarks/gpu/input-spec.py" "$WORK/program.mlir" > "$WORK/inputs.spec"
   "$WORK/make-inputs" "$WORK/inputs.spec" "$WORK/inputs" "$SEED" > /dev/null
   INPUTS=(--inputs)
   n=$(grep -c . "$WORK/inputs.spec")
