@@ -450,13 +450,17 @@ static cudnnStatus_t checkRun(const char *call, cudnnHandle_t h,
   return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
-    cudnnHandle_t h, const cudnnTensorDescriptor_t x, const void *xp,
-    const cudnnFilterDescriptor_t w, const void *wp,
-    const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t y,
-    void *yp, const int requested, int *returned,
-    cudnnConvolutionFwdAlgoPerf_t *perf, void *ws, size_t wsBytes) {
-  const char *call = "cudnnFindConvolutionForwardAlgorithmEx";
+/* What every FindEx call checks before it runs: the shapes, the result
+ * array, where the data lies (the output must overlap neither input) and
+ * the stream. X, W and Y as in the forward convolution (the gradients pass
+ * dW as W, or dX as X, and dY as Y). */
+static cudnnStatus_t checkFind(const char *call, cudnnHandle_t h,
+                               const cudnnTensorDescriptor_t x, const void *xp,
+                               const cudnnFilterDescriptor_t w, const void *wp,
+                               const cudnnConvolutionDescriptor_t conv,
+                               const cudnnTensorDescriptor_t y, const void *yp,
+                               int requested, const int *returned,
+                               const void *perf, void *ws, size_t wsBytes) {
   ++soaprt_emu_stats.convFinds;
   cudnnStatus_t status = checkShapes(call, h, x, w, conv, y);
   if (status != CUDNN_STATUS_SUCCESS)
@@ -470,6 +474,20 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
   if (!soaprt_emu_stream_valid(h->stream))
     return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
                 "the handle's stream is destroyed");
+  return CUDNN_STATUS_SUCCESS;
+}
+
+cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
+    cudnnHandle_t h, const cudnnTensorDescriptor_t x, const void *xp,
+    const cudnnFilterDescriptor_t w, const void *wp,
+    const cudnnConvolutionDescriptor_t conv, const cudnnTensorDescriptor_t y,
+    void *yp, const int requested, int *returned,
+    cudnnConvolutionFwdAlgoPerf_t *perf, void *ws, size_t wsBytes) {
+  const char *call = "cudnnFindConvolutionForwardAlgorithmEx";
+  cudnnStatus_t status = checkFind(call, h, x, xp, w, wp, conv, y, yp,
+                                   requested, returned, perf, ws, wsBytes);
+  if (status != CUDNN_STATUS_SUCCESS)
+    return status;
   memset(yp, 0xff, (size_t)tensorExtent(y) * 4); /* trial results: NaN */
 
   cudnnConvolutionFwdAlgoPerf_t all[CUDNN_CONVOLUTION_FWD_ALGO_COUNT + 2];
@@ -651,20 +669,10 @@ cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
     void *dwp, const int requested, int *returned,
     cudnnConvolutionBwdFilterAlgoPerf_t *perf, void *ws, size_t wsBytes) {
   const char *call = "cudnnFindConvolutionBackwardFilterAlgorithmEx";
-  ++soaprt_emu_stats.convFinds;
-  cudnnStatus_t status = checkShapes(call, h, x, dw, conv, dy);
+  cudnnStatus_t status = checkFind(call, h, x, xp, dw, dwp, conv, dy, dyp,
+                                   requested, returned, perf, ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  if (requested < 1 || !returned || !perf)
-    return fail(CUDNN_STATUS_BAD_PARAM, call, "%d results requested",
-                requested);
-  /* dW is the output here: it must overlap neither X nor dY. */
-  status = checkData(call, x, xp, dw, dwp, dy, dyp, ws, wsBytes);
-  if (status != CUDNN_STATUS_SUCCESS)
-    return status;
-  if (!soaprt_emu_stream_valid(h->stream))
-    return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
-                "the handle's stream is destroyed");
   memset(dwp, 0xff, (size_t)dw->k * dw->c * dw->h * dw->w * 4); /* NaN */
   gradPerf_t all[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   int count = listGradAlgorithms(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, x,
@@ -785,20 +793,10 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
     void *dxp, const int requested, int *returned,
     cudnnConvolutionBwdDataAlgoPerf_t *perf, void *ws, size_t wsBytes) {
   const char *call = "cudnnFindConvolutionBackwardDataAlgorithmEx";
-  ++soaprt_emu_stats.convFinds;
-  cudnnStatus_t status = checkShapes(call, h, dx, w, conv, dy);
+  cudnnStatus_t status = checkFind(call, h, dx, dxp, w, wp, conv, dy, dyp,
+                                   requested, returned, perf, ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  if (requested < 1 || !returned || !perf)
-    return fail(CUDNN_STATUS_BAD_PARAM, call, "%d results requested",
-                requested);
-  /* dX is the output here: dY must not overlap it. */
-  status = checkData(call, dx, dxp, w, wp, dy, dyp, ws, wsBytes);
-  if (status != CUDNN_STATUS_SUCCESS)
-    return status;
-  if (!soaprt_emu_stream_valid(h->stream))
-    return fail(CUDNN_STATUS_EXECUTION_FAILED, call,
-                "the handle's stream is destroyed");
   memset(dxp, 0xff, (size_t)tensorExtent(dx) * 4); /* trial results: NaN */
   gradPerf_t all[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   int count = listGradAlgorithms(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, dx, w,
