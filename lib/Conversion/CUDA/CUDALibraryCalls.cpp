@@ -202,7 +202,7 @@ struct CUDALibraryCalls
     Value x;
     int64_t strides[2], dilations[2], kernel[2], out[2];
   };
-  std::optional<Window> windowOf(Operation *op) {
+  static std::optional<Window> windowOf(Operation *op) {
     if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
       Value x = conv.getDpsInputOperand(0)->get();
       Value wValue = conv.getDpsInputOperand(1)->get();
@@ -285,9 +285,6 @@ struct CUDALibraryCalls
     if (!writes.unchangedBetween(padded->source, padded->ops.front(),
                                  padded->readers.back(), &result.frees))
       return std::nullopt;
-    for (Operation *free : result.frees)
-      if (free->getBlock() != alloc->getBlock())
-        return std::nullopt;
     result.source = padded->source;
     result.padH = offsets[2];
     result.padW = offsets[3];
@@ -303,7 +300,6 @@ struct CUDALibraryCalls
       return failure();
     Operation *last = nullptr;
     for (Operation *reader : padded->readers) {
-      OpBuilder builder(reader);
       if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(reader))
         last = lowerConvolution(conv, padded->source, padded->padH,
                                 padded->padW, padded->ops);
