@@ -28,7 +28,11 @@
 # many training steps),
 # SCALED_INPUTS=1 (He-scaled .npy inputs from benchmarks/gpu/make-inputs.c,
 # built here with CC, instead of the executables' --random-inputs, which
-# overflow deep networks such as resnet101 to NaN), KEEP=1 to keep the work
+# overflow deep networks such as resnet101 to NaN), REFERENCE=f64 (the
+# reference is the model with every f32 in its text made f64, on the same
+# input values widened: tells a wrong result from float32 rounding, e.g. a
+# ReLU whose input is within rounding of zero taking the other branch; for
+# models whose text names f32 only as a type), KEEP=1 to keep the work
 # folder.
 set -euo pipefail
 
@@ -58,8 +62,17 @@ else
 fi
 NAME=$(basename "$SRC" .mlir)
 
+REF_SRC=$SRC
+case "${REFERENCE:=f32}" in
+  f32) ;;
+  f64)
+    REF_SRC=$WORK/$NAME.f64.mlir
+    sed 's/f32/f64/g' "$SRC" > "$REF_SRC" ;;
+  *) echo "diff-test: unknown REFERENCE=$REFERENCE (f32 or f64)"; exit 2 ;;
+esac
+
 COMMON=(--machine="$MACHINE" --seed="$SEED" --emit=exe --quiet "$@")
-"$SOAP_BIN/soapc" "$SRC" "${COMMON[@]}" --target=cpu --devices=1 --strategy=single \
+"$SOAP_BIN/soapc" "$REF_SRC" "${COMMON[@]}" --target=cpu --devices=1 --strategy=single \
   -o "$WORK/reference" > "$WORK/reference.log" ||
   { cat "$WORK/reference.log"; echo "diff-test: FAIL: cannot compile the reference"; exit 1; }
 "$SOAP_BIN/soapc" "$SRC" "${COMMON[@]}" "${TARGET_ARGS[@]}" --devices="$NRANKS" \
@@ -68,22 +81,35 @@ COMMON=(--machine="$MACHINE" --seed="$SEED" --emit=exe --quiet "$@")
   { cat "$WORK/partitioned.log"; echo "diff-test: FAIL: cannot compile $STRATEGY on $NRANKS devices"; exit 1; }
 
 INPUTS=(--random-inputs="$SEED")
+REF_INPUTS=("${INPUTS[@]}")
+# scaled_inputs SOURCE DIR: writes DIR/in<i>.npy for the arguments of SOURCE
+# as compiled (with --train: the step's, cotangents included) and prints
+# their paths.
+scaled_inputs() {
+  "$SOAP_BIN/soapc" "$1" --machine="$MACHINE" --seed="$SEED" --quiet "${SOAPC_ARGS[@]}" \
+    --devices=1 --strategy=single --emit=mlir -o "$2.mlir" > /dev/null ||
+    { echo "diff-test: FAIL: cannot write the program's signature" >&2; return 1; }
+  python3 "$ROOT/benchmarks/gpu/input-spec.py" "$2.mlir" > "$2.spec"
+  "$WORK/make-inputs" "$2.spec" "$2" "$SEED" > /dev/null
+  local i n
+  n=$(grep -c . "$2.spec")
+  for ((i = 0; i < n; i++)); do echo "$2/in$i.npy"; done
+}
 if [ "${SCALED_INPUTS:-0}" = 1 ]; then
   "${CC:-cc}" -O2 -o "$WORK/make-inputs" "$ROOT/benchmarks/gpu/make-inputs.c" -lm
-  # The arguments of the program as compiled (with --train: the step's,
-  # cotangents included).
-  "$SOAP_BIN/soapc" "$SRC" --machine="$MACHINE" --seed="$SEED" --quiet "$@" \
-    --devices=1 --strategy=single --emit=mlir -o "$WORK/program.mlir" > /dev/null ||
-    { echo "diff-test: FAIL: cannot write the program's signature"; exit 1; }
-  python3 "$ROOT/benchmarks/gpu/input-spec.py" "$WORK/program.mlir" > "$WORK/inputs.spec"
-  "$WORK/make-inputs" "$WORK/inputs.spec" "$WORK/inputs" "$SEED" > /dev/null
-  INPUTS=(--inputs)
-  n=$(grep -c . "$WORK/inputs.spec")
-  for ((i = 0; i < n; i++)); do INPUTS+=("$WORK/inputs/in$i.npy"); done
+  SOAPC_ARGS=("$@")
+  mapfile -t FILES < <(scaled_inputs "$SRC" "$WORK/inputs") && [ "${#FILES[@]}" -gt 0 ] || exit 1
+  INPUTS=(--inputs "${FILES[@]}")
+  REF_INPUTS=("${INPUTS[@]}")
+  if [ "$REFERENCE" = f64 ]; then # the same values, widened
+    mapfile -t FILES < <(scaled_inputs "$REF_SRC" "$WORK/ref-inputs") && [ "${#FILES[@]}" -gt 0 ] || exit 1
+    REF_INPUTS=(--inputs "${FILES[@]}")
+  fi
 fi
 
 INPUTS+=(--iterations="$ITERATIONS")
-timeout "$TIMEOUT" "$WORK/reference" "${INPUTS[@]}" --quiet \
+REF_INPUTS+=(--iterations="$ITERATIONS")
+timeout "$TIMEOUT" "$WORK/reference" "${REF_INPUTS[@]}" --quiet \
   --output-dir="$WORK/expected" > /dev/null ||
   { echo "diff-test: FAIL: the reference run failed"; exit 1; }
 timeout "$TIMEOUT" "${MPIRUN[@]}" "$WORK/partitioned" "${INPUTS[@]}" \
@@ -114,7 +140,7 @@ if [ "$status" = 0 ]; then
   what="$count result(s)"
   [ "$updated" = 0 ] || what+=" and $updated updated input(s)"
   [ "$ITERATIONS" = 1 ] || what+=" after $ITERATIONS runs"
-  echo "diff-test: PASS: $NAME, $STRATEGY on $NRANKS ranks ($TARGET), $what match the single-device run"
+  echo "diff-test: PASS: $NAME, $STRATEGY on $NRANKS ranks ($TARGET), $what match the single-device run$([ "$REFERENCE" = f64 ] && echo " in f64")"
 else
   echo "diff-test: FAIL: $NAME, $STRATEGY on $NRANKS ranks ($TARGET); the strategy:"
   cat "$WORK/strategy.json"

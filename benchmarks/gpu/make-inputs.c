@@ -180,7 +180,8 @@ int main(int argc, char **argv) {
           float v = (float)x;
           memcpy(out, &v, 4);
         } else if (descr[1] == 'f') {
-          memcpy(out, &x, 8);
+          double v = (double)(float)x; /* the f32 values: see soaprt_main.c */
+          memcpy(out, &v, 8);
         } else if (size == 4) {
           int32_t v = (int32_t)k;
           memcpy(out, &v, 4);

@@ -3,8 +3,10 @@
 // soap-npy-compare EXPECTED.npy ACTUAL.npy [--rtol=R]
 // soap-npy-compare --print FILE.npy      (dtype, shape, one line per row)
 //
-// Same dtype and shape, then: integers and booleans must be equal; floats
-// must satisfy max|actual - expected| <= R * max|expected| (R = 1e-5 by
+// Same dtype and shape (except that float32 and float64 compare with each
+// other: a float64 reference of a float32 program, scripts/diff-test.sh
+// REFERENCE=f64), then: integers and booleans must be equal; floats must
+// satisfy max|actual - expected| <= R * max|expected| (R = 1e-5 by
 // default), the error relative to the largest expected magnitude: a
 // partitioned program sums split reductions in another order, which moves
 // every element by a few ulps of the magnitudes summed, so elements that
@@ -159,18 +161,24 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *name = files[1];
-  if (expected.descr != actual.descr || expected.shape != actual.shape) {
+  auto isFloat = [](const std::string &descr) {
+    return descr == "<f4" || descr == "<f8";
+  };
+  bool bothFloat = isFloat(expected.descr) && isFloat(actual.descr);
+  if ((expected.descr != actual.descr && !bothFloat) ||
+      expected.shape != actual.shape) {
     std::printf("%s: MISMATCH: expected %s %s, got %s %s\n", name,
                 expected.descr.c_str(), shapeString(expected.shape).c_str(),
                 actual.descr.c_str(), shapeString(actual.shape).c_str());
     return 1;
   }
   int64_t size = elementSize(expected.descr);
+  int64_t actualSize = elementSize(actual.descr);
   int64_t n = 1;
   for (int64_t d : expected.shape)
     n *= d;
   if (size <= 0 || int64_t(expected.data.size()) < n * size ||
-      int64_t(actual.data.size()) < n * size) {
+      int64_t(actual.data.size()) < n * actualSize) {
     std::fprintf(stderr,
                  "soap-npy-compare: error: unsupported dtype '%s' or "
                  "truncated data\n",
@@ -178,7 +186,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   char kind = expected.descr[1];
-  std::string what = expected.descr + " " + shapeString(expected.shape);
+  std::string what = expected.descr +
+                     (actual.descr != expected.descr ? " vs " + actual.descr
+                                                      : std::string()) +
+                     " " + shapeString(expected.shape);
   if (kind != 'f') {
     int64_t different = 0, first = -1;
     for (int64_t i = 0; i < n; ++i)
@@ -199,9 +210,10 @@ int main(int argc, char **argv) {
                 (long long)n);
     return 0;
   }
-  auto value = [&](const std::vector<char> &data, int64_t i) {
-    const char *p = &data[i * size];
-    return size == 8 ? load<double>(p) : load<float>(p);
+  auto value = [&](const Npy &npy, int64_t i) {
+    int64_t width = npy.descr == "<f8" ? 8 : 4;
+    const char *p = &npy.data[i * width];
+    return width == 8 ? load<double>(p) : load<float>(p);
   };
   if (size != 4 && size != 8) {
     std::fprintf(stderr, "soap-npy-compare: error: unsupported dtype '%s'\n",
@@ -211,7 +223,7 @@ int main(int argc, char **argv) {
   double maxDiff = 0, maxRef = 0;
   int64_t worst = -1, nonFinite = 0, nonFiniteMismatch = 0;
   for (int64_t i = 0; i < n; ++i) {
-    double a = value(expected.data, i), b = value(actual.data, i);
+    double a = value(expected, i), b = value(actual, i);
     if (!std::isfinite(a) || !std::isfinite(b)) {
       ++nonFinite;
       bool same = (std::isnan(a) && std::isnan(b)) || a == b;
@@ -238,8 +250,8 @@ int main(int argc, char **argv) {
                 (long long)nonFinite, (long long)nonFiniteMismatch);
   if (!ok && worst >= 0)
     std::printf(", worst at flat index %lld: expected %.9g, got %.9g",
-                (long long)worst, value(expected.data, worst),
-                value(actual.data, worst));
+                (long long)worst, value(expected, worst),
+                value(actual, worst));
   std::printf("\n");
   return ok ? 0 : 1;
 }

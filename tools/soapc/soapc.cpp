@@ -46,6 +46,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -224,9 +225,14 @@ static bool writeFile(StringRef path, StringRef contents) {
 /// lowers for the CPU and writes the object file or executable.
 static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
   MLIRContext *context = module.getContext();
+  // --mlir-timing: the passes, then LLVM's code generation of the object.
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
   PassManager pm(context);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
+  pm.enableTiming(timing);
   mlir::soap::PartitionOptions partitionOptions;
   partitionOptions.entry = entryName.str();
   pm.addPass(mlir::soap::createPartition(partitionOptions));
@@ -274,6 +280,7 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
       fail("cannot write '" + objectPath + "': " + ec.message());
       return failure();
     }
+    TimingScope objectTiming = timing.nest("LLVM code generation");
     if (failed(mlir::soap::emitObjectFile(module, os, mcpu, optLevel)))
       return failure();
   }
@@ -326,6 +333,7 @@ int main(int argc, char **argv) {
   mlir::soap::registerLowerToCUDAPasses();
   mlir::registerPassManagerCLOptions();
   mlir::registerMLIRContextCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(soapcCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
