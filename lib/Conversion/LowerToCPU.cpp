@@ -641,6 +641,7 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(std::make_unique<CPULoopOrderPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createScalarAccumulators());
+  pm.addPass(createOutlineLoopNests());
   buildHostToLLVMPipeline(pm, /*genericAllocation=*/false);
 }
 

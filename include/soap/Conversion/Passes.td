@@ -161,6 +161,23 @@ def ScalarAccumulators : Pass<"soap-scalar-accumulators", "func::FuncOp"> {
   let dependentDialects = ["scf::SCFDialect", "memref::MemRefDialect"];
 }
 
+def OutlineLoopNests : Pass<"soap-outline-loop-nests", "ModuleOp"> {
+  let summary = "Give each outermost loop nest a function of its own";
+  let description = [{
+    LLVM's optimizer and code generator take time that grows faster than
+    linearly with the size of a function, and a zoo model's training step
+    lowered for the CPU is one function of thousands of loop nests
+    (inception_v3, batch 1: 8.5 minutes of LLVM code generation). Each
+    outermost `scf.for` of a function becomes a private function, called
+    where the loop was, with internal linkage and marked `noinline` (LLVM
+    `passthrough`) so that LLVM keeps it apart: the values the nest uses from above become its
+    arguments, constants are cloned into it. The loops, their order and the
+    arithmetic are unchanged. Loops that contain a call (to the runtime) are
+    left in place.
+  }];
+  let dependentDialects = ["func::FuncDialect", "LLVM::LLVMDialect"];
+}
+
 def CUDAFuseElementwise : Pass<"soap-cuda-fuse-elementwise"> {
   let summary = "Fuse each elementwise group into one linalg op (one kernel)";
   let description = [{
