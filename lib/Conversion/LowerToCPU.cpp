@@ -595,6 +595,8 @@ std::unique_ptr<Pass> mlir::soap::createCPUEntryPass() {
 
 void mlir::soap::buildHostToLLVMPipeline(OpPassManager &pm,
                                          bool genericAllocation) {
+  // One function per loop nest: LLVM's time grows faster than a function.
+  pm.addPass(createOutlineLoopNests());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -641,7 +643,6 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(std::make_unique<CPULoopOrderPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createScalarAccumulators());
-  pm.addPass(createOutlineLoopNests());
   buildHostToLLVMPipeline(pm, /*genericAllocation=*/false);
 }
 

@@ -51,8 +51,9 @@ std::unique_ptr<Pass> createCPUPreparePass(std::string entry = "",
 std::unique_ptr<Pass> createCPUEntryPass();
 
 /// Host code on buffers and loops (scf, affine, arith, math, memref) to the
-/// LLVM dialect: the CPU pipeline's last part, shared with the CUDA
-/// lowering's host emulation. With `genericAllocation`, memref.alloc and
+/// LLVM dialect, each loop nest in a function of its own
+/// (soap-outline-loop-nests): the CPU pipeline's last part, shared with the
+/// CUDA lowering's host emulation. With `genericAllocation`, memref.alloc and
 /// dealloc call _mlir_memref_to_llvm_alloc / _free (libsoaprt's device
 /// allocator on the CUDA back end) instead of malloc / free.
 void buildHostToLLVMPipeline(OpPassManager &pm, bool genericAllocation);
