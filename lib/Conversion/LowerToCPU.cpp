@@ -629,6 +629,7 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addPass(createSpecializeRanks(ranks));
   pm.addPass(createCPUPreparePass(options.entry));
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createBubbleUpSlices());
   pm.addPass(createCompactTensors());
 
   // Tensors to buffers. Function boundaries get identity layouts, so that

@@ -38,6 +38,28 @@ def SpecializeRanks : Pass<"soap-specialize-ranks", "ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def BubbleUpSlices : Pass<"soap-bubble-up-slices", "func::FuncOp"> {
+  let summary = "Reshape and pad only the part of a tensor a rank reads";
+  let description = [{
+    The training step computes some gradients through shape ops on a whole
+    tensor: a strided convolution's or pooling's output gradient is spread
+    (`tensor.expand_shape`, `tensor.pad` with the stride's zeros,
+    `tensor.collapse_shape`) before the op's tiles read their parts of it.
+    After soap-specialize-ranks a rank's function still spreads the whole
+    tensor (under data parallelism over N ranks: N times its batch slice,
+    in memory and in work) and soap-compact-tensors cannot shrink it, as
+    those ops use the tensor whole.
+
+    Each `tensor.extract_slice` of such an op's result moves above it
+    (upstream's bubble-up patterns for expand_shape and collapse_shape,
+    linalg's extract_slice-of-pad swap with static sizes), consecutive
+    slices merge, and a slice of an insert_slice of the same region folds
+    to the inserted value: the rank reshapes and pads only its part, which
+    soap-compact-tensors then sizes the tensor to. Values are unchanged.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def CompactTensors : Pass<"soap-compact-tensors", "ModuleOp"> {
   let summary = "Size each tensor of a rank's function to the part it uses";
   let description = [{

@@ -36,6 +36,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createSpecializeRanks(ranks));
   pm.addPass(createCPUPreparePass(options.entry, "CUDA"));
   pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createBubbleUpSlices());
   pm.addPass(createCompactTensors());
   pm.addPass(createCUDAFuseElementwise());
   pm.addPass(createCUDASplitReductions());

@@ -1,0 +1,108 @@
+//===- BubbleUpSlices.cpp - soap-bubble-up-slices -------------------------===//
+//
+// A rank reshapes and pads only the part of a tensor it reads (Passes.td).
+//
+//===----------------------------------------------------------------------===//
+
+#include "soap/Conversion/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace soap {
+#define GEN_PASS_DEF_BUBBLEUPSLICES
+#include "soap/Conversion/Passes.h.inc"
+} // namespace soap
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+/// Merges the static extract_slice ops of one value in one block that take
+/// the same part (the first one stays); returns whether it merged any.
+/// (Not CSE: that would also merge the tensor.empty ops of distinct
+/// tensors, which soap-compact-tensors sizes one by one.)
+static bool mergeIdenticalSlices(Operation *root) {
+  using Key = std::tuple<Value, Block *, Attribute, Attribute, Attribute,
+                         Type>;
+  DenseMap<Key, tensor::ExtractSliceOp> first;
+  SmallVector<tensor::ExtractSliceOp> duplicates;
+  root->walk([&](tensor::ExtractSliceOp slice) {
+    if (!slice.getOffsets().empty() || !slice.getSizes().empty() ||
+        !slice.getStrides().empty())
+      return;
+    Key key{slice.getSource(), slice->getBlock(),
+            slice.getStaticOffsetsAttr(), slice.getStaticSizesAttr(),
+            slice.getStaticStridesAttr(), slice.getType()};
+    auto [it, inserted] = first.try_emplace(key, slice);
+    if (!inserted)
+      duplicates.push_back(slice);
+  });
+  for (tensor::ExtractSliceOp slice : duplicates) {
+    Key key{slice.getSource(), slice->getBlock(),
+            slice.getStaticOffsetsAttr(), slice.getStaticSizesAttr(),
+            slice.getStaticStridesAttr(), slice.getType()};
+    slice.getResult().replaceAllUsesWith(first.lookup(key).getResult());
+    slice->erase();
+  }
+  return !duplicates.empty();
+}
+
+struct BubbleUpSlicesPass
+    : mlir::soap::impl::BubbleUpSlicesBase<BubbleUpSlicesPass> {
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    tensor::populateBubbleUpExtractSliceOpPatterns(patterns);
+    tensor::populateMergeConsecutiveInsertExtractSlicePatterns(patterns);
+    linalg::populateSwapExtractSliceWithFillPatterns(patterns);
+    // A slice of a pad: the pad of the slice of its source. Static slices
+    // only; no guard for slices wholly in the padding (bubbleUpPadSlice
+    // then makes the slice of zeros itself).
+    patterns.add<linalg::ExtractSliceOfPadTensorSwapPattern>(
+        context, [](tensor::ExtractSliceOp slice) -> std::optional<bool> {
+          if (!slice.getOffsets().empty() || !slice.getSizes().empty() ||
+              !slice.getStrides().empty())
+            return std::nullopt;
+          return false;
+        });
+    tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
+    FrozenRewritePatternSet shapes(std::move(patterns));
+    // Elementwise ops computed whole, then sliced (applied to the slices of
+    // elementwise ops only: through windowed or flipped indexing maps the
+    // sliced operands' offsets could fall outside them).
+    RewritePatternSet elementwisePatterns(context);
+    linalg::populateBubbleUpExtractSliceOpPatterns(elementwisePatterns);
+    FrozenRewritePatternSet elementwise(std::move(elementwisePatterns));
+    GreedyRewriteConfig existingOnly;
+    existingOnly.setStrictness(GreedyRewriteStrictness::ExistingOps);
+
+    // The linalg pattern moves a slice only above an op it is the one user
+    // of: identical slices (a rank's tiles reading the same part) are
+    // merged first, and again after each round.
+    for (int round = 0; round < 4; ++round) {
+      bool merged = mergeIdenticalSlices(getOperation());
+      SmallVector<Operation *> slicesOfElementwise;
+      getOperation().walk([&](tensor::ExtractSliceOp slice) {
+        auto producer = slice.getSource().getDefiningOp<linalg::LinalgOp>();
+        if (producer && linalg::isElementwise(producer))
+          slicesOfElementwise.push_back(slice);
+      });
+      bool movedElementwise = false, changed = false;
+      if (failed(applyOpPatternsGreedily(slicesOfElementwise, elementwise,
+                                         existingOnly, &movedElementwise)) ||
+          failed(applyPatternsGreedily(getOperation(), shapes,
+                                       GreedyRewriteConfig(), &changed))) {
+        signalPassFailure();
+        return;
+      }
+      if (!merged && !movedElementwise && !changed)
+        break;
+    }
+  }
+};
+} // namespace
