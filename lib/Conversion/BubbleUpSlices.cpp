@@ -22,6 +22,11 @@ namespace soap {
 using namespace mlir;
 
 namespace {
+static bool isStatic(tensor::ExtractSliceOp slice) {
+  return slice.getOffsets().empty() && slice.getSizes().empty() &&
+         slice.getStrides().empty();
+}
+
 /// Merges the static extract_slice ops of one value in one block that take
 /// the same part (the first one stays); returns whether it merged any.
 /// (Not CSE: that would also merge the tensor.empty ops of distinct
@@ -30,23 +35,20 @@ static bool mergeIdenticalSlices(Operation *root) {
   using Key = std::tuple<Value, Block *, Attribute, Attribute, Attribute,
                          Type>;
   DenseMap<Key, tensor::ExtractSliceOp> first;
-  SmallVector<tensor::ExtractSliceOp> duplicates;
+  SmallVector<std::pair<tensor::ExtractSliceOp, tensor::ExtractSliceOp>>
+      duplicates;
   root->walk([&](tensor::ExtractSliceOp slice) {
-    if (!slice.getOffsets().empty() || !slice.getSizes().empty() ||
-        !slice.getStrides().empty())
+    if (!isStatic(slice))
       return;
     Key key{slice.getSource(), slice->getBlock(),
             slice.getStaticOffsetsAttr(), slice.getStaticSizesAttr(),
             slice.getStaticStridesAttr(), slice.getType()};
     auto [it, inserted] = first.try_emplace(key, slice);
     if (!inserted)
-      duplicates.push_back(slice);
+      duplicates.push_back({slice, it->second});
   });
-  for (tensor::ExtractSliceOp slice : duplicates) {
-    Key key{slice.getSource(), slice->getBlock(),
-            slice.getStaticOffsetsAttr(), slice.getStaticSizesAttr(),
-            slice.getStaticStridesAttr(), slice.getType()};
-    slice.getResult().replaceAllUsesWith(first.lookup(key).getResult());
+  for (auto [slice, kept] : duplicates) {
+    slice.getResult().replaceAllUsesWith(kept.getResult());
     slice->erase();
   }
   return !duplicates.empty();
@@ -65,8 +67,7 @@ struct BubbleUpSlicesPass
     // then makes the slice of zeros itself).
     patterns.add<linalg::ExtractSliceOfPadTensorSwapPattern>(
         context, [](tensor::ExtractSliceOp slice) -> std::optional<bool> {
-          if (!slice.getOffsets().empty() || !slice.getSizes().empty() ||
-              !slice.getStrides().empty())
+          if (!isStatic(slice))
             return std::nullopt;
           return false;
         });

@@ -52,10 +52,15 @@ def BubbleUpSlices : Pass<"soap-bubble-up-slices", "func::FuncOp"> {
 
     Each `tensor.extract_slice` of such an op's result moves above it
     (upstream's bubble-up patterns for expand_shape and collapse_shape,
-    linalg's extract_slice-of-pad swap with static sizes), consecutive
-    slices merge, and a slice of an insert_slice of the same region folds
-    to the inserted value: the rank reshapes and pads only its part, which
-    soap-compact-tensors then sizes the tensor to. Values are unchanged.
+    linalg's extract_slice swaps with pad (static sizes) and fill, and its
+    bubble-up through elementwise ops, only those: through windowed or
+    flipped indexing maps a slice's operands could start before the
+    tensor), consecutive slices merge, and a slice of an insert_slice of the
+    same region folds to the inserted value: the rank reshapes, pads and
+    computes only its part, which soap-compact-tensors then sizes the tensor
+    to. Identical slices of one value are merged between rounds (the linalg
+    pattern moves only a slice that is its op's one user). Values are
+    unchanged.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
