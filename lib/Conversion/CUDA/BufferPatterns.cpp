@@ -9,6 +9,7 @@
 #include "soap/Analysis/OpGraphExtraction.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -234,6 +235,21 @@ bool BufferWrites::unchangedBetween(Value buffer, Operation *from,
        op = op->getNextNode()) {
     if (auto it = calls.find(op); it != calls.end()) {
       if (rootBuffer(it->second) == root)
+        return false;
+      continue;
+    }
+    // libsoaprt's communication (a data-parallel step all-reduces each
+    // weight gradient between the backward ops) writes only the region it
+    // is given, its first operand.
+    if (auto call = dyn_cast<func::CallOp>(op);
+        call && (call.getCallee().starts_with("soaprt_all_reduce_") ||
+                 call.getCallee().starts_with("soaprt_transfer_"))) {
+      if (call->getNumOperands() == 0)
+        return false;
+      Value region = call->getOperand(0);
+      if (auto cast = region.getDefiningOp<memref::CastOp>())
+        region = cast.getSource();
+      if (rootBuffer(region) == root)
         return false;
       continue;
     }

@@ -80,7 +80,8 @@ public:
 
   /// Whether nothing between `from` and `to` (same block, `from` first)
   /// may write or free `buffer` (compared by root buffer; distinct roots
-  /// are distinct memory). Unknown effects count as writes. With `frees`,
+  /// are distinct memory). Unknown effects count as writes; libsoaprt's
+  /// all-reduce and transfer calls write their first operand. With `frees`,
   /// deallocations of the buffer are collected there instead (for the
   /// caller to move past `to`).
   bool unchangedBetween(Value buffer, Operation *from, Operation *to,

@@ -397,6 +397,48 @@ func.func @input_grad_1x1(%w: memref<6x4x1x1xf32>, %dy: memref<2x6x3x3xf32>, %dx
 
 // -----
 
+// Data parallelism all-reduces a weight gradient between the flip and the
+// convolution: libsoaprt's all-reduce writes only its region, so W and dY
+// keep their values and the 1 x 1 stride-1 input gradient is backward data.
+// An all-reduce of W itself in between keeps the convolution.
+#flip1 = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2, -d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @input_grad_all_reduce_between(
+// CHECK:         call @soaprt_all_reduce_f32
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(
+// CHECK:         call @soaprt_all_reduce_f32
+// CHECK:         call @soaprt_cuda_conv2d_f32(
+// CHECK:         return
+func.func private @soaprt_all_reduce_f32(memref<*xf32>, i64, i64, memref<*xi64>)
+func.func @input_grad_all_reduce_between(%w: memref<6x4x1x1xf32>, %dy: memref<2x6x5x5xf32>, %dx: memref<2x4x5x5xf32>, %dx2: memref<2x4x5x5xf32>, %g: memref<8xf32>, %devices: memref<*xi64>) {
+  %c0 = arith.constant 0 : i64
+  %wf = memref.alloc() : memref<4x6x1x1xf32>
+  linalg.generic {indexing_maps = [#flip1, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<6x4x1x1xf32>) outs(%wf : memref<4x6x1x1xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %gc = memref.cast %g : memref<8xf32> to memref<*xf32>
+  call @soaprt_all_reduce_f32(%gc, %c0, %c0, %devices) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%dy, %wf : memref<2x6x5x5xf32>, memref<4x6x1x1xf32>) outs(%dx : memref<2x4x5x5xf32>)
+  memref.dealloc %wf : memref<4x6x1x1xf32>
+  %wf2 = memref.alloc() : memref<4x6x1x1xf32>
+  linalg.generic {indexing_maps = [#flip1, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<6x4x1x1xf32>) outs(%wf2 : memref<4x6x1x1xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %wc = memref.cast %w : memref<6x4x1x1xf32> to memref<*xf32>
+  call @soaprt_all_reduce_f32(%wc, %c0, %c0, %devices) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%dy, %wf2 : memref<2x6x5x5xf32>, memref<4x6x1x1xf32>) outs(%dx2 : memref<2x4x5x5xf32>)
+  memref.dealloc %wf2 : memref<4x6x1x1xf32>
+  return
+}
+
+// -----
+
 // Stride 1 (a padded 3 x 3 convolution): only the padding of dY.
 #flip3 = affine_map<(d0, d1, d2, d3) -> (d1, d0, 2 - d2, 2 - d3)>
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
