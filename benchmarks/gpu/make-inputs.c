@@ -23,7 +23,9 @@
  * times s + 1 for sample s along dimension 0 (random noise images are
  * statistically alike, and a deep network maps them to nearly the same
  * output: the scale makes the samples' results differ, so that a mix-up of
- * samples shows); integer inputs in [0, 1000). At batch 2 the logits are
+ * samples shows); integer inputs in [0, 1000); float64 arguments get the
+ * float32 values, widened (a float64 version of the model, diff-test.sh
+ * REFERENCE=f64, sees the same inputs). At batch 2 the logits are
  * finite and the two samples' differ by ~50% of the largest: alexnet
  * max|logit| ~21, inception_v3 ~24, resnet101 ~1e8 (its residual sums grow;
  * the comparison is relative to the largest value).
