@@ -593,6 +593,18 @@ std::unique_ptr<Pass> mlir::soap::createCPUEntryPass() {
   return std::make_unique<CPUEntryPass>();
 }
 
+void mlir::soap::buildRankFunctionsPipeline(OpPassManager &pm,
+                                            const std::string &entry,
+                                            const std::string &target) {
+  SpecializeRanksOptions ranks;
+  ranks.entry = entry;
+  pm.addPass(createSpecializeRanks(ranks));
+  pm.addPass(createCPUPreparePass(entry, target));
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createBubbleUpSlices());
+  pm.addPass(createCompactTensors());
+}
+
 void mlir::soap::buildHostToLLVMPipeline(OpPassManager &pm,
                                          bool genericAllocation) {
   // One function per loop nest: LLVM's time grows faster than a function.
@@ -624,13 +636,7 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
                                          const LowerToCPUOptions &options) {
   // One function per rank (each tensor the size of what its rank touches),
   // then the checks and entry handling.
-  SpecializeRanksOptions ranks;
-  ranks.entry = options.entry;
-  pm.addPass(createSpecializeRanks(ranks));
-  pm.addPass(createCPUPreparePass(options.entry));
-  pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createBubbleUpSlices());
-  pm.addPass(createCompactTensors());
+  buildRankFunctionsPipeline(pm, options.entry, "the CPU");
 
   // Tensors to buffers. Function boundaries get identity layouts, so that
   // the entry takes and returns plain contiguous buffers.

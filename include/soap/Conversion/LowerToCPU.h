@@ -50,6 +50,14 @@ std::unique_ptr<Pass> createCPUPreparePass(std::string entry = "",
                                            std::string target = "the CPU");
 std::unique_ptr<Pass> createCPUEntryPass();
 
+/// The first part of both lowerings: one function per rank
+/// (soap-specialize-ranks), the checks and entry handling (soap-cpu-prepare,
+/// `target` naming the target in messages), each rank's slices moved above
+/// whole-tensor reshapes and pads (soap-bubble-up-slices), and each tensor
+/// sized to what its rank touches (soap-compact-tensors).
+void buildRankFunctionsPipeline(OpPassManager &pm, const std::string &entry,
+                                const std::string &target);
+
 /// Host code on buffers and loops (scf, affine, arith, math, memref) to the
 /// LLVM dialect, each loop nest in a function of its own
 /// (soap-outline-loop-nests): the CPU pipeline's last part, shared with the

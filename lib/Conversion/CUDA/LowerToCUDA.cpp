@@ -31,13 +31,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   // Tensors: one function per rank, each tensor the size of what its rank
   // touches, the same checks and entry handling as the CPU, then one linalg
   // op per elementwise group.
-  SpecializeRanksOptions ranks;
-  ranks.entry = options.entry;
-  pm.addPass(createSpecializeRanks(ranks));
-  pm.addPass(createCPUPreparePass(options.entry, "CUDA"));
-  pm.addPass(createCanonicalizerPass());
-  pm.addNestedPass<func::FuncOp>(createBubbleUpSlices());
-  pm.addPass(createCompactTensors());
+  buildRankFunctionsPipeline(pm, options.entry, "CUDA");
   pm.addPass(createCUDAFuseElementwise());
   pm.addPass(createCUDASplitReductions());
   pm.addPass(createCanonicalizerPass());
