@@ -79,7 +79,7 @@ const char *soaprt_dtype_npy(int64_t dtype) {
   }
 }
 
-static int64_t checkedDtypeSize(int64_t dtype, const char *who) {
+int64_t soaprt_checked_dtype_size(int64_t dtype, const char *who) {
   int64_t size = soaprt_dtype_size(dtype);
   if (size == 0)
     soaprt_fatal("%s: unknown element type code %lld", who, (long long)dtype);
@@ -299,44 +299,40 @@ static void recvBytes(char *p, int64_t bytes, int from) {
 }
 #endif
 
-static void checkDevice(int64_t device, const char *who) {
+void soaprt_check_device(int64_t device, const char *who) {
   if (device < 0 || device >= gSize)
     soaprt_fatal("%s: device %lld does not exist (the program runs on %d "
                  "ranks)",
                  who, (long long)device, gSize);
 }
 
-void soaprt_transfer(soaprt_unranked_memref_t *m, int64_t dtype, int64_t from,
-                     int64_t to) {
-  checkDevice(from, "soaprt_transfer");
-  checkDevice(to, "soaprt_transfer");
-  if (from == to || (gRank != from && gRank != to))
-    return;
-  region_t r = soaprt_view(m, checkedDtypeSize(dtype, "soaprt_transfer"));
-  int64_t bytes = soaprt_region_elements(&r) * r.elemSize;
-  if (bytes == 0)
-    return;
+void soaprt_run_transfer(const region_t *r, int64_t from, int64_t to) {
 #if defined(SOAPRT_HAVE_CUDA)
-  soaprt_cuda_transfer(&r, from, to);
+  soaprt_cuda_transfer(r, from, to);
 #elif defined(SOAPRT_HAVE_MPI)
+  int64_t bytes = soaprt_region_elements(r) * r->elemSize;
   int owned;
   if (gRank == from) {
-    char *packed = packRegion(&r, &owned);
+    char *packed = packRegion(r, &owned);
     sendBytes(packed, bytes, (int)to);
     if (owned)
       free(packed);
   } else {
-    if (soaprt_region_contiguous(&r)) {
-      recvBytes(r.base, bytes, (int)from);
+    if (soaprt_region_contiguous(r)) {
+      recvBytes(r->base, bytes, (int)from);
     } else {
       char *packed = (char *)malloc((size_t)bytes);
       if (!packed)
         soaprt_fatal("out of memory (%lld bytes)", (long long)bytes);
       recvBytes(packed, bytes, (int)from);
-      copyRegion(&r, packed, 0);
+      copyRegion(r, packed, 0);
       free(packed);
     }
   }
+#else
+  (void)r;
+  (void)from;
+  (void)to;
 #endif
 }
 
@@ -401,11 +397,9 @@ static MPI_Datatype mpiType(int64_t dtype) {
 }
 #endif
 
-/* The device list of a group (at most 1024, each checked) into `devices`;
- * returns its length and sets `member` if this rank is in it. */
-static int64_t readDevices(soaprt_unranked_memref_t *devicesRef,
-                           int64_t devices[1024], int *member,
-                           const char *who) {
+int64_t soaprt_read_devices(soaprt_unranked_memref_t *devicesRef,
+                            int64_t devices[1024], int *member,
+                            const char *who) {
   region_t dv = soaprt_view(devicesRef, 8);
   int64_t n = soaprt_region_elements(&dv);
   if (n > 1024)
@@ -417,7 +411,7 @@ static int64_t readDevices(soaprt_unranked_memref_t *devicesRef,
 #endif
   *member = 0;
   for (int64_t i = 0; i < n; ++i) {
-    checkDevice(devices[i], who);
+    soaprt_check_device(devices[i], who);
     *member |= devices[i] == gRank;
   }
   return n;
@@ -426,7 +420,8 @@ static int64_t readDevices(soaprt_unranked_memref_t *devicesRef,
 void soaprt_prepare_group(soaprt_unranked_memref_t *devicesRef) {
   int64_t devices[1024];
   int member = 0;
-  int64_t n = readDevices(devicesRef, devices, &member, "soaprt_prepare_group");
+  int64_t n =
+      soaprt_read_devices(devicesRef, devices, &member, "soaprt_prepare_group");
   if (!member || n <= 1)
     return;
 #if defined(SOAPRT_HAVE_CUDA)
@@ -440,22 +435,12 @@ void _mlir_ciface_soaprt_prepare_group(soaprt_unranked_memref_t *devices) {
   soaprt_prepare_group(devices);
 }
 
-void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
-                       soaprt_unranked_memref_t *devicesRef) {
-  int64_t devices[1024];
-  int member = 0;
-  int64_t n = readDevices(devicesRef, devices, &member, "soaprt_all_reduce");
-  if (kind < SOAPRT_SUM || kind > SOAPRT_MIN)
-    soaprt_fatal("soaprt_all_reduce: unknown reduction %lld", (long long)kind);
-  if (!member || n <= 1)
-    return;
-  region_t r = soaprt_view(m, checkedDtypeSize(dtype, "soaprt_all_reduce"));
-  int64_t count = soaprt_region_elements(&r);
-  if (count == 0)
-    return;
+void soaprt_run_all_reduce(const region_t *r, int64_t dtype, int64_t kind,
+                           const int64_t *devices, int64_t n) {
 #if defined(SOAPRT_HAVE_CUDA)
-  soaprt_cuda_all_reduce(&r, dtype, kind, devices, n);
+  soaprt_cuda_all_reduce(r, dtype, kind, devices, n);
 #elif defined(SOAPRT_HAVE_MPI)
+  int64_t count = soaprt_region_elements(r);
   MPI_Datatype type = mpiType(dtype);
   MPI_Op op = kind == SOAPRT_SUM ? MPI_SUM : kind == SOAPRT_MAX ? MPI_MAX
                                                                 : MPI_MIN;
@@ -463,17 +448,23 @@ void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
     op = MPI_BOR;
   MPI_Comm comm = soaprt_group(devices, n, "soaprt_all_reduce")->comm;
   int owned;
-  char *packed = packRegion(&r, &owned);
+  char *packed = packRegion(r, &owned);
   for (int64_t done = 0; done < count;) {
     int chunk = count - done > (1 << 28) ? (1 << 28) : (int)(count - done);
-    MPI_Allreduce(MPI_IN_PLACE, packed + done * r.elemSize, chunk, type, op,
+    MPI_Allreduce(MPI_IN_PLACE, packed + done * r->elemSize, chunk, type, op,
                   comm);
     done += chunk;
   }
   if (owned) {
-    copyRegion(&r, packed, 0);
+    copyRegion(r, packed, 0);
     free(packed);
   }
+#else
+  (void)r;
+  (void)dtype;
+  (void)kind;
+  (void)devices;
+  (void)n;
 #endif
 }
 
@@ -504,7 +495,7 @@ static soaprt_binding_t *bind(soaprt_binding_t *table, int64_t index,
   if (m->rank > SOAPRT_MAX_RANK)
     soaprt_fatal("%s: rank %lld tensors are not supported", who,
                  (long long)m->rank);
-  *view = soaprt_view(m, checkedDtypeSize(dtype, who));
+  *view = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
   soaprt_binding_t *b = &table[index];
   b->bound = 1;
   b->dtype = dtype;
@@ -602,7 +593,7 @@ void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *m,
   if (dtype != b->dtype)
     soaprt_fatal("%s: input %lld holds %s, not %s", who, (long long)index,
                  soaprt_dtype_npy(b->dtype), soaprt_dtype_npy(dtype));
-  region_t view = soaprt_view(m, checkedDtypeSize(dtype, who));
+  region_t view = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
   /* The new value is the part this rank holds (the compiled code's rank
      function returns only that part) or the whole input. */
   const int64_t *whole = b->hasRegion ? b->whole : b->sizes;
@@ -723,6 +714,15 @@ char *soaprt_gather_input(int64_t index) {
                                           soaprt_unranked_memref_t *devices) {\
     soaprt_all_reduce(m, dtype, kind, devices);                               \
   }                                                                           \
+  int64_t _mlir_ciface_soaprt_transfer_start_##T(                             \
+      soaprt_unranked_memref_t *m, int64_t dtype, int64_t from, int64_t to) { \
+    return soaprt_transfer_start(m, dtype, from, to);                         \
+  }                                                                           \
+  int64_t _mlir_ciface_soaprt_all_reduce_start_##T(                           \
+      soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,               \
+      soaprt_unranked_memref_t *devices) {                                    \
+    return soaprt_all_reduce_start(m, dtype, kind, devices);                  \
+  }                                                                           \
   void _mlir_ciface_soaprt_bind_input_##T(int64_t index,                      \
                                           soaprt_unranked_memref_t *m,        \
                                           int64_t dtype) {                    \
@@ -749,6 +749,9 @@ SOAPRT_ENTRIES(f16)
 SOAPRT_ENTRIES(bf16)
 
 void soaprt_finalize(void) {
+  /* Communication still in flight (or, deferred, not yet run) first. */
+  if (gInitialized)
+    soaprt_comm_drain();
 #ifdef SOAPRT_HAVE_CUDA
   /* Waits for the stream, releases NCCL, the libraries and the stream. */
   soaprt_cuda_finalize();

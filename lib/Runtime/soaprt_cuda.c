@@ -71,7 +71,7 @@ cudaStream_t soaprt_cuda_stream(const char *op) {
     soaprt_fatal("%s: the CUDA runtime is not running (device work before "
                  "soaprt_init or after soaprt_finalize)",
                  op && *op ? op : "soaprt");
-  return soaprt_cuda.stream;
+  return soaprt_cuda.current;
 }
 
 void soaprt_cuda_sync(const char *op) {
@@ -121,7 +121,7 @@ void soaprt_cuda_free(void *ptr, const char *op) {
   /* Frees after finalize (global destructors) are left to process exit. */
   if (!ptr || !soaprt_cuda.initialized || soaprt_cuda.finalized)
     return;
-  SOAPRT_CUDA_CHECK(cudaFreeAsync(ptr, soaprt_cuda.stream), op);
+  SOAPRT_CUDA_CHECK(cudaFreeAsync(ptr, soaprt_cuda.current), op);
 }
 
 int soaprt_cuda_is_device_pointer(const void *ptr) {
@@ -375,6 +375,7 @@ void soaprt_cuda_init(int rank, int size) {
   SOAPRT_CUDA_CHECK(
       cudaStreamCreateWithFlags(&soaprt_cuda.stream, cudaStreamNonBlocking),
       op);
+  soaprt_cuda.current = soaprt_cuda.stream;
   /* Freed memory stays in the pool for reuse (never back to the driver
      while the program runs). */
   SOAPRT_CUDA_CHECK(
@@ -407,6 +408,6 @@ void soaprt_cuda_finalize(void) {
   soaprt_cuda_mgpu_finalize();
   soaprt_cuda_sync(op);
   SOAPRT_CUDA_CHECK(cudaStreamDestroy(soaprt_cuda.stream), op);
-  soaprt_cuda.stream = NULL;
+  soaprt_cuda.stream = soaprt_cuda.current = NULL;
   soaprt_cuda.finalized = 1;
 }

@@ -9,7 +9,13 @@
  * soap_setup prepares the program's groups (soaprt_prepare_group), or at
  * first use otherwise, and cached. Strided regions go through a packed device
  * temporary.
- * NCCL enqueues on the rank's stream and returns; nothing here waits.
+ * All of it runs on the rank's communication stream (soaprt_comm.c brackets
+ * each operation with soaprt_cuda_comm_begin / _end): it starts after the
+ * work issued before it and overlaps the work issued after it, which waits
+ * for it only where compiled code calls soaprt_comm_wait (an event per
+ * ticket, in a ring: a re-recorded event belongs to a later ticket, which
+ * completes after the earlier one anyway). NCCL enqueues and returns;
+ * nothing here waits on the host.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -23,6 +29,25 @@
 #include <string.h>
 
 static ncclComm_t gWorld = NULL;
+
+/* The communication stream and its events (made with the world
+ * communicator: one rank never communicates). */
+#define TICKET_EVENTS 64
+static cudaStream_t gCommStream = NULL;
+static cudaEvent_t gIssuedEvent = NULL;          /* work before a start */
+static cudaEvent_t gTicketEvents[TICKET_EVENTS]; /* ticket t: [t % N] */
+static int gGroupDepth = 0;
+
+/* Copies back out of (and frees of) packed buffers of the open group's
+ * transfers: they follow its ncclGroupEnd. */
+typedef struct unpack {
+  soaprt_region_t region;
+  int64_t sizes[SOAPRT_MAX_RANK], strides[SOAPRT_MAX_RANK];
+  char *packed;
+  int store;
+} unpack_t;
+static unpack_t *gUnpacks = NULL;
+static size_t gUnpackCount = 0, gUnpackCapacity = 0;
 
 static void ncclCheck(ncclResult_t result, const char *call, const char *op) {
   if (result == ncclSuccess)
@@ -53,17 +78,124 @@ static ncclComm_t createComm(MPI_Comm comm, const char *op) {
 
 void soaprt_cuda_comm_init(void) {
   /* One rank never communicates: no NCCL at all. */
-  if (soaprt_cuda.size > 1)
-    gWorld = createComm(MPI_COMM_WORLD, "soaprt_init");
+  if (soaprt_cuda.size <= 1)
+    return;
+  const char *op = "soaprt_init";
+  gWorld = createComm(MPI_COMM_WORLD, op);
+  SOAPRT_CUDA_CHECK(cudaStreamCreateWithFlags(&gCommStream,
+                                              cudaStreamNonBlocking),
+                    op);
+  SOAPRT_CUDA_CHECK(
+      cudaEventCreateWithFlags(&gIssuedEvent, cudaEventDisableTiming), op);
+  for (int i = 0; i < TICKET_EVENTS; ++i)
+    SOAPRT_CUDA_CHECK(cudaEventCreateWithFlags(&gTicketEvents[i],
+                                               cudaEventDisableTiming),
+                      op);
+}
+
+static cudaStream_t commStream(const char *op) {
+  if (!gCommStream)
+    soaprt_fatal("%s: no communication stream (one rank)", op);
+  return gCommStream;
+}
+
+void soaprt_cuda_comm_begin(void) {
+  const char *op = "soaprt_comm";
+  cudaStream_t comm = commStream(op);
+  cudaStream_t compute = soaprt_cuda_stream(op);
+  if (compute == comm)
+    soaprt_fatal("%s: communication issued twice at once", op);
+  SOAPRT_CUDA_CHECK(cudaEventRecord(gIssuedEvent, compute), op);
+  SOAPRT_CUDA_CHECK(cudaStreamWaitEvent(comm, gIssuedEvent, 0), op);
+  soaprt_cuda.current = comm;
+}
+
+void soaprt_cuda_comm_end(int64_t first, int64_t last) {
+  const char *op = "soaprt_comm";
+  cudaStream_t comm = commStream(op);
+  /* Only the last TICKET_EVENTS tickets can still be told apart. */
+  if (first > 0 && last - first >= TICKET_EVENTS)
+    first = last - TICKET_EVENTS + 1;
+  for (int64_t t = first; first > 0 && t <= last; ++t)
+    SOAPRT_CUDA_CHECK(cudaEventRecord(gTicketEvents[t % TICKET_EVENTS], comm),
+                      op);
+  soaprt_cuda_after_call(op);
+  soaprt_cuda.current = soaprt_cuda.stream;
+}
+
+void soaprt_cuda_comm_wait(int64_t ticket) {
+  const char *op = "soaprt_comm_wait";
+  (void)commStream(op);
+  SOAPRT_CUDA_CHECK(cudaStreamWaitEvent(soaprt_cuda_stream(op),
+                                        gTicketEvents[ticket % TICKET_EVENTS],
+                                        0),
+                    op);
+}
+
+void soaprt_cuda_group_begin(void) {
+  const char *op = "soaprt_comm_group_begin";
+  if (gGroupDepth++ == 0)
+    SOAPRT_NCCL_CHECK(ncclGroupStart(), op);
+}
+
+void soaprt_cuda_group_end(void) {
+  const char *op = "soaprt_comm_group_end";
+  if (--gGroupDepth > 0)
+    return;
+  SOAPRT_NCCL_CHECK(ncclGroupEnd(), op);
+  for (size_t i = 0; i < gUnpackCount; ++i) {
+    unpack_t *u = &gUnpacks[i];
+    u->region.sizes = u->sizes;
+    u->region.strides = u->strides;
+    soaprt_cuda_unpack(&u->region, u->packed, u->store, op);
+  }
+  gUnpackCount = 0;
+}
+
+/* After a transfer's NCCL call: now, or after the open group. */
+static void unpackLater(const soaprt_region_t *r, char *packed, int store,
+                        const char *op) {
+  if (gGroupDepth == 0) {
+    soaprt_cuda_unpack(r, packed, store, op);
+    return;
+  }
+  if (packed == r->base)
+    return; /* nothing to copy or free */
+  if (gUnpackCount == gUnpackCapacity) {
+    size_t capacity = gUnpackCapacity ? 2 * gUnpackCapacity : 16;
+    unpack_t *grown =
+        (unpack_t *)realloc(gUnpacks, capacity * sizeof(unpack_t));
+    if (!grown)
+      soaprt_fatal("%s: out of memory", op);
+    gUnpacks = grown;
+    gUnpackCapacity = capacity;
+  }
+  unpack_t *u = &gUnpacks[gUnpackCount++];
+  u->region = *r;
+  memcpy(u->sizes, r->sizes, (size_t)r->rank * sizeof(int64_t));
+  memcpy(u->strides, r->strides, (size_t)r->rank * sizeof(int64_t));
+  u->packed = packed;
+  u->store = store;
 }
 
 void soaprt_cuda_comm_finalize(void) {
   /* Every rank's stream is idle after the barrier: no operation is in
      flight on any communicator. Members release each communicator in the
      same order (creation order is program order). */
+  const char *op = "soaprt_finalize";
+  if (gCommStream) {
+    SOAPRT_CUDA_CHECK(cudaStreamSynchronize(gCommStream), op);
+    SOAPRT_CUDA_CHECK(cudaEventDestroy(gIssuedEvent), op);
+    for (int i = 0; i < TICKET_EVENTS; ++i)
+      SOAPRT_CUDA_CHECK(cudaEventDestroy(gTicketEvents[i]), op);
+    SOAPRT_CUDA_CHECK(cudaStreamDestroy(gCommStream), op);
+    gCommStream = NULL;
+  }
+  free(gUnpacks);
+  gUnpacks = NULL;
+  gUnpackCount = gUnpackCapacity = 0;
   if (soaprt_cuda.size > 1)
     MPI_Barrier(MPI_COMM_WORLD);
-  const char *op = "soaprt_finalize";
   if (gWorld)
     SOAPRT_NCCL_CHECK(ncclCommDestroy(gWorld), op);
   gWorld = NULL;
@@ -110,7 +242,7 @@ void soaprt_cuda_transfer(const soaprt_region_t *r, int64_t from, int64_t to) {
     SOAPRT_NCCL_CHECK(
         ncclRecv(buffer, bytes, ncclUint8, (int)from, gWorld, stream), op);
   SOAPRT_NCCL_CHECK(ncclGroupEnd(), op);
-  soaprt_cuda_unpack(r, buffer, !sending, op);
+  unpackLater(r, buffer, !sending, op);
   soaprt_cuda_after_call(op);
 }
 

@@ -27,7 +27,9 @@ typedef struct soaprt_cuda_state {
   int finalized;   /* soaprt_cuda_finalize done: no CUDA calls any more */
   int rank, size;
   int device;
-  cudaStream_t stream;
+  cudaStream_t stream;  /* the computation, in program order */
+  cudaStream_t current; /* where work goes now: stream, or the
+                           communication stream inside soaprt_cuda_comm_* */
   cudaMemPool_t pool;
   int syncEachCall;         /* SOAPRT_CUDA_SYNC=1 */
   size_t maxPitch;          /* cudaDevAttrMaxPitch (bytes) */
@@ -35,7 +37,9 @@ typedef struct soaprt_cuda_state {
 } soaprt_cuda_state_t;
 extern soaprt_cuda_state_t soaprt_cuda;
 
-/* The rank's stream; fatal before soaprt_init (or after finalize). */
+/* The stream work goes to now (the rank's stream, or its communication
+ * stream while communication is issued); fatal before soaprt_init (or after
+ * finalize). */
 cudaStream_t soaprt_cuda_stream(const char *op);
 
 /* --- Errors -------------------------------------------------------------- */
@@ -49,7 +53,7 @@ void soaprt_cuda_fail(const char *call, const char *op, const char *detail)
     __attribute__((noreturn))
 #endif
     ;
-/* Waits for the stream and checks for asynchronous errors; the message
+/* Waits for the current stream and checks for asynchronous errors; the message
  * suggests SOAPRT_CUDA_SYNC=1 to find the op that faulted. */
 void soaprt_cuda_sync(const char *op);
 /* After a kernel or library call: with SOAPRT_CUDA_SYNC=1, waits for it and
@@ -97,6 +101,19 @@ void soaprt_cuda_transfer(const soaprt_region_t *r, int64_t from, int64_t to);
 void soaprt_cuda_prepare_group(const int64_t *devices, int64_t n);
 void soaprt_cuda_all_reduce(const soaprt_region_t *r, int64_t dtype,
                             int64_t kind, const int64_t *devices, int64_t n);
+/* Asynchronous communication (soaprt_comm.c). Between _begin and _end the
+ * current stream is the rank's communication stream, which first waits for
+ * all work issued so far; _end records that tickets first..last (first > 0;
+ * none when first is 0) are complete once what was issued in between is,
+ * and makes the rank's stream current again. _wait(t): later work on the
+ * rank's stream waits for ticket t (and every earlier one). Transfers
+ * between _group_begin and _group_end (inside a _begin/_end) form one NCCL
+ * group; their copies back into strided regions follow it. */
+void soaprt_cuda_comm_begin(void);
+void soaprt_cuda_comm_end(int64_t first, int64_t last);
+void soaprt_cuda_comm_wait(int64_t ticket);
+void soaprt_cuda_group_begin(void);
+void soaprt_cuda_group_end(void);
 
 /* --- Per-file set-up and release (called by soaprt_cuda.c) --------------- */
 void soaprt_cuda_comm_init(void); /* the world NCCL communicator */

@@ -83,6 +83,25 @@ typedef struct soaprt_region {
   int64_t elemSize;
 } soaprt_region_t;
 
+/* --- Communication (soaprt.c runs it, soaprt_comm.c starts and waits) --- */
+/* Fatal unless 0 <= device < ranks. */
+void soaprt_check_device(int64_t device, const char *who);
+/* Bytes per element of `dtype`; fatal if unknown. */
+int64_t soaprt_checked_dtype_size(int64_t dtype, const char *who);
+/* The device list of a group (at most 1024, each checked) into `devices`;
+ * returns its length and sets `member` if this rank is in it. */
+int64_t soaprt_read_devices(soaprt_unranked_memref_t *devicesRef,
+                            int64_t devices[1024], int *member,
+                            const char *who);
+/* Run now (blocking on the CPU back end; on the current stream of the CUDA
+ * one): this rank is `from` or `to` (from != to) / one of `devices` (n > 1),
+ * and the region is not empty. */
+void soaprt_run_transfer(const soaprt_region_t *r, int64_t from, int64_t to);
+void soaprt_run_all_reduce(const soaprt_region_t *r, int64_t dtype,
+                           int64_t kind, const int64_t *devices, int64_t n);
+/* Runs every started operation and waits for it (soaprt_finalize). */
+void soaprt_comm_drain(void);
+
 soaprt_region_t soaprt_view(const soaprt_unranked_memref_t *m,
                             int64_t elemSize);
 int64_t soaprt_region_elements(const soaprt_region_t *r);

@@ -12,7 +12,8 @@
  *   dilations, strided X and Y, unpacked W, the packed fallback), memrefCopy
  *   between host and device strided views, soaprt_transfer between ranks,
  *   soaprt_all_reduce over the world and a sub-group for every element type
- *   NCCL reduces, soaprt_bind_output, soaprt_device_peak_bytes;
+ *   NCCL reduces, their asynchronous starts, waits and groups (deferred or
+ *   not: SOAPRT_COMM_DEFER), soaprt_bind_output, soaprt_device_peak_bytes;
  * then the emulation's own strictness (the errors a real library returns)
  * and NCCL over MPI directly. Ends with "cuda_emu_runtime_test: all N
  * checks passed on R rank(s)" and status 0, else status 1.
@@ -667,6 +668,74 @@ static void testAllReduces(void) {
     }
 }
 
+/* Asynchronous starts, tickets, waits and groups (soaprt_comm.c). Deferred
+ * (the emulation's default, SOAPRT_COMM_DEFER unset or 1): nothing runs
+ * before its wait, so the data are still the old ones there; with
+ * SOAPRT_COMM_DEFER=0 everything runs when it starts (the emulation is
+ * synchronous). Either way the results after the waits are the same. */
+static void testAsyncCommunication(void) {
+  const char *env = getenv("SOAPRT_COMM_DEFER");
+  int deferred = !env || !*env || strcmp(env, "0") != 0;
+  int last = gSize - 1;
+  int64_t world[16];
+  for (int i = 0; i < gSize && i < 16; ++i)
+    world[i] = i;
+
+  /* All-reduce (sum) of the strided region over the world. */
+  tensor_t A;
+  int64_t sizes[2] = {3, 3};
+  makeTensor(&A, 2, sizes, kRegionStrides, 1, 24, 60 + gRank);
+  view_t d;
+  int64_t dSizes[1] = {gSize}, dStrides[1] = {1};
+  int64_t t1 = soaprt_all_reduce_start(ref(&A), SOAPRT_F32, SOAPRT_SUM,
+                                       mk(&d, world, 0, 1, dSizes, dStrides));
+  EXPECT(gSize == 1 ? t1 == 0 : t1 > 0, "all_reduce_start ticket %lld on %d "
+         "ranks", (long long)t1, gSize);
+  if (deferred)
+    expectTensor(&A, 0, "deferred all_reduce: the region before its wait");
+  for (int64_t e = 0; e < 24; ++e)
+    if (inRegion(e) && gSize > 1) {
+      double sum = 0;
+      for (int r = 0; r < gSize; ++r)
+        sum += value(e, 60 + r);
+      A.want[e] = (float)sum;
+      A.scale[e] = gSize;
+    }
+
+  /* Rank 0 and the last rank swap regions of B in one group: 0 -> last
+     (the strided region), last -> 0 (the 4 elements after it). */
+  tensor_t B;
+  makeTensor(&B, 2, sizes, kRegionStrides, 1, 24, 80 + gRank);
+  view_t w;
+  int64_t tailSize[1] = {4}, unit[1] = {1};
+  soaprt_comm_group_begin();
+  int64_t t2 = soaprt_transfer_start(ref(&B), SOAPRT_F32, 0, last);
+  int64_t t3 = soaprt_transfer_start(mk(&w, B.dev, 20, 1, tailSize, unit),
+                                     SOAPRT_F32, last, 0);
+  soaprt_comm_group_end();
+  int inSwap = last != 0 && (gRank == 0 || gRank == last);
+  EXPECT(inSwap ? t2 > t1 && t3 == t2 + 1 : t2 == 0 && t3 == 0,
+         "transfer_start tickets %lld, %lld after %lld", (long long)t2,
+         (long long)t3, (long long)t1);
+  if (deferred)
+    expectTensor(&B, 0, "deferred transfers: the regions before the wait");
+  if (gRank == last && last != 0)
+    for (int64_t e = 0; e < 24; ++e)
+      if (inRegion(e))
+        B.want[e] = value(e, 80);
+  if (gRank == 0 && last != 0)
+    for (int64_t e = 20; e < 24; ++e)
+      B.want[e] = value(e, 80 + last);
+
+  /* One wait for the last ticket covers all three. */
+  soaprt_comm_wait(t3 > 0 ? t3 : t1);
+  soaprt_comm_wait(t1); /* already covered: nothing to do */
+  expectTensor(&A, 1e-6, "all_reduce after its wait");
+  expectTensor(&B, 0, "grouped transfers after the wait");
+  freeTensor(&A);
+  freeTensor(&B);
+}
+
 /* ------------------------------------------------------- memory, peak */
 
 static int64_t gPeak = 0;
@@ -1056,6 +1125,7 @@ int main(int argc, char **argv) {
   testCopies();
   testTransfers();
   testAllReduces();
+  testAsyncCommunication();
   testPeak();
   soaprt_emu_options.quiet = 1; /* expected failures: no noise */
   testStrictCudaRuntime();

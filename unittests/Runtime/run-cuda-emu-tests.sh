@@ -8,6 +8,8 @@
 # 1. soaprt_cuda_emu_runtime_test on 1 and on 3 ranks: the real runtime end
 #    to end (matmul, conv2d, copies, transfers, all-reduces over the world
 #    and a sub-group, outputs, peak memory) and the emulation's strictness.
+#    Again on 3 ranks with SOAPRT_COMM_DEFER=0 (communication when it
+#    starts, on the communication stream, instead of at its wait).
 # 2. SOAPRT_EMU_GPUS=0 (no GPU): the test and the smoke model linked as an
 #    emulated soapc executable (mpicc, libsoaprt_main.a,
 #    libsoaprt_cuda_emu.a, -lm) stop with "no CUDA GPU available" on every
@@ -42,6 +44,21 @@ for np in 1 3; do
     status=1
   fi
 done
+
+# Communication run at once instead of at its wait (the emulation's
+# default defers it): the CUDA back end's asynchronous path.
+SOAPRT_COMM_DEFER=0 $mpirun -x SOAPRT_COMM_DEFER -np 3 "$test" >"$out/log" 2>&1
+rc=$?
+if [ $rc -eq 0 ] &&
+   grep -q "cuda_emu_runtime_test: all [0-9]* checks passed on 3 rank" \
+     "$out/log"; then
+  echo "PASS: soaprt_cuda_emu_runtime_test on 3 ranks, SOAPRT_COMM_DEFER=0"
+else
+  cat "$out/log"
+  echo "FAIL: soaprt_cuda_emu_runtime_test on 3 ranks, SOAPRT_COMM_DEFER=0" \
+       "(status $rc)"
+  status=1
+fi
 
 for prog in "$test" "$smoke"; do
   for np in 1 2; do

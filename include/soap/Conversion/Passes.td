@@ -348,6 +348,37 @@ def CUDADeviceMemory : Pass<"soap-cuda-device-memory", "ModuleOp"> {
                            "LLVM::LLVMDialect", "arith::ArithDialect"];
 }
 
+def CUDAAsyncCommunication
+    : Pass<"soap-cuda-async-communication", "ModuleOp"> {
+  let summary = "Run communication beside the computation: start each "
+                "transfer and all-reduce, wait where its buffer is next used";
+  let description = [{
+    After `soap-cuda-device-memory`. libsoaprt's CUDA back end runs
+    communication on a stream of its own, so that it overlaps the
+    computation, as the simulator assumes (a data-parallel step all-reduces
+    each weight gradient while the backward pass goes on). Each
+    `soaprt_transfer_<T>` / `soaprt_all_reduce_<T>` call becomes its start
+    (`soaprt_transfer_start_<T>` / `soaprt_all_reduce_start_<T>`, same
+    operands, returning a ticket), and `soaprt_comm_wait(ticket)` goes right
+    before the first later op of the same block that may touch the buffer
+    the region belongs to (reads, writes or frees it: a kernel launch, a
+    library call, a dealloc, an op holding one), or before the block's
+    terminator. Communication completes in the order it starts, so one wait
+    covers every earlier start, and a later start needs no wait for an
+    earlier one. Ops that only make views or casts touch nothing; a call of
+    a function defined in the module may touch anything. Buffers are traced
+    through views, casts and transposes to their root: two different
+    allocations of the function never alias, nor does one with a function
+    argument, global or call result; any other two roots may. Runs of transfers with only side-effect-free
+    ops between them are bracketed by `soaprt_comm_group_begin` / `_end`:
+    they run concurrently (one NCCL group). With `SOAPRT_COMM_DEFER=1` (the
+    host emulation's default) libsoaprt runs each operation only at its
+    wait, so a wait placed too late gives wrong results in the emulated
+    diff tests.
+  }];
+  let dependentDialects = ["func::FuncDialect"];
+}
+
 def CUDAEmulateKernels : Pass<"soap-cuda-emulate-kernels", "ModuleOp"> {
   let summary = "Run every kernel launch as host loops (checks the CUDA "
                 "lowering without a GPU)";

@@ -113,6 +113,28 @@ void soaprt_transfer(soaprt_unranked_memref_t *region, int64_t dtype,
                      int64_t from, int64_t to);
 void soaprt_all_reduce(soaprt_unranked_memref_t *region, int64_t dtype,
                        int64_t kind, soaprt_unranked_memref_t *devices);
+/* Asynchronous communication (the CUDA lowering's host code uses these):
+ * the same operations, started after all work this rank issued so far. Each
+ * returns a ticket: 1, 2, ... in the order of the rank's starts, or 0 when
+ * the rank takes no part (nothing to wait for). The operation may run any
+ * time until soaprt_comm_wait(ticket), after which the rank's later work
+ * sees its result; a wait also covers every earlier ticket (communication
+ * completes in order). Until then the region must be neither read nor
+ * written. soaprt_transfer / soaprt_all_reduce are a start and its wait.
+ * Transfers started between soaprt_comm_group_begin() and _end() may run
+ * concurrently (one NCCL group); waits and all-reduces may not be inside a
+ * group. The CPU back end runs each operation when it starts. With
+ * SOAPRT_COMM_DEFER=1 (the default of the CUDA host emulation) every
+ * operation runs only when a wait needs it, so that work placed before its
+ * wait sees stale data: a check of where compiled code waits. */
+int64_t soaprt_transfer_start(soaprt_unranked_memref_t *region, int64_t dtype,
+                              int64_t from, int64_t to);
+int64_t soaprt_all_reduce_start(soaprt_unranked_memref_t *region,
+                                int64_t dtype, int64_t kind,
+                                soaprt_unranked_memref_t *devices);
+void soaprt_comm_wait(int64_t ticket);
+void soaprt_comm_group_begin(void);
+void soaprt_comm_group_end(void);
 /* soap_setup calls this once for each device group an all_reduce of the
  * program uses (the same list, in the same order, on every rank), so that
  * the group's communicator exists before the first step: made by its
@@ -145,6 +167,8 @@ void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *buffer,
  * calls one C-interface entry per element type T (f32, f64, i32, i64, i8,
  * i16, i1, f16, bf16), each forwarding to the generic function:
  *   _mlir_ciface_soaprt_transfer_T, _mlir_ciface_soaprt_all_reduce_T,
+ *   _mlir_ciface_soaprt_transfer_start_T,
+ *   _mlir_ciface_soaprt_all_reduce_start_T,
  *   _mlir_ciface_soaprt_bind_input_T, _mlir_ciface_soaprt_bind_output_T,
  *   _mlir_ciface_soaprt_update_input_T
  * with the arguments above. */

@@ -7,6 +7,7 @@
 #include "BufferPatterns.h"
 
 #include "soap/Analysis/OpGraphExtraction.h"
+#include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -49,8 +50,16 @@ linalg::FillOp zeroFillBefore(Operation *op, Value output,
 }
 
 Value rootBuffer(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(def))
+      v = cast.getSource();
+    else if (auto transpose = dyn_cast<memref::TransposeOp>(def))
+      v = transpose.getIn();
+    else
+      break;
+  }
   return v;
 }
 
@@ -242,14 +251,8 @@ bool BufferWrites::unchangedBetween(Value buffer, Operation *from,
     // weight gradient between the backward ops) writes only the region it
     // is given, its first operand.
     if (auto call = dyn_cast<func::CallOp>(op);
-        call && (call.getCallee().starts_with("soaprt_all_reduce_") ||
-                 call.getCallee().starts_with("soaprt_transfer_"))) {
-      if (call->getNumOperands() == 0)
-        return false;
-      Value region = call->getOperand(0);
-      if (auto cast = region.getDefiningOp<memref::CastOp>())
-        region = cast.getSource();
-      if (rootBuffer(region) == root)
+        call && matchRuntimeCommunication(call)) {
+      if (rootBuffer(call->getOperand(0)) == root)
         return false;
       continue;
     }

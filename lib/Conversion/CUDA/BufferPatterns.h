@@ -30,7 +30,8 @@ bool isF32Buffer(Value v);
 linalg::FillOp zeroFillBefore(Operation *op, Value output,
                               ArrayRef<Operation *> replaced);
 
-/// The buffer a chain of views starts from.
+/// The buffer a chain of views (and memref.casts and memref.transposes)
+/// starts from.
 Value rootBuffer(Value v);
 
 /// Whether `op` sets all of `target` to +0.0: linalg.fill, or linalg.map

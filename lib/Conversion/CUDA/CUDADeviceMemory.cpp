@@ -10,6 +10,8 @@
 
 #include "soap/Conversion/Passes.h"
 
+#include "BufferPatterns.h"
+
 #include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -25,22 +27,6 @@ namespace soap {
 using namespace mlir;
 
 namespace {
-
-/// The buffer a view is a view of.
-static Value getRootBuffer(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    if (auto view = dyn_cast<ViewLikeOpInterface>(def)) {
-      v = view.getViewSource();
-      continue;
-    }
-    if (auto cast = dyn_cast<memref::CastOp>(def)) {
-      v = cast.getSource();
-      continue;
-    }
-    break;
-  }
-  return v;
-}
 
 /// Whether a (transitive, through views and calls of functions of the
 /// module) user of `buffer` reads or writes its data on the host.
@@ -238,7 +224,7 @@ struct CUDADeviceMemory
       Value buffer = isa<memref::LoadOp>(op)
                          ? cast<memref::LoadOp>(op).getMemRef()
                          : cast<memref::StoreOp>(op).getMemRef();
-      Value root = getRootBuffer(buffer);
+      Value root = soap::cuda::rootBuffer(buffer);
       // Host buffers, and the arguments of private helpers (the
       // deallocation helper's lists); the entry's arguments are on the GPU.
       if (hostBuffers.contains(root))

@@ -69,6 +69,8 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createCUDADeviceMemory());
   pm.addPass(createCanonicalizerPass());
+  // Communication on its own stream, waited for where its data is used.
+  pm.addPass(createCUDAAsyncCommunication());
   if (options.hostEmulation) {
     pm.addPass(createCUDAEmulateKernels());
     pm.addPass(createCanonicalizerPass());

@@ -42,12 +42,32 @@ FailureOr<int64_t> mlir::soap::getRuntimeDTypeCode(Type type) {
   return failure();
 }
 
+/// The suffixes of the per-element-type entries, by dtype code.
+static const char *const kDTypeSuffixes[] = {"f32", "f64", "i32", "i64", "i8",
+                                             "i16", "i1",  "f16", "bf16"};
+
 std::string mlir::soap::getRuntimeFunctionName(StringRef base, Type type) {
-  static const char *const names[] = {"f32", "f64", "i32", "i64", "i8",
-                                      "i16", "i1",  "f16", "bf16"};
   FailureOr<int64_t> code = getRuntimeDTypeCode(type);
   assert(succeeded(code) && "type without a libsoaprt dtype");
-  return (base + "_" + names[*code]).str();
+  return (base + "_" + kDTypeSuffixes[*code]).str();
+}
+
+std::optional<RuntimeCommunication>
+mlir::soap::matchRuntimeCommunication(func::CallOp call) {
+  StringRef callee = call.getCallee();
+  auto isEntryOf = [&](StringRef base) {
+    StringRef suffix = callee;
+    if (!suffix.consume_front(base) || !suffix.consume_front("_"))
+      return false;
+    return llvm::is_contained(kDTypeSuffixes, suffix);
+  };
+  if (call->getNumOperands() == 0)
+    return std::nullopt;
+  if (isEntryOf("soaprt_transfer"))
+    return RuntimeCommunication::Transfer;
+  if (isEntryOf("soaprt_all_reduce"))
+    return RuntimeCommunication::AllReduce;
+  return std::nullopt;
 }
 
 func::FuncOp mlir::soap::getOrInsertRuntimeFunction(OpBuilder &builder,

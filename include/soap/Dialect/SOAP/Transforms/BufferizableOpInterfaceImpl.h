@@ -19,6 +19,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <optional>
+
 namespace mlir {
 class DialectRegistry;
 class OpBuilder;
@@ -48,6 +50,15 @@ FailureOr<int64_t> getRuntimeDTypeCode(Type type);
 /// element type, so every tensor-taking entry exists once per element type
 /// (soaprt_transfer_f32, ...). `type` must have a dtype code.
 std::string getRuntimeFunctionName(StringRef base, Type type);
+
+/// The libsoaprt communication calls bufferization emits.
+enum class RuntimeCommunication { Transfer, AllReduce };
+
+/// Which libsoaprt communication `call` is (soaprt_transfer_<T>,
+/// soaprt_all_reduce_<T>), if it is one. Its first operand is the region
+/// (an unranked cast of a memref.subview): the only memory it reads and
+/// writes.
+std::optional<RuntimeCommunication> matchRuntimeCommunication(func::CallOp call);
 
 /// Declares (once) the private runtime function `name` in `module`; with
 /// `cInterface` it gets `llvm.emit_c_interface` (memref arguments reach C as

@@ -1,0 +1,302 @@
+/*===- soaprt_comm.c - Communication: starts, tickets, waits, deferral ----===*
+ *
+ * The public communication functions of soaprt.h. A start checks its
+ * arguments and, unless this rank takes no part, gets the next ticket and
+ * starts the operation: soaprt.c runs it (soaprt_run_transfer /
+ * soaprt_run_all_reduce), on the CPU back end at once, on the CUDA back end
+ * on the rank's communication stream behind everything issued so far
+ * (soaprt_cuda_comm_begin / _end), where it overlaps the computation that
+ * follows until soaprt_comm_wait(ticket) makes later work wait for it.
+ *
+ * Deferred mode (SOAPRT_COMM_DEFER=1; the default of the CUDA host
+ * emulation, SOAPRT_COMM_DEFER_DEFAULT): a start only records the operation
+ * (a copy of the region's descriptor and of the device list) and a wait runs
+ * the recorded operations up to its ticket, in order, then waits as above.
+ * That is a schedule the asynchronous contract allows, and one in which
+ * compiled code that touches a region before its wait computes with stale
+ * data: the emulated diff tests check the compiler's waits this way.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "soaprt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef SOAPRT_HAVE_CUDA
+#include "soaprt_cuda_internal.h"
+#endif
+
+#ifndef SOAPRT_COMM_DEFER_DEFAULT
+#define SOAPRT_COMM_DEFER_DEFAULT 0
+#endif
+
+enum { TRANSFER, ALL_REDUCE, GROUP_BEGIN, GROUP_END };
+
+/* A started operation, recorded in deferred mode. */
+typedef struct pending {
+  int what;
+  int64_t ticket; /* 0 for group markers */
+  soaprt_region_t region;
+  int64_t sizes[SOAPRT_MAX_RANK], strides[SOAPRT_MAX_RANK];
+  int64_t dtype, kind, from, to, n;
+  int64_t *devices;
+} pending_t;
+
+static struct {
+  int configured, deferred;
+  int64_t issued;   /* last ticket handed out */
+  int64_t waited;   /* every ticket up to this one has been waited for */
+  int groupDepth;   /* open soaprt_comm_group_begin calls */
+  int64_t groupFirst; /* first ticket of the open group (0: none yet) */
+  pending_t *queue; /* deferred mode: queue[head, count) not yet run */
+  size_t head, count, capacity;
+} gComm;
+
+static int deferred(void) {
+  if (!gComm.configured) {
+    const char *env = getenv("SOAPRT_COMM_DEFER");
+    gComm.deferred = env && *env ? strcmp(env, "0") != 0
+                                 : SOAPRT_COMM_DEFER_DEFAULT;
+    gComm.configured = 1;
+  }
+  return gComm.deferred;
+}
+
+/* --- Running an operation now -------------------------------------------- */
+
+/* Before running operation `ticket`: inside a group, the group holds the
+ * communication stream (and notes its first ticket); else take it. */
+static void begin(int64_t ticket) {
+  if (gComm.groupDepth > 0) {
+    if (gComm.groupFirst == 0)
+      gComm.groupFirst = ticket;
+    return;
+  }
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_comm_begin();
+#endif
+}
+
+static void end(int64_t ticket) {
+#ifdef SOAPRT_HAVE_CUDA
+  if (gComm.groupDepth == 0)
+    soaprt_cuda_comm_end(ticket, ticket);
+#else
+  (void)ticket;
+#endif
+}
+
+static void runGroupBegin(void) {
+  if (gComm.groupDepth++ == 0) {
+    gComm.groupFirst = 0;
+#ifdef SOAPRT_HAVE_CUDA
+    soaprt_cuda_comm_begin();
+    soaprt_cuda_group_begin();
+#endif
+  }
+}
+
+static void runGroupEnd(int64_t last) {
+  if (--gComm.groupDepth > 0)
+    return;
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_group_end();
+  soaprt_cuda_comm_end(gComm.groupFirst, last);
+#else
+  (void)last;
+#endif
+}
+
+static void run(const pending_t *p) {
+  switch (p->what) {
+  case TRANSFER:
+    begin(p->ticket);
+    soaprt_run_transfer(&p->region, p->from, p->to);
+    end(p->ticket);
+    break;
+  case ALL_REDUCE:
+    begin(p->ticket);
+    soaprt_run_all_reduce(&p->region, p->dtype, p->kind, p->devices, p->n);
+    end(p->ticket);
+    break;
+  case GROUP_BEGIN:
+    runGroupBegin();
+    break;
+  case GROUP_END:
+    runGroupEnd(p->ticket);
+    break;
+  }
+}
+
+/* --- Deferred mode -------------------------------------------------------- */
+
+static pending_t *record(int what, int64_t ticket) {
+  if (gComm.head > 0 && gComm.head == gComm.count)
+    gComm.head = gComm.count = 0;
+  if (gComm.count == gComm.capacity) {
+    size_t capacity = gComm.capacity ? 2 * gComm.capacity : 64;
+    pending_t *grown =
+        (pending_t *)realloc(gComm.queue, capacity * sizeof(pending_t));
+    if (!grown)
+      soaprt_fatal("soaprt_comm: out of memory");
+    gComm.queue = grown;
+    gComm.capacity = capacity;
+  }
+  pending_t *p = &gComm.queue[gComm.count++];
+  memset(p, 0, sizeof(*p));
+  p->what = what;
+  p->ticket = ticket;
+  return p;
+}
+
+static void keepRegion(pending_t *p, const soaprt_region_t *r) {
+  if (r->rank > SOAPRT_MAX_RANK)
+    soaprt_fatal("soaprt_comm: regions of rank %lld are not supported",
+                 (long long)r->rank);
+  p->region = *r;
+  memcpy(p->sizes, r->sizes, (size_t)r->rank * sizeof(int64_t));
+  memcpy(p->strides, r->strides, (size_t)r->rank * sizeof(int64_t));
+  p->region.sizes = p->sizes;
+  p->region.strides = p->strides;
+}
+
+/* Runs the recorded operations up to `ticket` (and to the end of a group
+ * they open). The queue may grow while it runs: nothing here starts more. */
+static void runRecorded(int64_t ticket) {
+  int depth = 0;
+  while (gComm.head < gComm.count) {
+    pending_t *p = &gComm.queue[gComm.head];
+    int isOperation = p->what == TRANSFER || p->what == ALL_REDUCE;
+    if (isOperation && p->ticket > ticket && depth == 0)
+      break;
+    ++gComm.head;
+    depth += p->what == GROUP_BEGIN ? 1 : p->what == GROUP_END ? -1 : 0;
+    run(p);
+    free(p->devices);
+    p->devices = NULL;
+  }
+}
+
+/* --- The public functions ------------------------------------------------ */
+
+int64_t soaprt_transfer_start(soaprt_unranked_memref_t *m, int64_t dtype,
+                              int64_t from, int64_t to) {
+  const char *who = "soaprt_transfer";
+  soaprt_check_device(from, who);
+  soaprt_check_device(to, who);
+  int64_t rank = soaprt_rank();
+  if (from == to || (rank != from && rank != to))
+    return 0;
+  soaprt_region_t r = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
+  if (soaprt_region_elements(&r) == 0)
+    return 0;
+  int64_t ticket = ++gComm.issued;
+  if (deferred()) {
+    pending_t *p = record(TRANSFER, ticket);
+    keepRegion(p, &r);
+    p->dtype = dtype;
+    p->from = from;
+    p->to = to;
+    return ticket;
+  }
+  begin(ticket);
+  soaprt_run_transfer(&r, from, to);
+  end(ticket);
+  return ticket;
+}
+
+int64_t soaprt_all_reduce_start(soaprt_unranked_memref_t *m, int64_t dtype,
+                                int64_t kind,
+                                soaprt_unranked_memref_t *devicesRef) {
+  const char *who = "soaprt_all_reduce";
+  int64_t devices[1024];
+  int member = 0;
+  int64_t n = soaprt_read_devices(devicesRef, devices, &member, who);
+  if (kind < SOAPRT_SUM || kind > SOAPRT_MIN)
+    soaprt_fatal("%s: unknown reduction %lld", who, (long long)kind);
+  if (gComm.groupDepth > 0)
+    soaprt_fatal("%s: inside a communication group (only transfers may be "
+                 "grouped)",
+                 who);
+  if (!member || n <= 1)
+    return 0;
+  soaprt_region_t r = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
+  if (soaprt_region_elements(&r) == 0)
+    return 0;
+  int64_t ticket = ++gComm.issued;
+  if (deferred()) {
+    pending_t *p = record(ALL_REDUCE, ticket);
+    keepRegion(p, &r);
+    p->dtype = dtype;
+    p->kind = kind;
+    p->n = n;
+    p->devices = (int64_t *)malloc((size_t)n * sizeof(int64_t));
+    if (!p->devices)
+      soaprt_fatal("%s: out of memory", who);
+    memcpy(p->devices, devices, (size_t)n * sizeof(int64_t));
+    return ticket;
+  }
+  begin(ticket);
+  soaprt_run_all_reduce(&r, dtype, kind, devices, n);
+  end(ticket);
+  return ticket;
+}
+
+void soaprt_comm_wait(int64_t ticket) {
+  if (ticket <= 0 || ticket <= gComm.waited)
+    return;
+  if (ticket > gComm.issued)
+    soaprt_fatal("soaprt_comm_wait: ticket %lld was never handed out (the "
+                 "last is %lld)",
+                 (long long)ticket, (long long)gComm.issued);
+  if (gComm.groupDepth > 0)
+    soaprt_fatal("soaprt_comm_wait: inside a communication group");
+  if (deferred())
+    runRecorded(ticket);
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_comm_wait(ticket);
+#endif
+  gComm.waited = ticket;
+}
+
+void soaprt_comm_group_begin(void) {
+  if (deferred()) {
+    ++gComm.groupDepth;
+    (void)record(GROUP_BEGIN, 0);
+    return;
+  }
+  runGroupBegin();
+}
+
+void soaprt_comm_group_end(void) {
+  if (gComm.groupDepth == 0)
+    soaprt_fatal("soaprt_comm_group_end: no group is open");
+  if (deferred()) {
+    --gComm.groupDepth;
+    /* The group's last ticket, for the events of its operations. */
+    (void)record(GROUP_END, gComm.issued);
+    return;
+  }
+  runGroupEnd(gComm.issued);
+}
+
+void soaprt_comm_drain(void) {
+  if (gComm.groupDepth > 0)
+    soaprt_fatal("soaprt_finalize: a communication group is still open");
+  soaprt_comm_wait(gComm.issued);
+  free(gComm.queue);
+  gComm.queue = NULL;
+  gComm.head = gComm.count = gComm.capacity = 0;
+}
+
+/* The blocking forms: a start and its wait. */
+void soaprt_transfer(soaprt_unranked_memref_t *m, int64_t dtype, int64_t from,
+                     int64_t to) {
+  soaprt_comm_wait(soaprt_transfer_start(m, dtype, from, to));
+}
+
+void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
+                       soaprt_unranked_memref_t *devices) {
+  soaprt_comm_wait(soaprt_all_reduce_start(m, dtype, kind, devices));
+}
