@@ -62,7 +62,7 @@ const char *soap::taskKindName(TaskKind kind) {
   case TaskKind::GradientTransfer:
     return "gradient transfer";
   case TaskKind::PartialSum:
-    return "partial sum";
+    return "partial-sum all-reduce";
   case TaskKind::Combine:
     return "combine";
   case TaskKind::Join:
@@ -272,6 +272,7 @@ struct Simulator::Impl {
       tileJoins;
   std::vector<int32_t> contribTask, contribDev, meets;
   std::vector<int64_t> slotBytes, recvBytes;
+  std::vector<int64_t> groupDevices; ///< owner * D + device, sorted
   std::vector<uint64_t> masks, candMasks, dimMasks;
   std::vector<Range> distinctRanges;
 
@@ -840,13 +841,31 @@ struct Simulator::Impl {
     resetSlots();
     pairSlot.resize(pl.size());
     recvBytes.assign(Tc, 0);
+    // A split reduction's sums end on every device of the group (an
+    // all-reduce, whose result is ready with the owner's combine): a
+    // consumer tile on one of them reads it there; others get it from the
+    // owner.
+    groupDevices.clear();
+    if (gp.reduction > 1) {
+      for (int32_t a = 0; a < Tp; ++a)
+        groupDevices.push_back(int64_t(gp.owner[a]) * D + gp.devices[a]);
+      std::sort(groupDevices.begin(), groupDevices.end());
+    }
+    auto groupOnDevice = [&](int32_t owner, int32_t device) {
+      return std::binary_search(groupDevices.begin(), groupDevices.end(),
+                                int64_t(owner) * D + device);
+    };
     for (size_t k = 0; k < pl.size(); ++k) {
       int32_t a = pl.a[k], b = pl.b[k];
-      if (gp.owner[a] != a) { // combined at its group's owner
-        pairSlot[k] = -2;
+      int32_t devA = gp.devices[a], devB = gc.devices[b];
+      if (gp.owner[a] != a) { // another tile of a reduction group
+        pairSlot[k] = devA == devB ? -1 : -2;
         continue;
       }
-      int32_t devA = gp.devices[a], devB = gc.devices[b];
+      if (devA != devB && gp.reduction > 1 && groupOnDevice(a, devB)) {
+        pairSlot[k] = -2; // read from the group's tile on devB
+        continue;
+      }
       if (devA == devB) {
         pairSlot[k] = -1;
         continue;
@@ -992,55 +1011,45 @@ struct Simulator::Impl {
         g.srcLocal[t] = t;
       return;
     }
-    // Split reduction loops: partial sums travel to the group owner, one
-    // transfer task per link, and are summed there.
-    resetSlots();
+    // Split reduction loops: each group's partial results are all-reduced
+    // over the group's distinct devices (one ring task on all of its links,
+    // after the group's forward tasks; the generated code calls NCCL), which
+    // leaves the sums on every one of them. A group on one device sums its
+    // partials there (a combine task). Groups in owner order.
+    keys.clear();
+    for (int32_t a = 0; a < T; ++a)
+      keys.push_back(a);
+    std::stable_sort(keys.begin(), keys.end(), [&](int32_t x, int32_t y) {
+      return g.owner[x] < g.owner[y];
+    });
     int64_t moved = 0;
-    for (int32_t a = 0; a < T; ++a) {
-      int32_t o = g.owner[a];
-      if (o == a || g.devices[a] == g.devices[o])
-        continue;
-      int32_t x = slotFor(linkOf(g.devices[a], g.devices[o]), 0);
-      slotBytes[x] += g.outBytes[a];
-      moved += g.outBytes[a];
-    }
-    int32_t X = static_cast<int32_t>(slotLink.size());
-    // Transfer x's sources, in tile order.
-    for (int32_t x = 0; x < X; ++x) {
-      int32_t link = slotLink[x];
-      st.add(TaskKind::PartialSum, D + link, linkTime(link, slotBytes[x]),
-             double(slotBytes[x]));
-      for (int32_t a = 0; a < T; ++a) {
-        int32_t o = g.owner[a];
-        if (o != a && g.devices[a] != g.devices[o] &&
-            linkSlot[linkOf(g.devices[a], g.devices[o])] == x)
-          st.pred(~a);
+    for (size_t from = 0; from < keys.size();) {
+      int32_t o = g.owner[keys[from]];
+      size_t to = from;
+      scratchDevs.clear();
+      for (; to < keys.size() && g.owner[keys[to]] == o; ++to)
+        scratchDevs.push_back(g.devices[keys[to]]);
+      std::sort(scratchDevs.begin(), scratchDevs.end());
+      scratchDevs.erase(std::unique(scratchDevs.begin(), scratchDevs.end()),
+                        scratchDevs.end());
+      int32_t k = static_cast<int32_t>(scratchDevs.size());
+      int32_t task;
+      if (k > 1) {
+        task = addAllReduce(st, g.outBytes[o], TaskKind::PartialSum);
+        moved += 2 * int64_t(k - 1) * g.outBytes[o];
+      } else {
+        task = st.add(TaskKind::Combine, g.devices[o],
+                      costs.combineTime(double(g.outBytes[o]), g.reduction,
+                                        ns.outElementBytes));
       }
+      for (size_t q = from; q < to; ++q)
+        st.pred(~keys[q]);
+      for (size_t q = from; q < to; ++q)
+        g.srcLocal[keys[q]] = task;
+      from = to;
     }
     bl.comm = moved;
     comm += moved;
-    lastSeen.assign(X, -1);
-    for (int32_t o = 0; o < T; ++o) {
-      if (g.owner[o] != o)
-        continue;
-      int32_t comb = st.add(TaskKind::Combine, g.devices[o],
-                            costs.combineTime(double(g.outBytes[o]),
-                                              g.reduction, ns.outElementBytes));
-      st.pred(~o);
-      for (int32_t a = 0; a < T; ++a) {
-        if (g.owner[a] != o || a == o || g.devices[a] == g.devices[o])
-          continue;
-        int32_t x = linkSlot[linkOf(g.devices[a], g.devices[o])];
-        if (lastSeen[x] != o) {
-          lastSeen[x] = o;
-          st.pred(~(T + x));
-        }
-      }
-      g.srcLocal[o] = comb;
-    }
-    for (int32_t a = 0; a < T; ++a)
-      g.srcLocal[a] = g.srcLocal[g.owner[a]];
-    resetSlots();
   }
 
   void buildBackward(int32_t n) {
@@ -1227,7 +1236,8 @@ struct Simulator::Impl {
 
   /// Ring all-reduce of `nbytes` over the sorted distinct devices
   /// scratchDevs (k > 1): adds the task (on every ring link) to `st`.
-  int32_t addAllReduce(Stage &st, int64_t nbytes) {
+  int32_t addAllReduce(Stage &st, int64_t nbytes,
+                       TaskKind kind = TaskKind::AllReduce) {
     int32_t k = static_cast<int32_t>(scratchDevs.size());
     double bwMin = 0, latMax = 0;
     scratchLinks.clear();
@@ -1245,7 +1255,7 @@ struct Simulator::Impl {
       l += D;
     double factor = 2.0 * (k - 1) / k;
     double time = factor * double(nbytes) / bwMin + 2.0 * (k - 1) * latMax;
-    int32_t ar = st.add(TaskKind::AllReduce, 0, time, factor * double(nbytes));
+    int32_t ar = st.add(kind, 0, time, factor * double(nbytes));
     st.setResources(ar, scratchLinks);
     return ar;
   }

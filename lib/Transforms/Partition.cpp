@@ -494,7 +494,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
           ReductionKindAttr::get(builder.getContext(), *kind),
           builder.getDenseI64ArrayAttr(devices));
     }
-    // Phase 3: the rest of the group on the first tile of each group.
+    // Phase 3: the rest of the group on every device of each group.
     // Ops of the group after the anchor (its elementwise epilogue).
     Operation *anchorOp = anchor;
     bool hasEpilogue = llvm::any_of(
@@ -506,10 +506,20 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
         owned.push_back({::soap::tileLoopBox(node, config.degrees, t),
                          config.devices[t]});
     } else {
+      // On every device of each group: the all-reduce left the combined
+      // result on all of them, so the consumers read the epilogue's output
+      // where they are (as the simulator assumes) instead of from the
+      // group's first tile. Once per device and group.
+      SmallVector<std::pair<int32_t, size_t>> done;
       for (int32_t t = 0; t < tiles; ++t) {
-        if (!reductionCoordinatesZero(t))
-          continue;
         Box loops = ::soap::tileLoopBox(node, config.degrees, t);
+        Box region = ::soap::accessRegion(anchorAccess, anchorTensor, loops);
+        size_t group = llvm::find_if(groups, [&](auto &g) {
+                         return g.first == region;
+                       }) - groups.begin();
+        if (llvm::is_contained(done, std::make_pair(config.devices[t], group)))
+          continue;
+        done.push_back({config.devices[t], group});
         Value combined = partial[0];
         SmallVector<Value> next = emitOnDevice(
             config.devices[t], outputs, [&](OpBuilder &b) {

@@ -249,7 +249,11 @@ TEST(Search, OverCapacityStrategiesAreNeverReturned) {
   EXPECT_FALSE(ex.found);
 }
 
-// MCMC against the exact optimum over the same space: within 1%.
+// MCMC against the exact optimum over the same space: within 1%. Six random
+// starts besides data parallelism and the expert strategy: the CNN's optimum
+// on 4 devices (samples and channels split in two, the fc's reduction split:
+// its sums all-reduced onto the devices its consumer runs on) is 1.7% below
+// the all-channels-split basin that chains from one random start settle in.
 static void expectNearOptimal(const OpGraph &g, int32_t devices,
                               int64_t budget) {
   Machine m = p100Node(devices);
@@ -258,7 +262,9 @@ static void expectNearOptimal(const OpGraph &g, int32_t devices,
   ASSERT_TRUE(ex.complete);
   ASSERT_TRUE(ex.found);
   EXPECT_EQ(simulate(g, m, ex.best), ex.bestSeconds);
-  SearchResult r = searchStrategy(g, m, costs, proposals(budget, 3));
+  SearchOptions options = proposals(budget, 3);
+  options.randomStarts = 6;
+  SearchResult r = searchStrategy(g, m, costs, options);
   EXPECT_GE(r.bestSeconds, ex.bestSeconds * (1 - 1e-12))
       << "MCMC below the exact optimum: the bound pruned the optimum";
   EXPECT_LE(r.bestSeconds, ex.bestSeconds * 1.01)

@@ -192,20 +192,46 @@ TEST(Simulator, SplitReductionCombinesPartialSums) {
   Strategy s;
   s.configs.push_back({{1, 1, 2}, {0, 1}}); // split k (Reduction) in two
   double t = sim.simulateFull(s);
-  // Both halves compute [0,10]; gpu1's partial y (65536 B) reaches gpu0 at
-  // 10 + 1 + 65.536 us, then gpu0 sums two partials of 65536 B: elementwise
-  // class, 16384 flops and 3 * 65536 bytes. Each device runs its tasks in
-  // program order (forward, then backward, then updates), so gpu0's
-  // backward (20 us) follows the combine, and then gpu0 updates its half of
-  // w (64 x 256 floats = 65536 B, no replica: no all-reduce). gpu1 finishes
-  // earlier (backward [10,30], then its update).
-  double combine =
-      std::max(16384 / (1e12 * 0.25), 3.0 * 65536 / (1e12 * 0.8));
-  double expected = 10e-6 + 1e-6 + 65.536e-6 + combine + 20e-6 +
-                    updateSeconds(64 * 256 * 4);
+  // Both halves compute [0,10]; then the two partial y (65536 B each) are
+  // all-reduced over gpu0 and gpu1: one ring task on both links, 2 (k - 1)
+  // / k = 1 times the bytes over 1 GB/s plus 2 (k - 1) latencies of 1 us,
+  // [10, 77.536]. The backward halves (20 us) need only the output's
+  // gradient: [10, 30] on each device, then the updates of the two halves
+  // of w (no replica: no gradient all-reduce). The all-reduce ends last.
+  double expected = 10e-6 + 65.536e-6 + 2e-6;
   EXPECT_NEAR(t, expected, 1e-15);
-  // The weight halves differ: no all-reduce, only the partial sum moves.
-  EXPECT_EQ(sim.report().communicationBytes, 65536);
+  // The weight halves differ: only the partial sums move, each way.
+  EXPECT_EQ(sim.report().communicationBytes, 2 * 65536);
+}
+
+TEST(Simulator, SplitReductionSumsAreReadOnEveryGroupDevice) {
+  // fc0 splits k over gpu0 and gpu1; the generated code all-reduces the
+  // partial sums, so its consumer relu0 on gpu1 reads them there, and only
+  // on gpu2, outside the group, gets them from the group's first tile.
+  OpGraph g = makeMLPGraph(64, {128, 256}); // fc0 -> relu0, y: 65536 B
+  Machine m = testMachine(3);
+  CostModel costs(m);
+  Simulator sim(g, m, costs);
+  Strategy s = singleDeviceStrategy(g);
+  s.configs[0] = {{1, 1, 2}, {0, 1}};
+  s.configs[1].devices = {1};
+  double onGroup = sim.simulateFull(s);
+  // The partial sums' all-reduce (both ways), and relu0's input gradient
+  // to fc0's tile on gpu0 (the tile on gpu1 has it there); no activation
+  // transfer.
+  EXPECT_EQ(sim.report().communicationBytes, 3 * 65536);
+  Strategy outside = s;
+  outside.configs[1].devices = {2};
+  Simulator ref(g, m, costs);
+  double offGroup = ref.simulateFull(outside);
+  // Also the sums gpu0 -> gpu2, and the gradient to both tiles.
+  EXPECT_EQ(ref.report().communicationBytes, 5 * 65536);
+  EXPECT_LT(onGroup, offGroup);
+  // Delta simulation agrees both ways.
+  EXPECT_EQ(sim.simulateDelta(1, outside.configs[1]), offGroup);
+  EXPECT_EQ(sim.communicationBytes(), 5 * 65536);
+  EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), onGroup);
+  EXPECT_EQ(sim.communicationBytes(), 3 * 65536);
 }
 
 TEST(Simulator, MemoryOverflowFlagged) {

@@ -15,10 +15,12 @@
 // from B(n,b) to B(p,a), likewise one gradient-transfer task per (edge,
 // link).
 // A node whose Reduction loops are split (r = product of their degrees > 1)
-// leaves partial sums: each group of r tiles sharing an output region sends
-// its partial results to the group's first tile (reduction coordinates 0),
-// one partial-sum task per link, and that tile sums them in a combine task;
-// consumers read the combined region.
+// leaves partial sums: each group of r tiles sharing an output region
+// all-reduces its partial results over the group's devices (one ring task on
+// all of its links, as the generated code does with NCCL; a group on one
+// device sums them in a combine task). The sums are then on every device of
+// the group: a consumer tile on one of them reads them there, any other from
+// the group's first tile (reduction coordinates 0).
 // Replicas of a parameter are the tiles with the same coordinates on the
 // split loops that index it. A node's own parameters (read by no other
 // node) whose replicas form the same groups are synchronized together (one
@@ -48,7 +50,7 @@
 // straight-line code: every device runs its operations, and issues its
 // communication, in program order. Every task has a fixed priority:
 //   1. forward, for n = 0..N-1: the forward transfers into n (per input edge,
-//      per link), then F(n,*), n's partial sums and combines;
+//      per link), then F(n,*), n's partial-sum all-reduces and combines;
 //   2. backward, for n = N-1..0: the gradient transfers into n (per output
 //      edge, per link), then B(n,*) and n's all-reduces (per group), then
 //      the all-reduces of the shared parameters whose first reader is n;
@@ -103,7 +105,7 @@ enum class TaskKind : uint8_t {
   Backward,
   Transfer,         ///< forward activation region
   GradientTransfer, ///< backward gradient region
-  PartialSum,       ///< partial result of a split reduction to its owner
+  PartialSum,       ///< all-reduce of a split reduction's partial results
   Combine,          ///< summing partial results
   Join,             ///< zero-time barrier, no resource (not generated now)
   AllReduce,        ///< a gradient all-reduce, on all of its ring's links
