@@ -87,12 +87,15 @@ static void end(int64_t ticket) {
 #endif
 }
 
+/* One rank has no communication stream (and nothing to group). */
 static void runGroupBegin(void) {
   if (gComm.groupDepth++ == 0) {
     gComm.groupFirst = 0;
 #ifdef SOAPRT_HAVE_CUDA
-    soaprt_cuda_comm_begin();
-    soaprt_cuda_group_begin();
+    if (soaprt_size() > 1) {
+      soaprt_cuda_comm_begin();
+      soaprt_cuda_group_begin();
+    }
 #endif
   }
 }
@@ -101,8 +104,10 @@ static void runGroupEnd(int64_t last) {
   if (--gComm.groupDepth > 0)
     return;
 #ifdef SOAPRT_HAVE_CUDA
-  soaprt_cuda_group_end();
-  soaprt_cuda_comm_end(gComm.groupFirst, last);
+  if (soaprt_size() > 1) {
+    soaprt_cuda_group_end();
+    soaprt_cuda_comm_end(gComm.groupFirst, last);
+  }
 #else
   (void)last;
 #endif

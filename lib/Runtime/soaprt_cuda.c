@@ -2,9 +2,11 @@
  *
  * soaprt_init picks GPU `local rank` (ranks on one node, in rank order) and
  * creates the rank's stream, sets up the memory pool and the world NCCL
- * communicator. All device work of the rank goes onto that one stream, so
- * program order is execution order and nothing waits for the GPU except the
- * runtime itself where the host needs results (bind_output, timing).
+ * communicator. The rank's computation goes onto that one stream, so
+ * program order is execution order (communication has a stream of its own,
+ * ordered with this one by events: soaprt_cuda_comm.c), and nothing waits
+ * for the GPU except the runtime itself where the host needs results
+ * (bind_output, timing).
  *
  * Only the CUDA runtime API is used (libcudart_static: it loads libcuda.so.1
  * itself at run time, so the executables start, and report "no GPU", on

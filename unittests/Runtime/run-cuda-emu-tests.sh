@@ -8,7 +8,7 @@
 # 1. soaprt_cuda_emu_runtime_test on 1 and on 3 ranks: the real runtime end
 #    to end (matmul, conv2d, copies, transfers, all-reduces over the world
 #    and a sub-group, outputs, peak memory) and the emulation's strictness.
-#    Again on 3 ranks with SOAPRT_COMM_DEFER=0 (communication when it
+#    Again on 1 and 3 ranks with SOAPRT_COMM_DEFER=0 (communication when it
 #    starts, on the communication stream, instead of at its wait).
 # 2. SOAPRT_EMU_GPUS=0 (no GPU): the test and the smoke model linked as an
 #    emulated soapc executable (mpicc, libsoaprt_main.a,
@@ -31,34 +31,31 @@ crashed() {
   grep -qi "segmentation\|signal\|core dumped\|MPI_ABORT" "$1"
 }
 
-for np in 1 3; do
-  $mpirun -np $np "$test" >"$out/log" 2>&1
-  rc=$?
-  if [ $rc -eq 0 ] &&
-     grep -q "cuda_emu_runtime_test: all [0-9]* checks passed on $np rank" \
-       "$out/log"; then
-    echo "PASS: soaprt_cuda_emu_runtime_test on $np rank(s)"
-  else
-    cat "$out/log"
-    echo "FAIL: soaprt_cuda_emu_runtime_test on $np rank(s) (status $rc)"
-    status=1
-  fi
+# Each on 1 and 3 ranks, with communication deferred to its wait (the
+# emulation's default) and run at once (SOAPRT_COMM_DEFER=0: the CUDA back
+# end's asynchronous path).
+for defer in default 0; do
+  label=""
+  [ "$defer" = 0 ] && label=", SOAPRT_COMM_DEFER=0"
+  for np in 1 3; do
+    if [ "$defer" = 0 ]; then
+      SOAPRT_COMM_DEFER=0 $mpirun -x SOAPRT_COMM_DEFER -np $np "$test" \
+        >"$out/log" 2>&1
+    else
+      $mpirun -np $np "$test" >"$out/log" 2>&1
+    fi
+    rc=$?
+    if [ $rc -eq 0 ] &&
+       grep -q "cuda_emu_runtime_test: all [0-9]* checks passed on $np rank" \
+         "$out/log"; then
+      echo "PASS: soaprt_cuda_emu_runtime_test on $np rank(s)$label"
+    else
+      cat "$out/log"
+      echo "FAIL: soaprt_cuda_emu_runtime_test on $np rank(s)$label (status $rc)"
+      status=1
+    fi
+  done
 done
-
-# Communication run at once instead of at its wait (the emulation's
-# default defers it): the CUDA back end's asynchronous path.
-SOAPRT_COMM_DEFER=0 $mpirun -x SOAPRT_COMM_DEFER -np 3 "$test" >"$out/log" 2>&1
-rc=$?
-if [ $rc -eq 0 ] &&
-   grep -q "cuda_emu_runtime_test: all [0-9]* checks passed on 3 rank" \
-     "$out/log"; then
-  echo "PASS: soaprt_cuda_emu_runtime_test on 3 ranks, SOAPRT_COMM_DEFER=0"
-else
-  cat "$out/log"
-  echo "FAIL: soaprt_cuda_emu_runtime_test on 3 ranks, SOAPRT_COMM_DEFER=0" \
-       "(status $rc)"
-  status=1
-fi
 
 for prog in "$test" "$smoke"; do
   for np in 1 2; do

@@ -8,10 +8,15 @@
  * regions and run on NCCL; soaprt_bind_output copies a device buffer to the
  * host), and the compiled code calls the functions below as well.
  *
- * One CUDA stream per rank carries all device work in program order: kernels,
- * library calls, copies, NCCL and stream-ordered allocation. The host never
- * reads device memory except in the runtime, which synchronizes the stream
- * first (bind_output, timing), so the compiled code never waits for the GPU.
+ * One CUDA stream per rank carries the computation in program order: kernels,
+ * library calls, copies and stream-ordered allocation. With more than one
+ * rank a second stream carries the communication (NCCL and its packing
+ * copies): each start waits there for the work issued before it, and the
+ * computation waits for it only at soaprt_comm_wait (soaprt.h), which the
+ * compiled code places before the next use of the region's buffer. The host
+ * never reads device memory except in the runtime, which synchronizes the
+ * stream first (bind_output, timing), so the compiled code never waits for
+ * the GPU.
  *
  * Devices: rank r uses GPU `local rank` (its index among the ranks on its
  * node); a node needs one GPU per rank (NCCL). Communication is NCCL (world

@@ -1,0 +1,42 @@
+/* Misuses of libsoaprt's asynchronous communication (soaprt.h), one per run
+ * (argv[1]); each must stop with a clear message and a non-zero status.
+ * Compiled code never does these (soap-cuda-async-communication places
+ * every wait outside groups and after its start); a hand-written caller
+ * may. Test: test/Runtime/comm-misuse.test. */
+#include "soap/Runtime/soaprt.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* A rank-1 memref descriptor (MLIR's C interface) over `data`. */
+typedef struct {
+  void *allocated, *aligned;
+  int64_t offset, size, stride;
+} memref1_t;
+
+int main(int argc, char **argv) {
+  if (soaprt_init(&argc, &argv) != 0)
+    return 2;
+  const char *what = argc > 1 ? argv[1] : "";
+  float data[4] = {1, 2, 3, 4};
+  int64_t devices[1] = {0};
+  memref1_t d = {data, data, 0, 4, 1}, l = {devices, devices, 0, 1, 1};
+  soaprt_unranked_memref_t region = {1, &d}, list = {1, &l};
+  if (!strcmp(what, "wait")) {
+    soaprt_comm_wait(5);
+  } else if (!strcmp(what, "end")) {
+    soaprt_comm_group_end();
+  } else if (!strcmp(what, "all-reduce-in-group")) {
+    soaprt_comm_group_begin();
+    (void)soaprt_all_reduce_start(&region, SOAPRT_F32, SOAPRT_SUM, &list);
+  } else if (!strcmp(what, "open-group")) {
+    soaprt_comm_group_begin();
+  } else if (!strcmp(what, "none")) {
+    /* Allowed: nothing to wait for (ticket 0), an empty group. */
+    soaprt_comm_wait(0);
+    soaprt_comm_group_begin();
+    soaprt_comm_group_end();
+  }
+  soaprt_finalize();
+  return 0;
+}
