@@ -155,15 +155,39 @@ static pending_t *record(int what, int64_t ticket) {
   return p;
 }
 
-static void keepRegion(pending_t *p, const soaprt_region_t *r) {
+/* An operation on region `r` (its sizes and strides copied into `p`). */
+static void describe(pending_t *p, int what, const soaprt_region_t *r) {
   if (r->rank > SOAPRT_MAX_RANK)
     soaprt_fatal("soaprt_comm: regions of rank %lld are not supported",
                  (long long)r->rank);
+  memset(p, 0, sizeof(*p));
+  p->what = what;
   p->region = *r;
   memcpy(p->sizes, r->sizes, (size_t)r->rank * sizeof(int64_t));
   memcpy(p->strides, r->strides, (size_t)r->rank * sizeof(int64_t));
   p->region.sizes = p->sizes;
   p->region.strides = p->strides;
+}
+
+/* Gives `p` the next ticket and runs it now, or in deferred mode records a
+ * copy (with its own device list) to run at a wait. */
+static int64_t start(pending_t *p) {
+  p->ticket = ++gComm.issued;
+  if (!deferred()) {
+    run(p);
+    return p->ticket;
+  }
+  pending_t *q = record(p->what, p->ticket);
+  *q = *p;
+  q->region.sizes = q->sizes;
+  q->region.strides = q->strides;
+  if (p->devices) {
+    q->devices = (int64_t *)malloc((size_t)p->n * sizeof(int64_t));
+    if (!q->devices)
+      soaprt_fatal("soaprt_comm: out of memory");
+    memcpy(q->devices, p->devices, (size_t)p->n * sizeof(int64_t));
+  }
+  return q->ticket;
 }
 
 /* Runs the recorded operations up to `ticket` (and to the end of a group
@@ -196,19 +220,12 @@ int64_t soaprt_transfer_start(soaprt_unranked_memref_t *m, int64_t dtype,
   soaprt_region_t r = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
   if (soaprt_region_elements(&r) == 0)
     return 0;
-  int64_t ticket = ++gComm.issued;
-  if (deferred()) {
-    pending_t *p = record(TRANSFER, ticket);
-    keepRegion(p, &r);
-    p->dtype = dtype;
-    p->from = from;
-    p->to = to;
-    return ticket;
-  }
-  begin(ticket);
-  soaprt_run_transfer(&r, from, to);
-  end(ticket);
-  return ticket;
+  pending_t op;
+  describe(&op, TRANSFER, &r);
+  op.dtype = dtype;
+  op.from = from;
+  op.to = to;
+  return start(&op);
 }
 
 int64_t soaprt_all_reduce_start(soaprt_unranked_memref_t *m, int64_t dtype,
@@ -229,23 +246,13 @@ int64_t soaprt_all_reduce_start(soaprt_unranked_memref_t *m, int64_t dtype,
   soaprt_region_t r = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
   if (soaprt_region_elements(&r) == 0)
     return 0;
-  int64_t ticket = ++gComm.issued;
-  if (deferred()) {
-    pending_t *p = record(ALL_REDUCE, ticket);
-    keepRegion(p, &r);
-    p->dtype = dtype;
-    p->kind = kind;
-    p->n = n;
-    p->devices = (int64_t *)malloc((size_t)n * sizeof(int64_t));
-    if (!p->devices)
-      soaprt_fatal("%s: out of memory", who);
-    memcpy(p->devices, devices, (size_t)n * sizeof(int64_t));
-    return ticket;
-  }
-  begin(ticket);
-  soaprt_run_all_reduce(&r, dtype, kind, devices, n);
-  end(ticket);
-  return ticket;
+  pending_t op;
+  describe(&op, ALL_REDUCE, &r);
+  op.dtype = dtype;
+  op.kind = kind;
+  op.n = n;
+  op.devices = devices;
+  return start(&op);
 }
 
 void soaprt_comm_wait(int64_t ticket) {
