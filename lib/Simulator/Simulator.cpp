@@ -841,10 +841,9 @@ struct Simulator::Impl {
     resetSlots();
     pairSlot.resize(pl.size());
     recvBytes.assign(Tc, 0);
-    // A split reduction's sums end on every device of the group (an
-    // all-reduce, whose result is ready with the owner's combine): a
-    // consumer tile on one of them reads it there; others get it from the
-    // owner.
+    // A split reduction's sums end on every device of the group (the
+    // group's all-reduce: buildForward): a consumer tile on one of them
+    // reads them there; others get them from the group's first tile.
     groupDevices.clear();
     if (gp.reduction > 1) {
       for (int32_t a = 0; a < Tp; ++a)
