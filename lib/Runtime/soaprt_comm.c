@@ -155,18 +155,25 @@ static pending_t *record(int what, int64_t ticket) {
   return p;
 }
 
-/* An operation on region `r` (its sizes and strides copied into `p`). */
-static void describe(pending_t *p, int what, const soaprt_region_t *r) {
-  if (r->rank > SOAPRT_MAX_RANK)
-    soaprt_fatal("soaprt_comm: regions of rank %lld are not supported",
-                 (long long)r->rank);
+/* An operation on the region `m` of `dtype` elements (its sizes and strides
+ * copied into `p`); 0 when the region is empty (nothing to do). */
+static int describe(pending_t *p, int what, soaprt_unranked_memref_t *m,
+                    int64_t dtype, const char *who) {
+  soaprt_region_t r = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
+  if (soaprt_region_elements(&r) == 0)
+    return 0;
+  if (r.rank > SOAPRT_MAX_RANK)
+    soaprt_fatal("%s: regions of rank %lld are not supported", who,
+                 (long long)r.rank);
   memset(p, 0, sizeof(*p));
   p->what = what;
-  p->region = *r;
-  memcpy(p->sizes, r->sizes, (size_t)r->rank * sizeof(int64_t));
-  memcpy(p->strides, r->strides, (size_t)r->rank * sizeof(int64_t));
+  p->dtype = dtype;
+  p->region = r;
+  memcpy(p->sizes, r.sizes, (size_t)r.rank * sizeof(int64_t));
+  memcpy(p->strides, r.strides, (size_t)r.rank * sizeof(int64_t));
   p->region.sizes = p->sizes;
   p->region.strides = p->strides;
+  return 1;
 }
 
 /* Gives `p` the next ticket and runs it now, or in deferred mode records a
@@ -217,12 +224,9 @@ int64_t soaprt_transfer_start(soaprt_unranked_memref_t *m, int64_t dtype,
   int64_t rank = soaprt_rank();
   if (from == to || (rank != from && rank != to))
     return 0;
-  soaprt_region_t r = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
-  if (soaprt_region_elements(&r) == 0)
-    return 0;
   pending_t op;
-  describe(&op, TRANSFER, &r);
-  op.dtype = dtype;
+  if (!describe(&op, TRANSFER, m, dtype, who))
+    return 0;
   op.from = from;
   op.to = to;
   return start(&op);
@@ -243,12 +247,9 @@ int64_t soaprt_all_reduce_start(soaprt_unranked_memref_t *m, int64_t dtype,
                  who);
   if (!member || n <= 1)
     return 0;
-  soaprt_region_t r = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
-  if (soaprt_region_elements(&r) == 0)
-    return 0;
   pending_t op;
-  describe(&op, ALL_REDUCE, &r);
-  op.dtype = dtype;
+  if (!describe(&op, ALL_REDUCE, m, dtype, who))
+    return 0;
   op.kind = kind;
   op.n = n;
   op.devices = devices;

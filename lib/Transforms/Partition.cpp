@@ -472,11 +472,13 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     anchorTensor.shape.assign(anchorType.getShape().begin(),
                               anchorType.getShape().end());
     SmallVector<std::pair<Box, SmallVector<int64_t>>, 4> groups;
+    SmallVector<size_t> groupOf; // per tile
     for (int32_t t = 0; t < tiles; ++t) {
       Box region = ::soap::accessRegion(
           anchorAccess, anchorTensor,
           ::soap::tileLoopBox(node, config.degrees, t));
       auto it = llvm::find_if(groups, [&](auto &g) { return g.first == region; });
+      groupOf.push_back(it - groups.begin());
       if (it == groups.end())
         groups.push_back({region, {config.devices[t]}});
       else
@@ -513,13 +515,10 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
       SmallVector<std::pair<int32_t, size_t>> done;
       for (int32_t t = 0; t < tiles; ++t) {
         Box loops = ::soap::tileLoopBox(node, config.degrees, t);
-        Box region = ::soap::accessRegion(anchorAccess, anchorTensor, loops);
-        size_t group = llvm::find_if(groups, [&](auto &g) {
-                         return g.first == region;
-                       }) - groups.begin();
-        if (llvm::is_contained(done, std::make_pair(config.devices[t], group)))
+        std::pair<int32_t, size_t> key(config.devices[t], groupOf[t]);
+        if (llvm::is_contained(done, key))
           continue;
-        done.push_back({config.devices[t], group});
+        done.push_back(key);
         Value combined = partial[0];
         SmallVector<Value> next = emitOnDevice(
             config.devices[t], outputs, [&](OpBuilder &b) {
