@@ -151,6 +151,13 @@ static cl::opt<bool> cudaHostEmulation(
              "libsoaprt_cuda over a host emulation of CUDA, cuBLAS, cuDNN "
              "and NCCL (slow; results comparable with --target=cpu)"),
     cl::cat(soapcCategory));
+static cl::opt<bool> cudaEmulationProfile(
+    "cuda-emulation-profile",
+    cl::desc("--cuda-host-emulation: profile the kernels' memory accesses "
+             "(32-byte sectors per warp-wide request, per kernel; the "
+             "executable writes the table at exit, to $SOAPRT_EMU_PROFILE "
+             "or stderr)"),
+    cl::cat(soapcCategory));
 static cl::opt<std::string>
     mcpu("mcpu",
          cl::desc("CPU to generate code for: host (default), generic or an "
@@ -250,6 +257,7 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
                                                   : "fatbin";
     lowerOptions.toolkit = SOAP_CUDA_TOOLKIT;
     lowerOptions.hostEmulation = cudaHostEmulation;
+    lowerOptions.emulationProfile = cudaEmulationProfile;
     mlir::soap::buildLowerToCUDAPipeline(pm, lowerOptions);
   }
   if (failed(pm.run(module)))
@@ -370,6 +378,8 @@ int main(int argc, char **argv) {
                 "toolkit (use --cuda-format=ptx)");
   if (cudaHostEmulation && target != "cuda")
     return fail("--cuda-host-emulation needs --target=cuda");
+  if (cudaEmulationProfile && !cudaHostEmulation)
+    return fail("--cuda-emulation-profile needs --cuda-host-emulation");
   if (cudaHostEmulation && emit == "ptx")
     return fail("--cuda-host-emulation makes no kernels: no --emit=ptx");
   if (cudaHostEmulation && emit == "exe" && !SOAP_HAS_CUDA_EMULATION)

@@ -76,6 +76,12 @@ struct LowerToCUDAOptions : public PassPipelineOptions<LowerToCUDAOptions> {
                      "loops (soap-cuda-emulate-kernels) and lower only host "
                      "code; link with libsoaprt_cuda_emu.a"),
       llvm::cl::init(false)};
+  Option<bool> emulationProfile{
+      *this, "emulation-profile",
+      llvm::cl::desc("With host-emulation: report every kernel load and "
+                     "store to libsoaprt_cuda_emu's access profiler "
+                     "(coalescing of each kernel's accesses)"),
+      llvm::cl::init(false)};
   Option<bool> toLLVM{
       *this, "to-llvm",
       llvm::cl::desc("Lower all the way to the LLVM dialect with the kernels "

@@ -395,8 +395,21 @@ def CUDAEmulateKernels : Pass<"soap-cuda-emulate-kernels", "ModuleOp"> {
     results can be compared with the CPU target's. Kernels that a sequential
     host run cannot reproduce are rejected: barriers, shared memory, other
     GPU ops, asynchronous launches, clusters, several blocks in a body.
+
+    With `profile-accesses`, every load and store of an emulated kernel also
+    reports its address to libsoaprt_cuda_emu's access profiler
+    (`soaprt_emu_profile_*`, lib/Runtime/emulation/kernel_profile.c), which
+    groups the accesses of each warp (32 consecutive threads of a block) the
+    way a GPU does and counts the 32-byte sectors each warp-wide request
+    touches: how well each kernel's accesses are coalesced.
   }];
-  let dependentDialects = ["scf::SCFDialect", "arith::ArithDialect"];
+  let options = [
+    Option<"profileAccesses", "profile-accesses", "bool", /*default=*/"false",
+           "Report each kernel's loads and stores to the access profiler">,
+  ];
+  let dependentDialects = ["scf::SCFDialect", "arith::ArithDialect",
+                           "func::FuncDialect", "memref::MemRefDialect",
+                           "LLVM::LLVMDialect"];
 }
 
 #endif // SOAP_CONVERSION_PASSES_TD

@@ -72,7 +72,9 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   // Communication on its own stream, waited for where its data is used.
   pm.addPass(createCUDAAsyncCommunication());
   if (options.hostEmulation) {
-    pm.addPass(createCUDAEmulateKernels());
+    CUDAEmulateKernelsOptions emulation;
+    emulation.profileAccesses = options.emulationProfile;
+    pm.addPass(createCUDAEmulateKernels(emulation));
     pm.addPass(createCanonicalizerPass());
     // Host code only: the CPU target's lowering to LLVM, allocations through
     // libsoaprt's (emulated) device allocator.
