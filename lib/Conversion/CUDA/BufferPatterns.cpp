@@ -27,6 +27,12 @@ bool isF32Buffer(Value v) {
   return type && type.getElementType().isF32() && type.hasStaticShape();
 }
 
+/// A statically shaped f32 tensor or memref.
+static bool isStaticF32(Value v) {
+  auto type = dyn_cast<ShapedType>(v.getType());
+  return type && type.getElementType().isF32() && type.hasStaticShape();
+}
+
 linalg::FillOp zeroFillBefore(Operation *op, Value output,
                               ArrayRef<Operation *> replaced) {
   for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
@@ -152,6 +158,29 @@ matchZeroPadded(memref::AllocOp alloc,
   return result;
 }
 
+std::optional<linalg::ContractionDimensions>
+matchLibraryContraction(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  for (OpOperand &operand : op->getOpOperands())
+    if (!getElementTypeOrSelf(operand.get().getType()).isF32())
+      return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->batch.size() > 1)
+    return std::nullopt;
+  return *dims;
+}
+
+bool becomesLibraryCall(linalg::LinalgOp op) {
+  if (matchLibraryContraction(op) || isa<linalg::Conv2DNchwFchwOp>(op))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+  return generic && matchFilterGradient(generic);
+}
+
 std::optional<FilterGradient> matchFilterGradient(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op.getNumLoops() != 7)
@@ -230,8 +259,8 @@ std::optional<FilterGradient> matchFilterGradient(linalg::GenericOp op) {
                         op.getDpsInitOperand(0)->get(),
                         {scalars[0], scalars[1]},
                         {scalars[2], scalars[3]}};
-  if (!isF32Buffer(result.x) || !isF32Buffer(result.dy) ||
-      !isF32Buffer(result.dw))
+  if (!isStaticF32(result.x) || !isStaticF32(result.dy) ||
+      !isStaticF32(result.dw))
     return std::nullopt;
   return result;
 }

@@ -162,13 +162,9 @@ struct CUDALibraryCalls
 
   /// C[b] += A[b] x B[b] as a cuBLAS call, if `op` is such a contraction.
   LogicalResult lowerContraction(linalg::LinalgOp op) {
-    if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-        !linalg::isaContractionOpInterface(op))
-      return failure();
-    FailureOr<linalg::ContractionDimensions> dims =
-        linalg::inferContractionDims(op);
-    if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-        dims->k.size() != 1 || dims->batch.size() > 1)
+    std::optional<linalg::ContractionDimensions> dims =
+        matchLibraryContraction(op);
+    if (!dims)
       return failure();
     Value a = op.getDpsInputOperand(0)->get();
     Value b = op.getDpsInputOperand(1)->get();

@@ -6,6 +6,8 @@
 
 #include "soap/Conversion/Passes.h"
 
+#include "BufferPatterns.h"
+
 #include "soap/Analysis/IterationSpace.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -28,31 +30,62 @@ namespace {
 /// How one loop of the op is rewritten.
 struct LoopPlan {
   int64_t extent = 1;
-  /// 1: stays as it is; `extent`: made parallel whole; else split into an
-  /// outer parallel loop of `factor` and an inner reduction loop.
+  /// The size of the loop's parallel part: 1, the loop stays as it is;
+  /// `extent`: made parallel whole; else the loop is split in two.
   int64_t factor = 1;
+  /// The lead input's contiguous loop: its parallel part is the inner one
+  /// (index = outer * factor + inner) and becomes the new op's last loop,
+  /// so that consecutive threads read consecutive elements. Otherwise a
+  /// split loop's parallel part is the outer one (index = outer * (extent /
+  /// factor) + inner), each thread reading a run of the loop.
+  bool interleaved = false;
   bool promoted() const { return factor > 1; }
   bool split() const { return factor > 1 && factor < extent; }
+  /// The size of a split loop's inner part.
+  int64_t innerSize() const { return interleaved ? factor : extent / factor; }
 };
+
+/// The reduction loop that indexes the innermost (contiguous) dimension of
+/// the op's largest input, if any.
+static std::optional<unsigned> contiguousReductionLoop(linalg::GenericOp op) {
+  OpOperand *lead = nullptr;
+  int64_t most = 0;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(in->get().getType());
+    if (!type || type.getRank() == 0 || !type.hasStaticShape() ||
+        type.getNumElements() <= most)
+      continue;
+    most = type.getNumElements();
+    lead = in;
+  }
+  if (!lead)
+    return std::nullopt;
+  auto dim = dyn_cast<AffineDimExpr>(
+      op.getMatchingIndexingMap(lead).getResults().back());
+  if (!dim || op.getIteratorTypesArray()[dim.getPosition()] !=
+                  utils::IteratorType::reduction)
+    return std::nullopt;
+  return dim.getPosition();
+}
+
+/// The parallel part of the contiguous loop: the largest divisor of
+/// `extent` of at most `budget` that is a multiple of 8 (a 32-byte sector
+/// of f32), else the largest; 1 if none.
+static int64_t contiguousFactor(int64_t extent, int64_t budget) {
+  int64_t limit = std::min(budget, extent);
+  int64_t largest = 1, largestOf8 = 0;
+  for (int64_t k = 2; k <= limit; ++k)
+    if (extent % k == 0) {
+      largest = k;
+      if (k % 8 == 0)
+        largestOf8 = k;
+    }
+  return largestOf8 ? largestOf8 : largest;
+}
 
 struct CUDASplitReductions
     : public mlir::soap::impl::CUDASplitReductionsBase<CUDASplitReductions> {
   using CUDASplitReductionsBase::CUDASplitReductionsBase;
-
-  /// acc + a * b over two inputs: a contraction or a convolution filter
-  /// gradient, for cuBLAS / cuDNN.
-  static bool isMultiplyAdd(linalg::GenericOp op) {
-    if (op.getNumDpsInputs() != 2)
-      return false;
-    Block &body = *op.getBlock();
-    if (body.getOperations().size() != 3)
-      return false;
-    Operation *add = body.getTerminator()->getOperand(0).getDefiningOp();
-    return add && isa<arith::AddFOp>(add) &&
-           llvm::any_of(add->getOperands(), [](Value v) {
-             return isa_and_nonnull<arith::MulFOp>(v.getDefiningOp());
-           });
-  }
 
   /// Splits `op`; `combination` is the op that combines the partials.
   LogicalResult splitOne(IRRewriter &rewriter, linalg::GenericOp op,
@@ -84,8 +117,9 @@ struct CUDASplitReductions
 LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
                                             linalg::GenericOp op,
                                             linalg::GenericOp &combination) {
+  // cuBLAS and cuDNN compute contractions and filter gradients.
   if (op.getNumDpsInits() != 1 || op.getNumResults() != 1 ||
-      op.getNumReductionLoops() == 0 || isMultiplyAdd(op))
+      op.getNumReductionLoops() == 0 || cuda::becomesLibraryCall(op))
     return failure();
   FailureOr<ReductionKind> kind = getReductionCombiner(op);
   if (failed(kind))
@@ -107,15 +141,37 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
   // Each thread of the first op still reduces `min-per-thread` elements or
   // more; its combination is split again if it is long enough.
   int64_t cap = std::min<int64_t>(maxThreads, threads * (reduced / minPerThread));
+  // Splitting a loop needs every read of it to be a whole dimension (it is
+  // reshaped into outer x inner).
+  auto plainReads = [&](unsigned l) {
+    return llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap m) {
+      return llvm::all_of(m.getResults(), [&](AffineExpr e) {
+        return isa<AffineDimExpr>(e) || !e.isFunctionOfDim(l);
+      });
+    });
+  };
 
-  // Which reduction loops become parallel, outermost first.
   SmallVector<LoopPlan> plan(extents.size());
+  for (auto [l, extent] : llvm::enumerate(extents))
+    plan[l].extent = extent;
   bool any = false;
+  // First the lead input's contiguous loop, interleaved: a warp's threads
+  // read whole sectors.
+  std::optional<unsigned> lead = contiguousReductionLoop(op);
+  if (lead) {
+    int64_t factor = contiguousFactor(extents[*lead], cap / threads);
+    if (factor > 1 && (factor == extents[*lead] || plainReads(*lead))) {
+      plan[*lead].factor = factor;
+      plan[*lead].interleaved = true;
+      threads *= factor;
+      any = true;
+    }
+  }
+  // Then other reduction loops, outermost first.
   for (unsigned l = 0; l < extents.size(); ++l) {
     int64_t extent = extents[l];
-    plan[l].extent = extent;
     if (iterators[l] != utils::IteratorType::reduction ||
-        threads >= minThreads || extent < 2)
+        plan[l].interleaved || threads >= minThreads || extent < 2)
       continue;
     if (threads * extent <= cap) {
       plan[l].factor = extent;
@@ -123,14 +179,7 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
       any = true;
       continue;
     }
-    // Splitting needs every read of the loop to be a whole dimension (it is
-    // reshaped into outer x inner).
-    bool plainReads = llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap m) {
-      return llvm::all_of(m.getResults(), [&](AffineExpr e) {
-        return isa<AffineDimExpr>(e) || !e.isFunctionOfDim(l);
-      });
-    });
-    if (!plainReads)
+    if (!plainReads(l))
       break;
     for (int64_t k = std::min(cap / threads, extent - 1); k >= 2; --k)
       if (extent % k == 0) {
@@ -144,32 +193,51 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
   if (!any)
     return failure();
 
-  // New loops: each old loop in place; a split one as (outer, inner).
+  // New loops: each old loop in place (a split one as outer, inner); the
+  // parallel part of the interleaved loop last. `dimsOf[l]`: the new loops
+  // that make old loop l (outer first).
   MLIRContext *ctx = op.getContext();
-  SmallVector<AffineExpr> replacement;
   SmallVector<utils::IteratorType> newIterators;
-  SmallVector<unsigned> promotedDims; // new dims of the partials' extra dims
-  SmallVector<int64_t> promotedExtents;
-  SmallVector<unsigned> newDimOf(extents.size());
+  SmallVector<SmallVector<unsigned, 2>> dimsOf(extents.size());
+  auto addLoop = [&](unsigned l, utils::IteratorType kind) {
+    dimsOf[l].push_back(newIterators.size());
+    newIterators.push_back(kind);
+  };
   for (auto [l, p] : llvm::enumerate(plan)) {
-    unsigned d = newIterators.size();
-    newDimOf[l] = d;
-    if (p.split()) {
-      replacement.push_back(getAffineDimExpr(d, ctx) * (p.extent / p.factor) +
-                            getAffineDimExpr(d + 1, ctx));
-      newIterators.push_back(utils::IteratorType::parallel);
-      newIterators.push_back(utils::IteratorType::reduction);
+    if (p.interleaved) {
+      if (p.split())
+        addLoop(l, utils::IteratorType::reduction);
+    } else if (p.split()) {
+      addLoop(l, utils::IteratorType::parallel);
+      addLoop(l, utils::IteratorType::reduction);
     } else {
-      replacement.push_back(getAffineDimExpr(d, ctx));
-      newIterators.push_back(p.promoted() ? utils::IteratorType::parallel
-                                          : iterators[l]);
-    }
-    if (p.promoted()) {
-      promotedDims.push_back(d);
-      promotedExtents.push_back(p.factor);
+      addLoop(l, p.promoted() ? utils::IteratorType::parallel : iterators[l]);
     }
   }
+  if (lead && plan[*lead].interleaved)
+    addLoop(*lead, utils::IteratorType::parallel);
   unsigned numNewDims = newIterators.size();
+  SmallVector<AffineExpr> replacement;
+  for (auto [l, p] : llvm::enumerate(plan)) {
+    AffineExpr outer = getAffineDimExpr(dimsOf[l][0], ctx);
+    replacement.push_back(
+        dimsOf[l].size() == 2
+            ? outer * p.innerSize() + getAffineDimExpr(dimsOf[l][1], ctx)
+            : outer);
+  }
+  // The partials' extra dimensions: the promoted loops' parallel parts, in
+  // loop order, the interleaved one last.
+  SmallVector<unsigned> promotedDims;
+  SmallVector<int64_t> promotedExtents;
+  for (auto [l, p] : llvm::enumerate(plan))
+    if (p.promoted() && !p.interleaved) {
+      promotedDims.push_back(dimsOf[l][0]);
+      promotedExtents.push_back(p.factor);
+    }
+  if (lead && plan[*lead].interleaved) {
+    promotedDims.push_back(dimsOf[*lead].back());
+    promotedExtents.push_back(plan[*lead].factor);
+  }
   // Inputs: a dimension a split loop indexes becomes (outer, inner).
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -187,11 +255,10 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
       int64_t next = shape.size();
       if (dim && plan[dim.getPosition()].split()) {
         const LoopPlan &p = plan[dim.getPosition()];
-        unsigned d = newDimOf[dim.getPosition()];
-        results.push_back(getAffineDimExpr(d, ctx));
-        results.push_back(getAffineDimExpr(d + 1, ctx));
+        for (unsigned d : dimsOf[dim.getPosition()])
+          results.push_back(getAffineDimExpr(d, ctx));
         groups.push_back({next, next + 1});
-        shape.append({p.factor, p.extent / p.factor});
+        shape.append({p.extent / p.innerSize(), p.innerSize()});
         expands = true;
         continue;
       }
@@ -212,7 +279,7 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
   SmallVector<int64_t> partialShape(initType.getShape());
   for (AffineExpr e : outMap.getResults())
     partialExprs.push_back(getAffineDimExpr(
-        newDimOf[cast<AffineDimExpr>(e).getPosition()], ctx));
+        dimsOf[cast<AffineDimExpr>(e).getPosition()][0], ctx));
   for (auto [d, extent] : llvm::zip(promotedDims, promotedExtents)) {
     partialExprs.push_back(getAffineDimExpr(d, ctx));
     partialShape.push_back(extent);
@@ -232,7 +299,7 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
                                            newIterators);
   rewriter.cloneRegionBefore(op.getRegion(), partial.getRegion(),
                              partial.getRegion().end());
-  // linalg.index of an old loop: its new loop, or outer * size + inner.
+  // linalg.index of an old loop: its new loop, or outer * inner size + inner.
   SmallVector<linalg::IndexOp> indices;
   partial.getRegion().walk([&](linalg::IndexOp index) {
     indices.push_back(index);
@@ -240,13 +307,14 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
   for (linalg::IndexOp index : indices) {
     unsigned l = index.getDim();
     rewriter.setInsertionPoint(index);
-    Value outer = linalg::IndexOp::create(rewriter, index.getLoc(), newDimOf[l]);
+    Value outer =
+        linalg::IndexOp::create(rewriter, index.getLoc(), dimsOf[l][0]);
     Value value = outer;
-    if (plan[l].split()) {
+    if (dimsOf[l].size() == 2) {
       Value inner =
-          linalg::IndexOp::create(rewriter, index.getLoc(), newDimOf[l] + 1);
-      Value size = arith::ConstantIndexOp::create(
-          rewriter, index.getLoc(), plan[l].extent / plan[l].factor);
+          linalg::IndexOp::create(rewriter, index.getLoc(), dimsOf[l][1]);
+      Value size = arith::ConstantIndexOp::create(rewriter, index.getLoc(),
+                                                  plan[l].innerSize());
       Value scaled = arith::MulIOp::create(rewriter, index.getLoc(), outer, size);
       value = arith::AddIOp::create(rewriter, index.getLoc(), scaled, inner);
     }

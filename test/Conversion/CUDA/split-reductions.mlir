@@ -1,38 +1,41 @@
-// RUN: soap-opt %s --soap-cuda-split-reductions="min-threads=1024 max-threads=2048" --split-input-file | FileCheck %s
+// RUN: soap-opt %s --soap-cuda-split-reductions="min-threads=1024 max-threads=2048" --split-input-file --mlir-print-local-scope | FileCheck %s
 // RUN: soap-opt %s --soap-cuda-split-reductions --split-input-file | FileCheck %s --check-prefix=DEFAULT
 // RUN: not soap-opt %s --soap-cuda-split-reductions="min-threads=10 max-threads=5" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // BAD: soap-cuda-split-reductions: need 1 <= min-threads <= max-threads, min-reduction >= 2 and min-per-thread >= 1
 
-// A bias gradient: 16 outputs, each a sum over 8 x 32 x 32. The batch loop
-// becomes parallel whole (16 x 8 = 128 threads), then the row loop is split
-// into 16 parallel x 2 sequential (2048 threads, each summing 2 x 32); a
-// linalg.index of the rows becomes outer * 2 + inner. The second op sums
-// the 128 partials of each channel into the original output.
+// A bias gradient: 16 outputs, each a sum over 8 x 32 x 32. The columns,
+// the input's contiguous loop, become parallel whole and the innermost
+// parallel loop (consecutive threads read consecutive floats): 16 x 32 =
+// 512 threads; then the batch loop is split into 4 parallel x 2 sequential
+// (2048 threads, each summing 2 x 32); a linalg.index of the batch becomes
+// outer * 2 + inner. The second op sums the 128 partials of each channel
+// into the original output.
 // CHECK-LABEL: func.func @bias_grad(
 // CHECK-SAME:    %[[G:.*]]: tensor<8x16x32x32xf32>)
 // CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16xf32>)
-// CHECK:         %[[EXP:.*]] = tensor.expand_shape %[[G]] {{\[}}[0], [1], [2, 3], [4]] output_shape [8, 16, 16, 2, 32]
+// CHECK:         %[[EXP:.*]] = tensor.expand_shape %[[G]] {{\[}}[0, 1], [2], [3], [4]] output_shape [4, 2, 16, 32, 32]
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:         %[[START:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<16x8x16xf32>)
-// CHECK:         %[[PART:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[PMAP:.*]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[EXP]] : tensor<8x16x16x2x32xf32>) outs(%[[START]] : tensor<16x8x16xf32>)
-// CHECK:           %[[OUTER:.*]] = linalg.index 2 : index
-// CHECK:           %[[INNER:.*]] = linalg.index 3 : index
+// CHECK:         %[[START:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<16x4x32xf32>)
+// The partials: channel, the batch's parallel part, the columns.
+// CHECK:         %[[PART:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d2, d0, d4)>], iterator_types = ["parallel", "reduction", "parallel", "reduction", "parallel"]} ins(%[[EXP]] : tensor<4x2x16x32x32xf32>) outs(%[[START]] : tensor<16x4x32xf32>)
+// CHECK:           %[[OUTER:.*]] = linalg.index 0 : index
+// CHECK:           %[[INNER:.*]] = linalg.index 1 : index
 // CHECK:           %[[SCALED:.*]] = arith.muli %[[OUTER]], %{{.*}} : index
 // CHECK:           arith.addi %[[SCALED]], %[[INNER]] : index
-// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[PART]] : tensor<16x8x16xf32>) outs(%[[INIT]] : tensor<16xf32>)
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[PART]] : tensor<16x4x32xf32>) outs(%[[INIT]] : tensor<16xf32>)
 // CHECK:           arith.addf
 // CHECK:         return %[[SUM]]
-// The defaults (16384 .. 65536 threads, each summing 16 or more): batch and
-// rows whole, columns split 2 x 16 (8192 threads); the 512 partials of each
-// channel are long enough to be split again (512 threads summing 8 x 2),
-// and the last op sums 32 per channel: a reduction tree.
+// The defaults (16384 .. 65536 threads, each summing 16 or more): columns
+// whole (512 threads), batch whole (4096), rows split 2 x 16 (8192); the
+// 512 partials of each channel are long enough to be split again, their
+// last (contiguous) dimension first, and the last op sums 32 per channel: a
+// reduction tree.
 // DEFAULT-LABEL: func.func @bias_grad(
-// DEFAULT:         tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2], [3, 4]] output_shape [8, 16, 32, 2, 16]
-// DEFAULT:         %[[P1:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<8x16x32x2x16xf32>) outs(%{{.*}} : tensor<16x8x32x2xf32>)
-// DEFAULT:         tensor.expand_shape %[[P1]] {{\[}}[0], [1], [2, 3], [4]] output_shape [16, 8, 4, 8, 2]
-// DEFAULT:         %[[P2:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16x8x4xf32>)
-// DEFAULT:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[P2]] : tensor<16x8x4xf32>) outs(%{{.*}} : tensor<16xf32>)
+// DEFAULT:         tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3], [4]] output_shape [8, 16, 2, 16, 32]
+// DEFAULT:         %[[P1:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%{{.*}} : tensor<8x16x2x16x32xf32>) outs(%{{.*}} : tensor<16x8x2x32xf32>)
+// DEFAULT:         %[[P2:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction", "parallel"]} ins(%[[P1]] : tensor<16x8x2x32xf32>) outs(%{{.*}} : tensor<16x32xf32>)
+// DEFAULT:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P2]] : tensor<16x32xf32>) outs(%{{.*}} : tensor<16xf32>)
 func.func @bias_grad(%g: tensor<8x16x32x32xf32>) -> tensor<16xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<16xf32>
@@ -40,7 +43,7 @@ func.func @bias_grad(%g: tensor<8x16x32x32xf32>) -> tensor<16xf32> {
   %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
       ins(%g : tensor<8x16x32x32xf32>) outs(%f : tensor<16xf32>) {
   ^bb0(%a: f32, %acc: f32):
-    %i = linalg.index 2 : index
+    %i = linalg.index 0 : index
     %ii = arith.index_cast %i : index to i64
     %fi = arith.sitofp %ii : i64 to f32
     %m = arith.mulf %a, %fi : f32
@@ -52,15 +55,58 @@ func.func @bias_grad(%g: tensor<8x16x32x32xf32>) -> tensor<16xf32> {
 
 // -----
 
+// A scale gradient (sum of dY * X per channel: a multiply-add of two
+// inputs that is no cuBLAS contraction, having no M and N loops): 8
+// outputs, each over 4 x 2 x 512. The columns split interleaved: 2
+// sequential x 256 parallel, the parallel part the last loop (column =
+// outer * 256 + inner); 2048 threads, each summing 4 x 2 x 2. Before, it
+// was left to cuBLAS, which takes only contractions with an M and an N:
+// one thread per channel summed 4096 products.
+// CHECK-LABEL: func.func @scale_grad(
+// CHECK-SAME:    %[[DY:.*]]: tensor<4x8x2x512xf32>, %[[X:.*]]: tensor<4x8x2x512xf32>
+// CHECK-DAG:     %[[EDY:.*]] = tensor.expand_shape %[[DY]] {{\[}}[0], [1], [2], [3, 4]] output_shape [4, 8, 2, 2, 256]
+// CHECK-DAG:     %[[EX:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1], [2], [3, 4]] output_shape [4, 8, 2, 2, 256]
+// CHECK:         %[[PART:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>], iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel"]} ins(%[[EDY]], %[[EX]] : {{.*}}) outs(%{{.*}} : tensor<8x256xf32>)
+// CHECK:           %[[COUTER:.*]] = linalg.index 3 : index
+// CHECK:           %[[CINNER:.*]] = linalg.index 4 : index
+// CHECK:           %[[C256:.*]] = arith.constant 256 : index
+// CHECK:           %[[CS:.*]] = arith.muli %[[COUTER]], %[[C256]] : index
+// CHECK:           arith.addi %[[CS]], %[[CINNER]] : index
+// CHECK:           arith.mulf
+// The 256 partials of each channel: split again, then summed.
+// CHECK:         tensor.expand_shape %[[PART]] {{\[}}[0], [1, 2]] output_shape [8, 16, 16]
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}} : tensor<8x16xf32>) outs(%{{.*}} : tensor<8xf32>)
+func.func @scale_grad(%dy: tensor<4x8x2x512xf32>, %x: tensor<4x8x2x512xf32>) -> tensor<8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dy, %x : tensor<4x8x2x512xf32>, tensor<4x8x2x512xf32>) outs(%f : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %w = linalg.index 3 : index
+    %wi = arith.index_cast %w : index to i64
+    %wf = arith.sitofp %wi : i64 to f32
+    %p = arith.mulf %a, %b : f32
+    %q = arith.mulf %p, %wf : f32
+    %s = arith.addf %acc, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
 // A row maximum (softmax) of 4 rows of 4096, starting from the row's
-// previous value: 4 x 256 partials of 16 from -inf, again 4 x 16 partials
-// of 16, then the max of 16 into the start.
+// previous value: the row split interleaved, 16 sequential x 256 parallel
+// (4 x 256 partials of 16, consecutive threads reading consecutive floats)
+// from -inf, again 4 x 16 partials of 16, then the max of 16 into the
+// start.
 // CHECK-LABEL: func.func @row_max(
 // CHECK-SAME:    %[[X:.*]]: tensor<4x4096xf32>, %[[S:.*]]: tensor<4xf32>)
-// CHECK:         tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [4, 256, 16]
+// CHECK:         tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [4, 16, 256]
 // CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK:         linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<4x256xf32>)
-// CHECK:         %[[PART:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK:         %[[PART:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]}
 // CHECK:           arith.maximumf
 // CHECK:         tensor.expand_shape %[[PART]] {{\[}}[0], [1, 2]] output_shape [4, 16, 16]
 // CHECK:         %[[PART2:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x16xf32>)
