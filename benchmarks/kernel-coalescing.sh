@@ -29,7 +29,7 @@ train=()
 [ "$TRAIN" = 1 ] && train=(--train --train-returns=outputs)
 "$BIN/soapc" "$WORK/model.mlir" --quiet --devices=1 --strategy=single \
   "${train[@]}" --target=cuda --cuda-host-emulation --cuda-emulation-profile \
-  --emit=exe -o "$WORK/model"
+  --emit=exe -o "$WORK/model" > /dev/null
 (cd "$WORK" && SOAPRT_EMU_GPUS=1 SOAPRT_EMU_PROFILE="$WORK/profile.tsv" \
   ./model --random-inputs=1 --output-dir="$WORK/out" > "$WORK/run.log" 2>&1) ||
   { cat "$WORK/run.log"; exit 1; }
