@@ -91,6 +91,20 @@ struct CUDASplitReductions
   LogicalResult splitOne(IRRewriter &rewriter, linalg::GenericOp op,
                          linalg::GenericOp &combination);
 
+  /// Which loops of a reduction with fewer than `min-threads` outputs
+  /// (`threads`) become parallel, at most `cap` threads in all; failure if
+  /// none.
+  LogicalResult planFewOutputs(linalg::GenericOp op,
+                               MutableArrayRef<LoopPlan> plan,
+                               std::optional<unsigned> lead, int64_t threads,
+                               int64_t cap,
+                               function_ref<bool(unsigned)> plainReads);
+
+  /// The partials op and their combination as `plan` says.
+  LogicalResult rewrite(IRRewriter &rewriter, linalg::GenericOp op,
+                        ArrayRef<LoopPlan> plan, std::optional<unsigned> lead,
+                        ReductionKind kind, linalg::GenericOp &combination);
+
   void runOnOperation() override {
     if (minThreads < 1 || maxThreads < minThreads || minReduction < 2 ||
         minPerThread < 1) {
@@ -124,8 +138,6 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
   FailureOr<ReductionKind> kind = getReductionCombiner(op);
   if (failed(kind))
     return failure();
-  Operation *combiner =
-      op.getBlock()->getTerminator()->getOperand(0).getDefiningOp();
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/false))
     return failure();
@@ -136,11 +148,8 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
   int64_t threads = 1, reduced = 1;
   for (auto [extent, iterator] : llvm::zip(extents, iterators))
     (iterator == utils::IteratorType::parallel ? threads : reduced) *= extent;
-  if (threads >= minThreads || reduced < minReduction)
+  if (reduced < minReduction)
     return failure();
-  // Each thread of the first op still reduces `min-per-thread` elements or
-  // more; its combination is split again if it is long enough.
-  int64_t cap = std::min<int64_t>(maxThreads, threads * (reduced / minPerThread));
   // Splitting a loop needs every read of it to be a whole dimension (it is
   // reshaped into outer x inner).
   auto plainReads = [&](unsigned l) {
@@ -150,14 +159,50 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
       });
     });
   };
-
   SmallVector<LoopPlan> plan(extents.size());
   for (auto [l, extent] : llvm::enumerate(extents))
     plan[l].extent = extent;
+  std::optional<unsigned> lead = contiguousReductionLoop(op);
+
+  if (threads >= minThreads) {
+    // Enough threads, but each reads its own run of the contiguous loop: a
+    // warp's request touches 32 sectors for 4 sectors' worth. One sector's
+    // worth of elements per output in parallel instead (8 f32), each
+    // thread still summing `min-per-thread` or more: a warp reads 4 rows'
+    // first sectors, then their second ones, ... and the partials (1/8 or
+    // less of what the op reads) are summed by a second op.
+    if (!lead)
+      return failure();
+    int64_t extent = extents[*lead];
+    unsigned bits = getElementTypeOrSelf(
+                        op.getDpsInputOperand(0)->get().getType())
+                        .getIntOrFloatBitWidth();
+    int64_t sector = bits && bits <= 256 ? 256 / bits : 1;
+    if (sector < 2 || extent % sector != 0 ||
+        reduced / sector < minPerThread || !plainReads(*lead))
+      return failure();
+    plan[*lead].factor = sector;
+    plan[*lead].interleaved = true;
+  } else {
+    // Each thread of the first op still reduces `min-per-thread` elements
+    // or more; its combination is split again if it is long enough.
+    int64_t cap =
+        std::min<int64_t>(maxThreads, threads * (reduced / minPerThread));
+    if (failed(planFewOutputs(op, plan, lead, threads, cap, plainReads)))
+      return failure();
+  }
+  return rewrite(rewriter, op, plan, lead, *kind, combination);
+}
+
+LogicalResult CUDASplitReductions::planFewOutputs(
+    linalg::GenericOp op, MutableArrayRef<LoopPlan> plan,
+    std::optional<unsigned> lead, int64_t threads, int64_t cap,
+    function_ref<bool(unsigned)> plainReads) {
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  auto iterators = op.getIteratorTypesArray();
   bool any = false;
   // First the lead input's contiguous loop, interleaved: a warp's threads
   // read whole sectors.
-  std::optional<unsigned> lead = contiguousReductionLoop(op);
   if (lead) {
     int64_t factor = contiguousFactor(extents[*lead], cap / threads);
     if (factor > 1 && (factor == extents[*lead] || plainReads(*lead))) {
@@ -190,8 +235,20 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
       }
     break; // inner loops stay sequential
   }
-  if (!any)
-    return failure();
+  return success(any);
+}
+
+LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
+                                           linalg::GenericOp op,
+                                           ArrayRef<LoopPlan> plan,
+                                           std::optional<unsigned> lead,
+                                           ReductionKind kind,
+                                           linalg::GenericOp &combination) {
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  auto iterators = op.getIteratorTypesArray();
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  Operation *combiner =
+      op.getBlock()->getTerminator()->getOperand(0).getDefiningOp();
 
   // New loops: each old loop in place (a split one as outer, inner); the
   // parallel part of the interleaved loop last. `dimsOf[l]`: the new loops
@@ -290,7 +347,7 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
   Type elem = initType.getElementType();
   auto partialType = RankedTensorType::get(partialShape, elem);
   Value identity = arith::ConstantOp::create(rewriter, loc,
-                                             getReductionIdentity(rewriter, *kind, elem));
+                                             getReductionIdentity(rewriter, kind, elem));
   Value empty = tensor::EmptyOp::create(rewriter, loc, partialShape, elem);
   Value start = linalg::FillOp::create(rewriter, loc, identity, empty)
                     .getResult(0);

@@ -124,20 +124,53 @@ func.func @row_max(%x: tensor<4x4096xf32>, %start: tensor<4xf32>) -> tensor<4xf3
 
 // -----
 
-// Left alone (1024 threads are enough here): enough outputs; a short
+// Many outputs (2048 rows of 512: threads enough), but each thread would
+// read its own row: the row split interleaved by one sector's worth (8
+// f32), 64 sequential x 8 parallel, so that a warp reads 4 rows' sectors;
+// the 8 partials of each row are summed by the second op.
+// CHECK-LABEL: func.func @rows(
+// CHECK-SAME:    %[[X:.*]]: tensor<2048x512xf32>)
+// CHECK:         %[[EXP:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [2048, 64, 8]
+// CHECK:         %[[PART:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[EXP]] : tensor<2048x64x8xf32>) outs(%{{.*}} : tensor<2048x8xf32>)
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PART]] : tensor<2048x8xf32>) outs(%{{.*}} : tensor<2048xf32>)
+// CHECK-NOT:     linalg.generic
+func.func @rows(%x: tensor<2048x512xf32>) -> tensor<2048xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2048xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2048xf32>) -> tensor<2048xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<2048x512xf32>) outs(%f : tensor<2048xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<2048xf32>
+  return %r : tensor<2048xf32>
+}
+
+// -----
+
+// Left alone (1024 threads are enough here): enough outputs, consecutive
+// threads reading consecutive columns (a sum over rows); enough outputs and
+// rows too short to split by a sector and still sum 16 each; a short
 // reduction; a multiply-add (cuBLAS); a combiner that is not a sum / max /
 // min.
 // CHECK-LABEL: func.func @kept(
 // CHECK-NOT:     tensor.expand_shape
-// CHECK-COUNT-4: linalg.generic
+// CHECK-COUNT-5: linalg.generic
 // CHECK-NOT:     linalg.generic
-func.func @kept(%x: tensor<2048x512xf32>, %y: tensor<4x100xf32>, %a: tensor<4x4096xf32>, %b: tensor<4096x4xf32>)
-    -> (tensor<2048xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>) {
+func.func @kept(%x: tensor<512x2048xf32>, %y: tensor<4x100xf32>, %a: tensor<4x4096xf32>, %b: tensor<4096x4xf32>, %z: tensor<2048x64xf32>)
+    -> (tensor<2048xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<2048xf32>) {
   %zero = arith.constant 0.0 : f32
   %e1 = tensor.empty() : tensor<2048xf32>
   %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2048xf32>) -> tensor<2048xf32>
-  %many = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<2048x512xf32>) outs(%f1 : tensor<2048xf32>) {
+  %columns = linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<512x2048xf32>) outs(%f1 : tensor<2048xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<2048xf32>
+  %short_rows = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%z : tensor<2048x64xf32>) outs(%f1 : tensor<2048xf32>) {
   ^bb0(%v: f32, %acc: f32):
     %s = arith.addf %acc, %v : f32
     linalg.yield %s : f32
@@ -165,5 +198,5 @@ func.func @kept(%x: tensor<2048x512xf32>, %y: tensor<4x100xf32>, %a: tensor<4x40
     %s = arith.mulf %acc, %v : f32
     linalg.yield %s : f32
   } -> tensor<4xf32>
-  return %many, %short, %mm, %prod : tensor<2048xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>
+  return %columns, %short, %mm, %prod, %short_rows : tensor<2048xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<2048xf32>
 }
