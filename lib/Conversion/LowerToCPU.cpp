@@ -603,6 +603,8 @@ void mlir::soap::buildRankFunctionsPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addNestedPass<func::FuncOp>(createBubbleUpSlices());
   pm.addPass(createCompactTensors());
+  // Embedding lookups read one row, not the whole table.
+  pm.addNestedPass<func::FuncOp>(createGatherLookups());
 }
 
 void mlir::soap::buildHostToLLVMPipeline(OpPassManager &pm,

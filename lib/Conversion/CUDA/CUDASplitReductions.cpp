@@ -174,9 +174,8 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
     if (!lead)
       return failure();
     int64_t extent = extents[*lead];
-    unsigned bits = getElementTypeOrSelf(
-                        op.getDpsInputOperand(0)->get().getType())
-                        .getIntOrFloatBitWidth();
+    Type element = getElementTypeOrSelf(op.getDpsInputOperand(0)->get());
+    unsigned bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
     int64_t sector = bits && bits <= 256 ? 256 / bits : 1;
     if (sector < 2 || extent % sector != 0 ||
         reduced / sector < minPerThread || !plainReads(*lead))
