@@ -647,6 +647,8 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
   buildDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   pm.addNestedPass<func::FuncOp>(createDeallocAfterLastUse());
+  // Embedding gradients: atomic adds into the ids' rows.
+  pm.addNestedPass<func::FuncOp>(createScatterLookupGradients());
 
   // Loops.
   pm.addNestedPass<func::FuncOp>(std::make_unique<CPULoopOrderPass>());

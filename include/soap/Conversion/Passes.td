@@ -214,6 +214,31 @@ def GatherLookups : Pass<"soap-gather-lookups", "func::FuncOp"> {
                            "arith::ArithDialect"];
 }
 
+def ScatterLookupGradients
+    : Pass<"soap-scatter-lookup-gradients", "func::FuncOp"> {
+  let summary = "Turn an embedding table's gradient (a select sum over the "
+                "ids) into atomic adds of each id's gradient row";
+  let description = [{
+    The training step differentiates an embedding lookup (see
+    `soap-gather-lookups`) into a sum over every position of the ids for
+    each row of the table's gradient:
+
+      dT[..., v, ...] += select(id[p] == v, dY[p, ...], 0)  over p
+
+    which reads all the ids and gradients for every row (transformer, batch
+    4: 51 M outputs x 4,096 positions). On buffers, each such
+    `linalg.generic` (the row loop v parallel and in the output only, the id
+    an integer input and the gradient a float input that do not depend on
+    v) becomes an `scf.parallel` over the other loops that adds each
+    gradient element to its id's row with `memref.atomic_rmw addf` (ids out
+    of [0, V) add nothing, as before): on the GPU a kernel of atomic adds,
+    on the CPU a loop. The sums of a row then run in another order (not
+    bitwise reproducible on the GPU).
+  }];
+  let dependentDialects = ["scf::SCFDialect", "memref::MemRefDialect",
+                           "arith::ArithDialect"];
+}
+
 def OutlineLoopNests : Pass<"soap-outline-loop-nests", "ModuleOp"> {
   let summary = "Give each outermost loop nest a function of its own";
   let description = [{

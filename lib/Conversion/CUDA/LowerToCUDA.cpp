@@ -46,6 +46,8 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Each buffer freed after its last use (the pool reuses it).
   pm.addNestedPass<func::FuncOp>(createDeallocAfterLastUse());
+  // Embedding gradients: atomic adds into the ids' rows.
+  pm.addNestedPass<func::FuncOp>(createScatterLookupGradients());
 
   // cuBLAS / cuDNN for what they do best, kernels for the rest.
   CUDALibraryCallsOptions library;
