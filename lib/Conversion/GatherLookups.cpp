@@ -6,6 +6,8 @@
 
 #include "soap/Conversion/Passes.h"
 
+#include "LookupPatterns.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -29,15 +31,6 @@ struct Lookup {
   OpOperand *table;   // read through plain loop dimensions, r among them
 };
 
-/// `value` is `index_cast(linalg.index r)` (or `linalg.index r` itself).
-static std::optional<unsigned> indexOfLoop(Value value) {
-  if (auto cast = value.getDefiningOp<arith::IndexCastOp>())
-    value = cast.getIn();
-  if (auto index = value.getDefiningOp<linalg::IndexOp>())
-    return index.getDim();
-  return std::nullopt;
-}
-
 static std::optional<Lookup> matchLookup(linalg::GenericOp op) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() != 1 || op.getNumDpsInputs() != 2)
@@ -50,25 +43,16 @@ static std::optional<Lookup> matchLookup(linalg::GenericOp op) {
   if (!select || select.getFalseValue() != body.getArgument(2))
     return std::nullopt;
   auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+  std::optional<soap::IdEqualsLoop> test = soap::matchIdEqualsLoop(op, cmp);
+  auto tableArg = dyn_cast<BlockArgument>(select.getTrueValue());
+  if (!test || !tableArg || tableArg.getOwner() != &body ||
+      tableArg.getArgNumber() >= 2 ||
+      op.getIteratorTypesArray()[test->loop] != utils::IteratorType::reduction)
     return std::nullopt;
-  auto arg = [&](Value v) -> OpOperand * {
-    auto blockArg = dyn_cast<BlockArgument>(v);
-    if (!blockArg || blockArg.getOwner() != &body ||
-        blockArg.getArgNumber() >= 2)
-      return nullptr;
-    return op.getDpsInputOperand(blockArg.getArgNumber());
-  };
-  OpOperand *id = arg(cmp.getLhs());
-  std::optional<unsigned> loop = indexOfLoop(cmp.getRhs());
-  if (!id || !loop) {
-    id = arg(cmp.getRhs());
-    loop = indexOfLoop(cmp.getLhs());
-  }
-  OpOperand *table = arg(select.getTrueValue());
-  if (!id || !loop || !table || id == table ||
-      op.getIteratorTypesArray()[*loop] != utils::IteratorType::reduction ||
-      !isa<IntegerType>(getElementTypeOrSelf(id->get())))
+  OpOperand *id = test->id;
+  std::optional<unsigned> loop = test->loop;
+  OpOperand *table = op.getDpsInputOperand(tableArg.getArgNumber());
+  if (id == table)
     return std::nullopt;
   AffineMap idMap = op.getMatchingIndexingMap(id);
   AffineMap tableMap = op.getMatchingIndexingMap(table);
@@ -116,14 +100,9 @@ static void rewriteLookup(RewriterBase &rewriter, linalg::GenericOp op,
       ValueRange{init->get()}, maps, iterators,
       [&](OpBuilder &b, Location l, ValueRange args) {
         Value id = args[0];
-        Type idType = id.getType();
-        Value zero = arith::ConstantOp::create(b, l, b.getIntegerAttr(idType, 0));
-        Value limit =
-            arith::ConstantOp::create(b, l, b.getIntegerAttr(idType, rows));
-        Value inRange = arith::AndIOp::create(
-            b, l,
-            arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, id, zero),
-            arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, id, limit));
+        Value inRange = soap::idInRange(b, l, id, rows);
+        Value zero =
+            arith::ConstantOp::create(b, l, b.getIntegerAttr(id.getType(), 0));
         Value safe = arith::SelectOp::create(b, l, inRange, id, zero);
         Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), safe);
         SmallVector<Value> indices;

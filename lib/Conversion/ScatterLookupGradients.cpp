@@ -6,6 +6,8 @@
 
 #include "soap/Conversion/Passes.h"
 
+#include "LookupPatterns.h"
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -55,31 +57,12 @@ static std::optional<LookupGradient> matchLookupGradient(linalg::GenericOp op) {
       !acc.hasOneUse())
     return std::nullopt;
   auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+  std::optional<soap::IdEqualsLoop> test = soap::matchIdEqualsLoop(op, cmp);
+  if (!test ||
+      op.getIteratorTypesArray()[test->loop] != utils::IteratorType::parallel)
     return std::nullopt;
-  auto input = [&](Value v) -> OpOperand * {
-    auto arg = dyn_cast<BlockArgument>(v);
-    if (!arg || arg.getOwner() != &body || arg.getArgNumber() >= numInputs)
-      return nullptr;
-    return op.getDpsInputOperand(arg.getArgNumber());
-  };
-  auto loopOf = [](Value v) -> std::optional<unsigned> {
-    if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
-      v = cast.getIn();
-    if (auto index = v.getDefiningOp<linalg::IndexOp>())
-      return index.getDim();
-    return std::nullopt;
-  };
-  OpOperand *id = input(cmp.getLhs());
-  std::optional<unsigned> row = loopOf(cmp.getRhs());
-  if (!id || !row) {
-    id = input(cmp.getRhs());
-    row = loopOf(cmp.getLhs());
-  }
-  if (!id || !row ||
-      op.getIteratorTypesArray()[*row] != utils::IteratorType::parallel ||
-      !isa<IntegerType>(getElementTypeOrSelf(id->get())))
-    return std::nullopt;
+  OpOperand *id = test->id;
+  std::optional<unsigned> row = test->loop;
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (!outMap.isProjectedPermutation() || !outMap.isFunctionOfDim(*row))
     return std::nullopt;
@@ -155,16 +138,7 @@ static void rewrite(RewriterBase &rewriter, linalg::GenericOp op,
               .getResult();
         };
         Value id = load(b, g.id);
-        Type idType = id.getType();
-        Value inRange = arith::AndIOp::create(
-            b, l,
-            arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::sge, id,
-                arith::ConstantOp::create(b, l, b.getIntegerAttr(idType, 0))),
-            arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::slt, id,
-                arith::ConstantOp::create(b, l,
-                                          b.getIntegerAttr(idType, rows))));
+        Value inRange = soap::idInRange(b, l, id, rows);
         scf::IfOp::create(b, l, inRange, [&](OpBuilder &t, Location tl) {
           Value row = arith::IndexCastOp::create(t, tl, t.getIndexType(), id);
           // The added value: the body's computation on the other inputs'
