@@ -269,8 +269,9 @@ def CUDAFuseElementwise : Pass<"soap-cuda-fuse-elementwise"> {
 }
 
 def CUDASplitReductions : Pass<"soap-cuda-split-reductions"> {
-  let summary = "Give reductions with few outputs more threads: partial "
-                "results in parallel, then their reduction";
+  let summary = "Give reductions with few outputs more threads, and make "
+                "threads read consecutive elements: partial results in "
+                "parallel, then their reduction";
   let description = [{
     A generated kernel runs one thread per output element and each thread
     reduces sequentially, so a reduction with few outputs and a long
@@ -278,15 +279,24 @@ def CUDASplitReductions : Pass<"soap-cuda-split-reductions"> {
     over batch and image) leaves the GPU nearly idle. On tensors, a
     `linalg.generic` with fewer than `min-threads` outputs, a sum / max /
     min combiner and at least `min-reduction` reduced elements per output
-    becomes two ops: the first makes reduction loops parallel (outermost
-    first; a loop too long for the target is split into an outer parallel
-    and an inner reduction loop) and writes partial results, starting from
-    the combiner's identity; the second combines the partials into the
-    original output (with its start value), and is split again when it is
-    still long: a reduction tree. At most `max-threads` partials, and each
-    thread of the first op reduces at least `min-per-thread` elements.
-    Multiply-add bodies of two inputs (contractions, convolution filter
-    gradients) are left to cuBLAS / cuDNN.
+    becomes two ops: the first makes reduction loops parallel and writes
+    partial results, starting from the combiner's identity; the second
+    combines the partials into the original output (with its start value),
+    and is split again when it is still long: a reduction tree. First the
+    reduction loop that indexes the largest input's innermost (contiguous)
+    dimension, interleaved: element = outer * F + inner, the inner part
+    parallel and the new op's last loop, so that consecutive threads read
+    consecutive elements (F a divisor of the loop, a multiple of 8 where one
+    is); then the other reduction loops, outermost first (a loop too long
+    for the target is split into an outer parallel and an inner reduction
+    loop). At most `max-threads` partials, and each thread of the first op
+    reduces at least `min-per-thread` elements. A reduction with enough
+    outputs whose contiguous loop is a reduction (each thread would read a
+    run of its own: a softmax row) is split by one 32-byte sector's worth of
+    that loop (8 f32), interleaved the same way. Contractions and filter
+    gradients that soap-cuda-library-calls gives to cuBLAS / cuDNN are left
+    to them; other multiply-adds (a scale gradient, sum of dY * X per
+    channel) are split like any sum.
   }];
   let options = [
     Option<"minThreads", "min-threads", "int64_t", /*default=*/"16384",
