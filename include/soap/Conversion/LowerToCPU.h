@@ -9,10 +9,12 @@
 //                        entry's arguments read-only, soap.rank -> soaprt_rank
 //   one-shot-bufferize   function boundaries, identity layouts; soap.transfer
 //                        and soap.all_reduce become libsoaprt calls
+//   soap-gather-lookups  embedding lookups read one row per id
 //   soap-cpu-entry       globals for the inputs, soap_setup / soap_main /
 //                        soap_num_devices / soap_num_inputs / soap_num_outputs
-//   buffer deallocation, linalg to loops, affine, scf to cf, math to LLVM and
-//   libm, everything to LLVM.
+//   buffer deallocation, soap-scatter-lookup-gradients (atomic adds into the
+//   ids' rows), linalg to loops, affine, scf to cf, math to LLVM and libm,
+//   everything to LLVM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,8 +55,9 @@ std::unique_ptr<Pass> createCPUEntryPass();
 /// The first part of both lowerings: one function per rank
 /// (soap-specialize-ranks), the checks and entry handling (soap-cpu-prepare,
 /// `target` naming the target in messages), each rank's slices moved above
-/// whole-tensor reshapes and pads (soap-bubble-up-slices), and each tensor
-/// sized to what its rank touches (soap-compact-tensors).
+/// whole-tensor reshapes and pads (soap-bubble-up-slices), each tensor
+/// sized to what its rank touches (soap-compact-tensors), and embedding
+/// lookups as gathers (soap-gather-lookups).
 void buildRankFunctionsPipeline(OpPassManager &pm, const std::string &entry,
                                 const std::string &target);
 

@@ -12,14 +12,18 @@
 //                           (sm_90 by default), embedded in the object
 //   soap.transfer / all_reduce -> libsoaprt over NCCL
 //
-// Passes in order: soap-cpu-prepare, soap-cuda-fuse-elementwise,
+// Passes in order: soap-specialize-ranks, soap-cpu-prepare,
+// soap-bubble-up-slices, soap-compact-tensors, soap-gather-lookups,
+// soap-cuda-fuse-elementwise, soap-cuda-split-reductions,
 // one-shot-bufferize, soap-cpu-entry, buffer deallocation,
+// soap-dealloc-after-last-use, soap-scatter-lookup-gradients,
 // soap-cuda-library-calls, soap-cuda-copies, soap-cuda-loop-order,
 // soap-cuda-collapse-dims,
 // convert-linalg-to-parallel-loops, soap-cuda-map-loops,
 // convert-parallel-loops-to-gpu, gpu-launch-sink-index-computations,
 // gpu-kernel-outlining,
-// soap-cuda-device-memory, then upstream's GPU-to-NVVM and host lowering
+// soap-cuda-device-memory, soap-cuda-async-communication, then upstream's
+// GPU-to-NVVM and host lowering
 // (the structure of gpu-lower-to-nvvm-pipeline) and gpu-module-to-binary.
 //
 //===----------------------------------------------------------------------===//
