@@ -7,9 +7,9 @@
 //
 //   soap-cpu-prepare     check the entry signature and the devices, keep the
 //                        entry's arguments read-only, soap.rank -> soaprt_rank
+//   soap-gather-lookups  embedding lookups read one row per id
 //   one-shot-bufferize   function boundaries, identity layouts; soap.transfer
 //                        and soap.all_reduce become libsoaprt calls
-//   soap-gather-lookups  embedding lookups read one row per id
 //   soap-cpu-entry       globals for the inputs, soap_setup / soap_main /
 //                        soap_num_devices / soap_num_inputs / soap_num_outputs
 //   buffer deallocation, soap-scatter-lookup-gradients (atomic adds into the
