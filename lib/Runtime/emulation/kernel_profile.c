@@ -24,7 +24,8 @@
  * At exit the table, one row per launch site (kernel and source location),
  * most sectors first, goes to $SOAPRT_EMU_PROFILE (rank r > 0 of an MPI
  * job: $SOAPRT_EMU_PROFILE.r) or, when that is unset, its top rows to
- * stderr. Not thread-safe: emulated kernels run on the host thread.
+ * stderr; a file that cannot be written makes the exit status 1. Not
+ * thread-safe: emulated kernels run on the host thread.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void soaprt_emu_profile_launch(const char *name, int64_t sites);
 void soaprt_emu_profile_thread(int64_t block, int64_t thread);
@@ -202,10 +204,11 @@ static void report(void) {
       strcpy(name, path);
     out = fopen(name, "w");
     if (!out) {
+      /* At exit: the status is the only way left to say it failed. */
       fprintf(stderr, "soaprt-emu: cannot write the kernel profile to %s\n",
               name);
       free(name);
-      return;
+      _exit(1);
     }
   }
   fprintf(out,
