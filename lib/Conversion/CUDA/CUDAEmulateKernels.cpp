@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "soap/Conversion/Passes.h"
+#include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -88,15 +89,13 @@ constexpr StringLiteral kProfileLaunchEnd = "soaprt_emu_profile_launch_end";
 /// launch's name).
 static void declareProfiler(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
-  OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
+  OpBuilder builder(ctx);
   Type i64 = IntegerType::get(ctx, 64);
   Type ptr = LLVM::LLVMPointerType::get(ctx);
-  auto declare = [&](StringRef name, SmallVector<Type> inputs) {
-    if (module.lookupSymbol(name))
-      return;
-    auto func = func::FuncOp::create(builder, module.getLoc(), name,
-                                     builder.getFunctionType(inputs, {}));
-    func.setPrivate();
+  auto declare = [&](StringRef name, ArrayRef<Type> inputs) {
+    soap::getOrInsertRuntimeFunction(builder, module, name,
+                                     builder.getFunctionType(inputs, {}),
+                                     /*cInterface=*/false);
   };
   declare(kProfileLaunch, {ptr, i64});
   declare(kProfileThread, {i64, i64});

@@ -45,9 +45,16 @@ struct LoopPlan {
   int64_t innerSize() const { return interleaved ? factor : extent / factor; }
 };
 
-/// The reduction loop that indexes the innermost (contiguous) dimension of
-/// the op's largest input, if any.
-static std::optional<unsigned> contiguousReductionLoop(linalg::GenericOp op) {
+/// The op's largest input and the reduction loop that indexes its
+/// innermost (contiguous) dimension.
+struct ContiguousLoop {
+  OpOperand *input;
+  unsigned loop;
+};
+
+/// The contiguous reduction loop of the op's largest input, if any.
+static std::optional<ContiguousLoop>
+contiguousReductionLoop(linalg::GenericOp op) {
   OpOperand *lead = nullptr;
   int64_t most = 0;
   for (OpOperand *in : op.getDpsInputOperands()) {
@@ -65,7 +72,7 @@ static std::optional<unsigned> contiguousReductionLoop(linalg::GenericOp op) {
   if (!dim || op.getIteratorTypesArray()[dim.getPosition()] !=
                   utils::IteratorType::reduction)
     return std::nullopt;
-  return dim.getPosition();
+  return ContiguousLoop{lead, dim.getPosition()};
 }
 
 /// The parallel part of the contiguous loop: the largest divisor of
@@ -102,8 +109,8 @@ struct CUDASplitReductions
 
   /// The partials op and their combination as `plan` says.
   LogicalResult rewrite(IRRewriter &rewriter, linalg::GenericOp op,
-                        ArrayRef<LoopPlan> plan, std::optional<unsigned> lead,
-                        ReductionKind kind, linalg::GenericOp &combination);
+                        ArrayRef<LoopPlan> plan, ReductionKind kind,
+                        linalg::GenericOp &combination);
 
   void runOnOperation() override {
     if (minThreads < 1 || maxThreads < minThreads || minReduction < 2 ||
@@ -162,7 +169,10 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
   SmallVector<LoopPlan> plan(extents.size());
   for (auto [l, extent] : llvm::enumerate(extents))
     plan[l].extent = extent;
-  std::optional<unsigned> lead = contiguousReductionLoop(op);
+  std::optional<ContiguousLoop> contiguous = contiguousReductionLoop(op);
+  std::optional<unsigned> lead;
+  if (contiguous)
+    lead = contiguous->loop;
 
   if (threads >= minThreads) {
     // Enough threads, but each reads its own run of the contiguous loop: a
@@ -174,7 +184,7 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
     if (!lead)
       return failure();
     int64_t extent = extents[*lead];
-    Type element = getElementTypeOrSelf(op.getDpsInputOperand(0)->get());
+    Type element = getElementTypeOrSelf(contiguous->input->get());
     unsigned bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
     int64_t sector = bits && bits <= 256 ? 256 / bits : 1;
     if (sector < 2 || extent % sector != 0 ||
@@ -190,7 +200,7 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
     if (failed(planFewOutputs(op, plan, lead, threads, cap, plainReads)))
       return failure();
   }
-  return rewrite(rewriter, op, plan, lead, *kind, combination);
+  return rewrite(rewriter, op, plan, *kind, combination);
 }
 
 LogicalResult CUDASplitReductions::planFewOutputs(
@@ -240,7 +250,6 @@ LogicalResult CUDASplitReductions::planFewOutputs(
 LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
                                            linalg::GenericOp op,
                                            ArrayRef<LoopPlan> plan,
-                                           std::optional<unsigned> lead,
                                            ReductionKind kind,
                                            linalg::GenericOp &combination) {
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
@@ -248,6 +257,12 @@ LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   Operation *combiner =
       op.getBlock()->getTerminator()->getOperand(0).getDefiningOp();
+  // At most one loop (the largest input's contiguous one) is interleaved.
+  const LoopPlan *interleavedPlan =
+      llvm::find_if(plan, [](const LoopPlan &p) { return p.interleaved; });
+  std::optional<unsigned> interleaved;
+  if (interleavedPlan != plan.end())
+    interleaved = interleavedPlan - plan.begin();
 
   // New loops: each old loop in place (a split one as outer, inner); the
   // parallel part of the interleaved loop last. `dimsOf[l]`: the new loops
@@ -270,8 +285,8 @@ LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
       addLoop(l, p.promoted() ? utils::IteratorType::parallel : iterators[l]);
     }
   }
-  if (lead && plan[*lead].interleaved)
-    addLoop(*lead, utils::IteratorType::parallel);
+  if (interleaved)
+    addLoop(*interleaved, utils::IteratorType::parallel);
   unsigned numNewDims = newIterators.size();
   SmallVector<AffineExpr> replacement;
   for (auto [l, p] : llvm::enumerate(plan)) {
@@ -290,9 +305,9 @@ LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
       promotedDims.push_back(dimsOf[l][0]);
       promotedExtents.push_back(p.factor);
     }
-  if (lead && plan[*lead].interleaved) {
-    promotedDims.push_back(dimsOf[*lead].back());
-    promotedExtents.push_back(plan[*lead].factor);
+  if (interleaved) {
+    promotedDims.push_back(dimsOf[*interleaved].back());
+    promotedExtents.push_back(plan[*interleaved].factor);
   }
   // Inputs: a dimension a split loop indexes becomes (outer, inner).
   Location loc = op.getLoc();

@@ -46,12 +46,12 @@ enum { WARP = 32, SECTOR = 32, STDERR_ROWS = 15 };
 
 typedef struct {
   const char *name;
-  uint64_t launches, threads, loads, stores;
+  uint64_t launches, threads;
   uint64_t requests, sectors, idealSectors, footprint;
 } KernelStats;
 
 typedef struct {
-  uint32_t site, seq, lane, bytes;
+  uint32_t site, seq, bytes;
   uint64_t address;
 } Access;
 
@@ -290,13 +290,9 @@ void soaprt_emu_profile_thread(int64_t block, int64_t thread) {
 
 void soaprt_emu_profile_access(int64_t site, int64_t address, int64_t bytes,
                                int64_t isStore) {
-  KernelStats *k = gProfile.current;
-  if (!k || site < 0 || site >= gProfile.sites || bytes <= 0)
+  (void)isStore; /* loads and stores are requests alike */
+  if (!gProfile.current || site < 0 || site >= gProfile.sites || bytes <= 0)
     return;
-  if (isStore)
-    k->stores += 1;
-  else
-    k->loads += 1;
   if (gProfile.numAccesses == gProfile.capAccesses) {
     gProfile.capAccesses = gProfile.capAccesses ? 2 * gProfile.capAccesses
                                                 : 4096;
@@ -307,7 +303,6 @@ void soaprt_emu_profile_access(int64_t site, int64_t address, int64_t bytes,
   Access *a = &gProfile.accesses[gProfile.numAccesses++];
   a->site = (uint32_t)site;
   a->seq = (*seq)++;
-  a->lane = gProfile.lane;
   a->bytes = (uint32_t)bytes;
   a->address = (uint64_t)address;
 }
