@@ -10,6 +10,8 @@
 
 #include "soap/Transforms/Passes.h"
 
+#include "PoolGradient.h"
+
 #include "soap/Analysis/IterationSpace.h"
 #include "soap/Analysis/OpGraphExtraction.h"
 #include "soap/Dialect/SOAP/IR/SOAPAttrs.h"
@@ -221,13 +223,14 @@ private:
   Value floatConstant(OpBuilder &nb, Location loc, Type type, double v) {
     return arith::ConstantOp::create(nb, loc, nb.getFloatAttr(type, v));
   }
-  /// Gives `op` the forward op's config mapped through `loopMap`.
+  /// Gives `op` the forward op's config mapped through `loopMap` (for each
+  /// of `op`'s loops, the forward loop it follows; -1: none).
   void mapForwardConfig(Operation *op, Operation *forward,
                         ArrayRef<int32_t> loopMap) {
     auto from = forward->getAttrOfType<ParallelConfigAttr>(
         SOAPDialect::kConfigAttrName);
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-    if (!from || !linalgOp || from.getDegrees().size() != loopMap.size())
+    if (!from || !linalgOp || linalgOp.getNumLoops() != loopMap.size())
       return;
     SmallVector<int64_t> extents = linalgOp.getStaticLoopRanges();
     op->setAttr(SOAPDialect::kConfigAttrName,
@@ -752,51 +755,9 @@ TrainingStepBuilder::differentiateConvInput(linalg::Conv2DNchwFchwOp op,
 LogicalResult TrainingStepBuilder::differentiatePoolInput(linalg::LinalgOp op,
                                                           bool isMax,
                                                           Value grad) {
-  Location loc = op.getLoc();
-  Value x = op.getDpsInputOperand(0)->get();
-  auto xType = cast<RankedTensorType>(x.getType());
-  auto windowType =
-      cast<RankedTensorType>(op.getDpsInputOperand(1)->get().getType());
-  auto strideAttr = op->getAttrOfType<DenseIntElementsAttr>("strides");
-  SmallVector<int64_t> strides(strideAttr.getValues<int64_t>());
-  int64_t kh = windowType.getDimSize(0), kw = windowType.getDimSize(1);
-  SmallVector<int64_t> size = {xType.getDimSize(2), xType.getDimSize(3)};
-  // The window operand gives the window loops their extent.
-  SmallVector<Value> inputs = {op.getDpsInputOperand(1)->get()};
-  if (isMax)
-    inputs.push_back(x);
-  inputs.push_back(dilateAndPad(loc, grad, strides, {kh, kw}, size));
-  if (isMax)
-    inputs.push_back(
-        dilateAndPad(loc, op->getResult(0), strides, {kh, kw}, size));
-  MLIRContext *ctx = b.getContext();
-  AffineExpr n, c, h, w, i, j;
-  bindDims(ctx, n, c, h, w, i, j);
-  AffineMap shifted = AffineMap::get(6, 0, {n, c, h + i, w + j}, ctx);
-  AffineMap plain = AffineMap::get(6, 0, {n, c, h, w}, ctx);
-  SmallVector<AffineMap> maps = {AffineMap::get(6, 0, {i, j}, ctx)};
-  if (isMax)
-    maps.append({plain, shifted, shifted, plain});
-  else
-    maps.append({shifted, plain});
-  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
-  iterators.append(2, utils::IteratorType::reduction);
-  auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{xType}, inputs, ValueRange{zeros(loc, xType)}, maps,
-      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value g = args[isMax ? 2 : 1];
-        if (isMax) {
-          // The window's maximum takes the gradient (every equal one).
-          Value hit = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OEQ,
-                                            args[1], args[3]);
-          Value zero = floatConstant(nb, l, g.getType(), 0.0);
-          g = arith::SelectOp::create(nb, l, hit, g, zero);
-        }
-        linalg::YieldOp::create(
-            nb, l, arith::AddFOp::create(nb, l, args.back(), g).getResult());
-      });
-  mapForwardConfig(generic, op, {0, 1, 2, 3, 4, 5});
-  contribute(x, generic.getResult(0));
+  PoolGradient gradient = buildPoolInputGradient(b, op, isMax, grad);
+  mapForwardConfig(gradient.op, op, gradient.forwardLoops);
+  contribute(op.getDpsInputOperand(0)->get(), gradient.value);
   return success();
 }
 

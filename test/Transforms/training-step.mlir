@@ -72,30 +72,35 @@ func.func @fc(%x: tensor<8x4xf32>, %w: tensor<4x6xf32> {soap.parameter},
 
 // -----
 
-// A stride-2 convolution (batch split in 2) and an overlapping 2x2 / 2
-// max-pooling (channels split over devices 2, 3). The pooling's input
-// gradient: the output gradient dilated by the stride (expand, pad the unit
-// dims, collapse, pad by the window) and a window reduction that routes it to
-// the maxima, with the pooling's config. The convolution's input gradient:
+// A stride-2 convolution (batch split in 2) and a 2x2 / 2 max-pooling
+// (channels split over devices 2, 3). The pooling's input gradient: rows and
+// columns split into blocks of the stride (h = 2 q + r), a reduction over
+// the one window that holds each element that routes the gradient to the
+// maxima (no mask: the window is the block), with the pooling's config on
+// its (n, c, q) loops, collapsed back. The convolution's input gradient:
 // a stride-1 convolution of the dilated gradient with the flipped filter,
 // channels swapped, with the forward config mapped onto its loops.
 
 // GRAD-LABEL: func.func @conv(
 // GRAD-SAME: -> (tensor<2x4x2x2xf32>, tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>)
 // GRAD: %[[P:.*]] = linalg.pooling_nchw_max
-// GRAD: tensor.expand_shape %arg2 {{\[}}[0], [1], [2, 3], [4, 5]] output_shape [2, 4, 2, 1, 2, 1]
+// GRAD: %[[ONE:.*]] = tensor.empty() : tensor<1x1xf32>
+// GRAD: %[[XB:.*]] = tensor.expand_shape %[[C:.*]] {{\[}}[0], [1], [2, 3], [4, 5]] output_shape [2, 4, 2, 2, 2, 2]
+// GRAD: %[[DC:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[ONE]], %[[XB]], %arg2, %[[P]] : {{.*}} attrs = {soap.config = #soap.config<degrees = [1, 2, 1, 1, 1, 1, 1, 1], start = 2>}
+// GRAD-NEXT: ^bb
+// GRAD-NEXT: arith.cmpf oeq
+// GRAD-NOT: linalg.index
+// GRAD: linalg.yield
+// GRAD: %[[DCC:.*]] = tensor.collapse_shape %[[DC]] {{\[}}[0], [1], [2, 3], [4, 5]] {{.*}} : tensor<2x4x2x2x2x2xf32> into tensor<2x4x4x4xf32>
+// GRAD: tensor.expand_shape %[[DCC]] {{\[}}[0], [1], [2, 3], [4, 5]] output_shape [2, 4, 4, 1, 4, 1]
 // GRAD: tensor.pad {{.*}} high[0, 0, 0, 1, 0, 1]
-// GRAD: tensor.collapse_shape {{.*}} into tensor<2x4x4x4xf32>
-// GRAD: %[[DD:.*]] = tensor.pad {{.*}} low[0, 0, 1, 1] high[0, 0, 0, 0]
-// GRAD: %[[YD:.*]] = tensor.pad {{.*}} low[0, 0, 1, 1] high[0, 0, 0, 0]
-// GRAD: %[[DC:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}}, %[[DD]], %[[YD]] : {{.*}} attrs = {soap.config = #soap.config<degrees = [1, 2, 1, 1, 1, 1], start = 2>}
-// GRAD: arith.cmpf oeq
+// GRAD: tensor.collapse_shape {{.*}} into tensor<2x4x8x8xf32>
 // GRAD: %[[DIL:.*]] = tensor.pad {{.*}} low[0, 0, 2, 2] high[0, 0, 1, 1]
 // GRAD: to tensor<2x4x11x11xf32>
 // GRAD: %[[FLIP:.*]] = linalg.generic {indexing_maps = [#[[FLIPMAP:.*]], #{{.*}}]
 // GRAD-SAME: ins(%arg1 : tensor<4x3x3x3xf32>) outs(%{{.*}} : tensor<3x4x3x3xf32>)
 // GRAD: %[[DX:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, soap.config = #soap.config<degrees = [2, 1, 1, 1, 1, 1, 1]>, strides = dense<1> : tensor<2xi64>} ins(%[[DIL]], %[[FLIP]] :
-// GRAD: %[[DW:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]} ins(%arg0, %[[DC]] : {{.*}} attrs = {soap.config = #soap.config<degrees = [2, 1, 1, 1, 1, 1, 1]>}
+// GRAD: %[[DW:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]} ins(%arg0, %[[DCC]] : {{.*}} attrs = {soap.config = #soap.config<degrees = [2, 1, 1, 1, 1, 1, 1]>}
 // GRAD: return %[[P]], %[[DX]], %[[DW]]
 
 // CHECK-LABEL: func.func @conv(
@@ -165,4 +170,71 @@ func.func @embed(%ids: tensor<4xi64>, %table: tensor<10x3xf32> {soap.parameter})
     linalg.yield %z : f32
   } -> tensor<8xf32>
   return %t : tensor<8xf32>
+}
+
+// -----
+
+// Pooling input gradients that need masks. A 3x3 / 2 max-pooling of 5x5:
+// x padded to whole 2x2 blocks (6x6) and split into them, the gradient and
+// the maxima padded by one window before and after, two windows per
+// dimension (eh, ew) with offset r + 2 - 2 e < 3, and the result sliced back
+// to 5x5. A global 5x4 sum-pooling (stride 1: no blocks): the windows
+// themselves (one: no padding); rows are all inside it, columns need
+// 0 <= w - e < 4.
+
+// GRAD-LABEL: func.func @pools(
+// GRAD: %[[XS:.*]] = linalg.generic
+// GRAD: %[[MP:.*]] = linalg.pooling_nchw_max
+// GRAD: %[[GP:.*]] = linalg.pooling_nchw_sum
+// GRAD: %[[ONE:.*]] = tensor.empty() : tensor<1x1xf32>
+// GRAD: %[[DG:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%[[ONE]], %arg3 : tensor<1x1xf32>, tensor<1x2x1x1xf32>) outs(%{{.*}} : tensor<1x2x5x5xf32>)
+// GRAD-NEXT: ^bb
+// GRAD: %[[E:.*]] = linalg.index 5
+// GRAD: %[[SE:.*]] = arith.muli %[[E]]
+// GRAD: %[[Q:.*]] = linalg.index 3
+// GRAD: %[[OFF:.*]] = arith.subi %{{.*}}, %[[SE]]
+// GRAD: arith.cmpi slt, %[[OFF]], %c4
+// GRAD: arith.cmpi sge, %[[OFF]], %c0
+// GRAD-NOT: linalg.index
+// GRAD: linalg.yield
+// GRAD-NOT: tensor.collapse_shape %[[DG]]
+// GRAD: %[[WIN:.*]] = tensor.empty() : tensor<2x2xf32>
+// GRAD: %[[XP:.*]] = tensor.pad %[[XS]] low[0, 0, 0, 0] high[0, 0, 1, 1]
+// GRAD: %[[XB:.*]] = tensor.expand_shape %[[XP]] {{.*}} output_shape [1, 2, 3, 2, 3, 2]
+// GRAD: %[[GG:.*]] = tensor.pad %arg2 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// GRAD: %[[YY:.*]] = tensor.pad %[[MP]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// GRAD: %[[DM:.*]] = linalg.generic {{.*}} ins(%[[WIN]], %[[XB]], %[[GG]], %[[YY]] : {{.*}}) outs(%{{.*}} : tensor<1x2x3x2x3x2xf32>)
+// GRAD-NEXT: ^bb
+// GRAD-NEXT: %[[HIT:.*]] = arith.cmpf oeq
+// GRAD-NEXT: linalg.index 3
+// GRAD-NEXT: linalg.index 6
+// GRAD: arith.cmpi slt, %{{.*}}, %c3
+// GRAD: linalg.index 5
+// GRAD-NEXT: linalg.index 7
+// GRAD: arith.cmpi slt, %{{.*}}, %c3
+// GRAD: linalg.yield
+// GRAD: %[[DMC:.*]] = tensor.collapse_shape %[[DM]] {{.*}} into tensor<1x2x6x6xf32>
+// GRAD: tensor.extract_slice %[[DMC]][0, 0, 0, 0] [1, 2, 5, 5] [1, 1, 1, 1]
+
+func.func @pools(%x: tensor<1x2x5x5xf32>, %s: tensor<2xf32> {soap.parameter}) -> (tensor<1x2x2x2xf32>, tensor<1x2x1x1xf32>) {
+  %ninf = arith.constant -3.40282347E+38 : f32
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x5x5xf32>
+  %xs = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %s : tensor<1x2x5x5xf32>, tensor<2xf32>) outs(%e : tensor<1x2x5x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x5x5xf32>
+  %win3 = tensor.empty() : tensor<3x3xf32>
+  %ep = tensor.empty() : tensor<1x2x2x2xf32>
+  %fp = linalg.fill ins(%ninf : f32) outs(%ep : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %mp = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%xs, %win3 : tensor<1x2x5x5xf32>, tensor<3x3xf32>) outs(%fp : tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %win5 = tensor.empty() : tensor<5x4xf32>
+  %eg = tensor.empty() : tensor<1x2x1x1xf32>
+  %fg = linalg.fill ins(%zero : f32) outs(%eg : tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32>
+  %gp = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xs, %win5 : tensor<1x2x5x5xf32>, tensor<5x4xf32>) outs(%fg : tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32>
+  return %mp, %gp : tensor<1x2x2x2xf32>, tensor<1x2x1x1xf32>
 }
