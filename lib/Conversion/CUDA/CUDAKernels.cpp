@@ -47,10 +47,61 @@ static bool isLibraryOp(Operation *op) {
                       linalg::isaConvolutionOpInterface(linalgOp));
 }
 
+static bool isElementwise(linalg::GenericOp op) {
+  return op.getNumParallelLoops() == op.getNumLoops();
+}
+
+/// An elementwise producer whose value other ops read too, fused into its
+/// first elementwise reader with the same loops: the fused op also yields
+/// the producer's value, which the later readers take from it. (Upstream's
+/// pattern, given a producer with several uses, leaves it for the other
+/// readers and computes it again inside the fused op.) One kernel instead of
+/// two, and the reader does not load what the producer stored.
+struct FuseIntoFirstElementwiseReader
+    : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    if (!isElementwise(consumer))
+      return failure();
+    for (OpOperand *operand : consumer.getDpsInputOperands()) {
+      auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
+      if (!producer || producer->hasOneUse() ||
+          producer.getNumLoops() != consumer.getNumLoops() ||
+          !linalg::areElementwiseOpsFusable(operand))
+        continue;
+      // Every other use after the consumer (so that the fused op, in the
+      // consumer's place, dominates it), and the value read once by it.
+      bool usable = llvm::all_of(producer->getUses(), [&](OpOperand &use) {
+        if (use.getOwner() == consumer.getOperation())
+          return &use == operand;
+        Operation *user =
+            consumer->getBlock()->findAncestorOpInBlock(*use.getOwner());
+        return user && user != consumer.getOperation() &&
+               consumer->isBeforeInBlock(user);
+      });
+      if (!usable)
+        continue;
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, operand);
+      if (failed(fused))
+        return failure();
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceAllUsesWith(original, replacement);
+      rewriter.eraseOp(consumer);
+      rewriter.eraseOp(producer);
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct CUDAFuseElementwise
     : public soap::impl::CUDAFuseElementwiseBase<CUDAFuseElementwise> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    patterns.add<FuseIntoFirstElementwiseReader>(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {
           Operation *producer = fused->get().getDefiningOp();

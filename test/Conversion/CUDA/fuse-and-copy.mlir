@@ -35,10 +35,18 @@ func.func @linear_relu(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16x
 
 // -----
 
-// An elementwise producer with two users is computed once, not fused into
-// both.
+// An elementwise producer with two elementwise readers: fused into the
+// first, which yields its value too, and that into the second (its one
+// reader now): one kernel, exp computed once.
 // FUSE-LABEL: func.func @shared_producer(
-// FUSE-COUNT-3: linalg.generic
+// FUSE:         %[[F:.*]]:2 = linalg.generic {{.*}} ins(%arg0 : tensor<16xf32>) outs(%{{.*}}, %{{.*}} : tensor<16xf32>, tensor<16xf32>)
+// FUSE:           %[[EXP:.*]] = math.exp
+// FUSE-NOT:       math.exp
+// FUSE:           %[[NEG:.*]] = arith.negf %[[EXP]]
+// FUSE:           %[[SQ:.*]] = arith.mulf %[[EXP]], %[[EXP]]
+// FUSE:           linalg.yield %[[NEG]], %[[SQ]]
+// FUSE-NOT:     linalg.generic
+// FUSE:         return %[[F]]#0, %[[F]]#1
 func.func @shared_producer(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
   %e = tensor.empty() : tensor<16xf32>
   %exp = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]}
@@ -60,6 +68,82 @@ func.func @shared_producer(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32
     linalg.yield %r : f32
   } -> tensor<16xf32>
   return %neg, %sq : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A producer read by an elementwise op and then by a reduction: fused into
+// the elementwise op, which yields the value the reduction reads.
+// FUSE-LABEL: func.func @value_for_later_reader(
+// FUSE:         %[[F:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<4x16xf32>)
+// FUSE:           math.exp
+// FUSE:           arith.negf
+// FUSE:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[F]]#0 : tensor<4x16xf32>)
+// FUSE:         return %[[F]]#1, %[[SUM]]
+#id = affine_map<(i, j) -> (i, j)>
+func.func @value_for_later_reader(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.exp %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%exp : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.negf %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %e4 = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<4x16xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %neg, %sum : tensor<4x16xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A producer read by a reduction before its elementwise reader: a fused op
+// in the reader's place would come after the reduction, so the producer
+// stays, its own kernel (and is not computed twice).
+// FUSE-LABEL: func.func @reader_before_consumer(
+// FUSE:         %[[EXP:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<4x16xf32>)
+// FUSE:           math.exp
+// FUSE:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[EXP]] : tensor<4x16xf32>)
+// FUSE:         %[[NEG:.*]] = linalg.generic {{.*}} ins(%[[EXP]] : tensor<4x16xf32>)
+// FUSE-NOT:       math.exp
+// FUSE:         return %[[NEG]], %[[SUM]]
+#id = affine_map<(i, j) -> (i, j)>
+func.func @reader_before_consumer(%x: tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %exp = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = math.exp %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  %e4 = tensor.empty() : tensor<4xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  %sum = linalg.generic {indexing_maps = [#id, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<4x16xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  %neg = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%exp : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.negf %a : f32
+    linalg.yield %r : f32
+  } -> tensor<4x16xf32>
+  return %neg, %sum : tensor<4x16xf32>, tensor<4xf32>
 }
 
 // -----
