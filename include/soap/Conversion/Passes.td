@@ -263,7 +263,12 @@ def CUDAFuseElementwise : Pass<"soap-cuda-fuse-elementwise"> {
     elementwise ops (bias add, activation, normalization arithmetic) becomes
     one `linalg.generic`, which the CUDA lowering turns into one kernel.
     Producers are never fused into contractions or convolutions: those stay
-    recognizable for cuBLAS and cuDNN.
+    recognizable for cuBLAS and cuDNN. A producer read by several ops (an
+    activation the backward pass reads again) is fused into its first
+    elementwise reader with the same loops when every other reader comes
+    later: the fused op yields the producer's value as a second result, which
+    the later readers take (upstream's pattern fuses only single-use
+    producers without computing them twice).
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
 }
