@@ -2,9 +2,10 @@
 # How well the generated kernels' memory accesses coalesce, measured on the
 # host emulation (no GPU needed):
 #
-#   benchmarks/kernel-coalescing.sh [MODEL] [BATCH]
+#   benchmarks/kernel-coalescing.sh [MODEL | FILE.mlir] [BATCH]
 #
-# (defaults: resnet101, batch 2; TRAIN=1 the training step, TRAIN=0 the
+# (defaults: resnet101, batch 2; a FILE.mlir is taken as it is, e.g.
+# benchmarks/inputs/bn-scale-grads-b64.mlir with TRAIN=0; TRAIN=1 the training step, TRAIN=0 the
 # forward pass; ROWS=12 kernels listed; SOAP_BIN=build/bin). It compiles the
 # model for one GPU with `soapc --target=cuda --cuda-host-emulation
 # --cuda-emulation-profile`, runs one step on random inputs, and prints the
@@ -24,7 +25,11 @@ BIN=${SOAP_BIN:-$ROOT/build/bin}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-coalescing.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-"$BIN/soap-models" "$MODEL" --batch="$BATCH" -o "$WORK/model.mlir"
+if [[ "$MODEL" == *.mlir ]]; then
+  cp "$MODEL" "$WORK/model.mlir" # a module of its own (BATCH unused)
+else
+  "$BIN/soap-models" "$MODEL" --batch="$BATCH" -o "$WORK/model.mlir"
+fi
 train=()
 [ "$TRAIN" = 1 ] && train=(--train --train-returns=outputs)
 "$BIN/soapc" "$WORK/model.mlir" --quiet --devices=1 --strategy=single \
@@ -33,7 +38,9 @@ train=()
 (cd "$WORK" && SOAPRT_EMU_GPUS=1 SOAPRT_EMU_PROFILE="$WORK/profile.tsv" \
   ./model --random-inputs=1 --output-dir="$WORK/out" > "$WORK/run.log" 2>&1) ||
   { cat "$WORK/run.log"; exit 1; }
-echo "$MODEL, batch $BATCH$([ "$TRAIN" = 1 ] && echo ", training step" || echo ", forward"), generated kernels on the host emulation"
+label="$MODEL, batch $BATCH"
+[[ "$MODEL" == *.mlir ]] && label="$MODEL"
+echo "$label$([ "$TRAIN" = 1 ] && echo ", training step" || echo ", forward"), generated kernels on the host emulation"
 python3 - "$WORK/profile.tsv" "$ROWS" <<'PY'
 import sys
 lines = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if not l.startswith("#")]

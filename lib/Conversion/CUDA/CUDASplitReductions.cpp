@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -73,6 +74,40 @@ contiguousReductionLoop(linalg::GenericOp op) {
                   utils::IteratorType::reduction)
     return std::nullopt;
   return ContiguousLoop{lead, dim.getPosition()};
+}
+
+/// `op` with the run of reduction loops that ends at the contiguous loop
+/// `c` and that every operand reads as one run of adjacent dimensions (h and
+/// w of an NCHW input) merged into one loop (operands reshaped), so that the
+/// interleaved split can take more than a row: a 14x14 image offers 196
+/// elements, not 14. Failure if there is no such run of two or more.
+static FailureOr<linalg::GenericOp>
+mergeContiguousRun(IRRewriter &rewriter, linalg::GenericOp op,
+                   const ContiguousLoop &c) {
+  AffineMap map = op.getMatchingIndexingMap(c.input);
+  auto iterators = op.getIteratorTypesArray();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  ReassociationIndices run = {static_cast<int64_t>(c.loop)};
+  for (int r = static_cast<int>(map.getNumResults()) - 2; r >= 0; --r) {
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+    if (!dim || dim.getPosition() + 1 != run.front() ||
+        iterators[dim.getPosition()] != utils::IteratorType::reduction)
+      break;
+    ReassociationIndices longer = {static_cast<int64_t>(dim.getPosition())};
+    longer.append(run.begin(), run.end());
+    if (!linalg::areDimSequencesPreserved(maps, {longer}))
+      break;
+    run = std::move(longer);
+  }
+  if (run.size() < 2)
+    return failure();
+  rewriter.setInsertionPoint(op);
+  FailureOr<linalg::CollapseResult> collapsed =
+      linalg::collapseOpIterationDims(op, {run}, rewriter);
+  if (failed(collapsed))
+    return failure();
+  rewriter.replaceOp(op, collapsed->results);
+  return cast<linalg::GenericOp>(collapsed->collapsedOp.getOperation());
 }
 
 /// The parallel part of the contiguous loop: the largest divisor of
@@ -157,6 +192,14 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
     (iterator == utils::IteratorType::parallel ? threads : reduced) *= extent;
   if (reduced < minReduction)
     return failure();
+  if (std::optional<ContiguousLoop> run = contiguousReductionLoop(op))
+    if (FailureOr<linalg::GenericOp> merged =
+            mergeContiguousRun(rewriter, op, *run);
+        succeeded(merged)) {
+      op = *merged;
+      extents = op.getStaticLoopRanges();
+      iterators = op.getIteratorTypesArray();
+    }
   // Splitting a loop needs every read of it to be a whole dimension (it is
   // reshaped into outer x inner).
   auto plainReads = [&](unsigned l) {

@@ -4,37 +4,39 @@
 
 // BAD: soap-cuda-split-reductions: need 1 <= min-threads <= max-threads, min-reduction >= 2 and min-per-thread >= 1
 
-// A bias gradient: 16 outputs, each a sum over 8 x 32 x 32. The columns,
-// the input's contiguous loop, become parallel whole and the innermost
-// parallel loop (consecutive threads read consecutive floats): 16 x 32 =
-// 512 threads; then the batch loop is split into 4 parallel x 2 sequential
-// (2048 threads, each summing 2 x 32); a linalg.index of the batch becomes
-// outer * 2 + inner. The second op sums the 128 partials of each channel
-// into the original output.
+// A bias gradient: 16 outputs, each a sum over 8 x 32 x 32. The rows and
+// columns, which the input holds as one contiguous run, become one loop of
+// 1024 first (collapse_shape), and that loop, the input's contiguous one,
+// splits interleaved: 8 sequential x 128 parallel, the parallel part the
+// innermost loop (consecutive threads read consecutive floats): 16 x 128 =
+// 2048 threads, each summing 8 x 8. A linalg.index of the batch stays;
+// one of the rows or columns would be recomputed from outer * 128 + inner.
+// The second op sums the 128 partials of each channel into the original
+// output.
 // CHECK-LABEL: func.func @bias_grad(
 // CHECK-SAME:    %[[G:.*]]: tensor<8x16x32x32xf32>)
 // CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16xf32>)
-// CHECK:         %[[EXP:.*]] = tensor.expand_shape %[[G]] {{\[}}[0, 1], [2], [3], [4]] output_shape [4, 2, 16, 32, 32]
+// CHECK:         %[[HW:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2, 3]] : tensor<8x16x32x32xf32> into tensor<8x16x1024xf32>
+// CHECK:         %[[EXP:.*]] = tensor.expand_shape %[[HW]] {{\[}}[0], [1], [2, 3]] output_shape [8, 16, 8, 128]
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK:         %[[START:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<16x4x32xf32>)
-// The partials: channel, the batch's parallel part, the columns.
-// CHECK:         %[[PART:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d2, d0, d4)>], iterator_types = ["parallel", "reduction", "parallel", "reduction", "parallel"]} ins(%[[EXP]] : tensor<4x2x16x32x32xf32>) outs(%[[START]] : tensor<16x4x32xf32>)
-// CHECK:           %[[OUTER:.*]] = linalg.index 0 : index
-// CHECK:           %[[INNER:.*]] = linalg.index 1 : index
-// CHECK:           %[[SCALED:.*]] = arith.muli %[[OUTER]], %{{.*}} : index
-// CHECK:           arith.addi %[[SCALED]], %[[INNER]] : index
-// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction"]} ins(%[[PART]] : tensor<16x4x32xf32>) outs(%[[INIT]] : tensor<16xf32>)
+// CHECK:         %[[START:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<16x128xf32>)
+// The partials: channel, the run's parallel part.
+// CHECK:         %[[PART:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3)>], iterator_types = ["reduction", "parallel", "reduction", "parallel"]} ins(%[[EXP]] : tensor<8x16x8x128xf32>) outs(%[[START]] : tensor<16x128xf32>)
+// CHECK:           %[[BATCH:.*]] = linalg.index 0 : index
+// CHECK:           arith.index_cast %[[BATCH]] : index to i64
+// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PART]] : tensor<16x128xf32>) outs(%[[INIT]] : tensor<16xf32>)
 // CHECK:           arith.addf
 // CHECK:         return %[[SUM]]
-// The defaults (16384 .. 65536 threads, each summing 16 or more): columns
-// whole (512 threads), batch whole (4096), rows split 2 x 16 (8192); the
-// 512 partials of each channel are long enough to be split again, their
-// last (contiguous) dimension first, and the last op sums 32 per channel: a
-// reduction tree.
+// The defaults (16384 .. 65536 threads, each summing 16 or more): the run
+// of 1024 split 2 x 512 (8192 threads, each summing 8 x 2); the 512
+// partials of each channel are long enough to be split again, interleaved
+// by 32, and the last op sums 32 per channel: a reduction tree.
 // DEFAULT-LABEL: func.func @bias_grad(
-// DEFAULT:         tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3], [4]] output_shape [8, 16, 2, 16, 32]
-// DEFAULT:         %[[P1:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%{{.*}} : tensor<8x16x2x16x32xf32>) outs(%{{.*}} : tensor<16x8x2x32xf32>)
-// DEFAULT:         %[[P2:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "reduction", "parallel"]} ins(%[[P1]] : tensor<16x8x2x32xf32>) outs(%{{.*}} : tensor<16x32xf32>)
+// DEFAULT:         tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<8x16x32x32xf32> into tensor<8x16x1024xf32>
+// DEFAULT:         tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2, 3]] output_shape [8, 16, 2, 512]
+// DEFAULT:         %[[P1:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "parallel"]} ins(%{{.*}} : tensor<8x16x2x512xf32>) outs(%{{.*}} : tensor<16x512xf32>)
+// DEFAULT:         tensor.expand_shape %[[P1]] {{\[}}[0], [1, 2]] output_shape [16, 16, 32]
+// DEFAULT:         %[[P2:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}} : tensor<16x16x32xf32>) outs(%{{.*}} : tensor<16x32xf32>)
 // DEFAULT:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P2]] : tensor<16x32xf32>) outs(%{{.*}} : tensor<16xf32>)
 func.func @bias_grad(%g: tensor<8x16x32x32xf32>) -> tensor<16xf32> {
   %zero = arith.constant 0.0 : f32
@@ -57,21 +59,27 @@ func.func @bias_grad(%g: tensor<8x16x32x32xf32>) -> tensor<16xf32> {
 
 // A scale gradient (sum of dY * X per channel: a multiply-add of two
 // inputs that is no cuBLAS contraction, having no M and N loops): 8
-// outputs, each over 4 x 2 x 512. The columns split interleaved: 2
-// sequential x 256 parallel, the parallel part the last loop (column =
-// outer * 256 + inner); 2048 threads, each summing 4 x 2 x 2. Before, it
-// was left to cuBLAS, which takes only contractions with an M and an N:
-// one thread per channel summed 4096 products.
+// outputs, each over 4 x 2 x 512. The last two dimensions, one run of 1024
+// in both inputs, become one loop, split interleaved: 4 sequential x 256
+// parallel, the parallel part the last loop (element = outer * 256 +
+// inner); 2048 threads, each summing 4 x 4. Before, it was left to cuBLAS,
+// which takes only contractions with an M and an N: one thread per channel
+// summed 4096 products.
 // CHECK-LABEL: func.func @scale_grad(
 // CHECK-SAME:    %[[DY:.*]]: tensor<4x8x2x512xf32>, %[[X:.*]]: tensor<4x8x2x512xf32>
-// CHECK-DAG:     %[[EDY:.*]] = tensor.expand_shape %[[DY]] {{\[}}[0], [1], [2], [3, 4]] output_shape [4, 8, 2, 2, 256]
-// CHECK-DAG:     %[[EX:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1], [2], [3, 4]] output_shape [4, 8, 2, 2, 256]
-// CHECK:         %[[PART:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>], iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel"]} ins(%[[EDY]], %[[EX]] : {{.*}}) outs(%{{.*}} : tensor<8x256xf32>)
-// CHECK:           %[[COUTER:.*]] = linalg.index 3 : index
-// CHECK:           %[[CINNER:.*]] = linalg.index 4 : index
-// CHECK:           %[[C256:.*]] = arith.constant 256 : index
-// CHECK:           %[[CS:.*]] = arith.muli %[[COUTER]], %[[C256]] : index
-// CHECK:           arith.addi %[[CS]], %[[CINNER]] : index
+// CHECK-DAG:     %[[RDY:.*]] = tensor.collapse_shape %[[DY]] {{\[}}[0], [1], [2, 3]] : tensor<4x8x2x512xf32> into tensor<4x8x1024xf32>
+// CHECK-DAG:     %[[RX:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0], [1], [2, 3]] : tensor<4x8x2x512xf32> into tensor<4x8x1024xf32>
+// CHECK-DAG:     %[[EDY:.*]] = tensor.expand_shape %[[RDY]] {{\[}}[0], [1], [2, 3]] output_shape [4, 8, 4, 256]
+// CHECK-DAG:     %[[EX:.*]] = tensor.expand_shape %[[RX]] {{\[}}[0], [1], [2, 3]] output_shape [4, 8, 4, 256]
+// CHECK:         %[[PART:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3)>], iterator_types = ["reduction", "parallel", "reduction", "parallel"]} ins(%[[EDY]], %[[EX]] : {{.*}}) outs(%{{.*}} : tensor<8x256xf32>)
+// The column the body reads (linalg.index 3 before): the merged element
+// (outer * 256 + inner) modulo 512.
+// CHECK:           %[[OUTER:.*]] = linalg.index 2 : index
+// CHECK:           %[[INNER:.*]] = linalg.index 3 : index
+// CHECK:           %[[SCALED:.*]] = arith.muli %[[OUTER]], %c256
+// CHECK:           %[[ELEMENT:.*]] = arith.addi %[[SCALED]], %[[INNER]]
+// CHECK:           %[[COLUMN:.*]] = arith.remsi %[[ELEMENT]], %c512
+// CHECK:           arith.index_cast %[[COLUMN]]
 // CHECK:           arith.mulf
 // The 256 partials of each channel: split again, then summed.
 // CHECK:         tensor.expand_shape %[[PART]] {{\[}}[0], [1, 2]] output_shape [8, 16, 16]
