@@ -292,7 +292,10 @@ def CUDASplitReductions : Pass<"soap-cuda-split-reductions"> {
     dimension, interleaved: element = outer * F + inner, the inner part
     parallel and the new op's last loop, so that consecutive threads read
     consecutive elements (F a divisor of the loop, a multiple of 8 where one
-    is); then the other reduction loops, outermost first (a loop too long
+    is); reduction loops that every operand reads as one contiguous run of
+    dimensions (an NCHW image's rows and columns) are merged into that loop
+    first (the operands reshaped), so that F can exceed a row; then the
+    other reduction loops, outermost first (a loop too long
     for the target is split into an outer parallel and an inner reduction
     loop). At most `max-threads` partials, and each thread of the first op
     reduces at least `min-per-thread` elements. A reduction with enough
