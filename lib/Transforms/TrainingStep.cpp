@@ -997,15 +997,33 @@ LogicalResult TrainingStepBuilder::run() {
     return func.emitError() << "training step: '" << func.getSymName()
                             << "' has no parameters to train (mark them "
                                "with 'soap.parameter')";
+  auto isDynamic = [](Type type) {
+    auto shaped = dyn_cast<ShapedType>(type);
+    return shaped && !shaped.hasStaticShape();
+  };
+  for (unsigned i : wanted)
+    if (isDynamic(func.getArgument(i).getType()))
+      return func.emitError()
+             << "training step: argument " << i << " has a dynamic shape ("
+             << func.getArgument(i).getType()
+             << "); the gradients need static shapes";
   for (Operation &op : body.without_terminator()) {
     bool isActive = false;
     op.walk([&](Operation *inner) {
       for (Value v : inner->getOperands())
         isActive |= active.contains(v);
     });
-    if (isActive)
-      for (Value r : op.getResults())
-        active.insert(r);
+    if (!isActive)
+      continue;
+    for (Value r : op.getResults()) {
+      if (isDynamic(r.getType()))
+        return op.emitError()
+               << "training step: '" << op.getName()
+               << "' has a result of dynamic shape (" << r.getType()
+               << ") on the path from a parameter; the gradients need "
+                  "static shapes";
+      active.insert(r);
+    }
   }
   // Explicit parameter marks: the new arguments must not look like weights.
   for (unsigned i = 0; i < numArgs; ++i)

@@ -151,3 +151,36 @@ func.func @dilated_pool(%x: tensor<1x2x5x5xf32>, %s: tensor<2xf32> {soap.paramet
       ins(%xs, %win : tensor<1x2x5x5xf32>, tensor<2x2xf32>) outs(%f : tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
   return %p : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// A dynamic batch on the path from a parameter: the gradient ops are built
+// with static shapes, so the step refuses it (it used to emit a tensor.empty
+// without its dynamic size, which the verifier rejected).
+func.func @dynamic_pool(%x: tensor<?x2x5x5xf32>, %s: tensor<2xf32> {soap.parameter}) -> tensor<?x2x2x2xf32> {
+  %ninf = arith.constant -3.40282347E+38 : f32
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x2x5x5xf32>
+  %e = tensor.empty(%n) : tensor<?x2x5x5xf32>
+  // expected-error @below {{training step: 'linalg.generic' has a result of dynamic shape ('tensor<?x2x5x5xf32>') on the path from a parameter; the gradients need static shapes}}
+  %xs = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (n, c, h, w)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %s : tensor<?x2x5x5xf32>, tensor<2xf32>) outs(%e : tensor<?x2x5x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<?x2x5x5xf32>
+  %win3 = tensor.empty() : tensor<3x3xf32>
+  %ep = tensor.empty(%n) : tensor<?x2x2x2xf32>
+  %fp = linalg.fill ins(%ninf : f32) outs(%ep : tensor<?x2x2x2xf32>) -> tensor<?x2x2x2xf32>
+  %mp = linalg.pooling_nchw_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+      ins(%xs, %win3 : tensor<?x2x5x5xf32>, tensor<3x3xf32>) outs(%fp : tensor<?x2x2x2xf32>) -> tensor<?x2x2x2xf32>
+  return %mp : tensor<?x2x2x2xf32>
+}
+
+// -----
+
+// A parameter of dynamic shape.
+// expected-error @below {{training step: argument 1 has a dynamic shape ('tensor<?xf32>'); the gradients need static shapes}}
+func.func @dynamic_parameter(%x: tensor<4xf32>, %s: tensor<?xf32> {soap.parameter}) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
