@@ -205,7 +205,8 @@ private:
 
   /// `grad` [N, C, OH, OW] with stride-1 zeros between its rows / columns,
   /// K-1 zeros before and zeros up to `size` + K-1 after: the input of the
-  /// stride-1 correlation that gives a strided window op's input gradient.
+  /// stride-1 correlation that gives a strided convolution's input gradient
+  /// (a pooling's: PoolGradient.h).
   Value dilateAndPad(Location loc, Value grad, ArrayRef<int64_t> strides,
                      ArrayRef<int64_t> window, ArrayRef<int64_t> size);
 

@@ -286,7 +286,8 @@ def CUDASplitReductions : Pass<"soap-cuda-split-reductions"> {
     min combiner and at least `min-reduction` reduced elements per output
     becomes two ops: the first makes reduction loops parallel and writes
     partial results, starting from the combiner's identity; the second
-    combines the partials into the original output (with its start value),
+    combines the partials into the original output (with its start value,
+    whose fill is moved right before it so that both run in one kernel),
     and is split again when it is still long: a reduction tree. First the
     reduction loop that indexes the largest input's innermost (contiguous)
     dimension, interleaved: element = outer * F + inner, the inner part

@@ -170,9 +170,11 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
       all-reduce, FlexFlow's gradient synchronization, fall out of the
       partitioner's reduction splitting;
     - a convolution's or pooling's input gradient, which the forward loops
-      cannot write without overlap, is a stride-1 convolution (pooling: a
-      window reduction) of the output gradient dilated by the stride, with
-      the forward config mapped onto its loops;
+      cannot write without overlap, is a stride-1 convolution of the output
+      gradient dilated by the stride (pooling: a reduction, per input
+      element, over only the windows that hold it, with the input rows and
+      columns split into blocks of the stride), with the forward config
+      mapped onto its loops;
     - every other new layer follows the layout of the tensor it reads
       (same split, same devices), so it needs no transfer.
     Configs are filled in only when the forward function has them.

@@ -80,7 +80,9 @@ contiguousReductionLoop(linalg::GenericOp op) {
 /// `c` and that every operand reads as one run of adjacent dimensions (h and
 /// w of an NCHW input) merged into one loop (operands reshaped), so that the
 /// interleaved split can take more than a row: a 14x14 image offers 196
-/// elements, not 14. Failure if there is no such run of two or more.
+/// elements, not 14. Failure if there is no such run of two or more. (When
+/// the split then does not happen, the merged op stays: the same
+/// computation over reshaped views of the same tensors.)
 static FailureOr<linalg::GenericOp>
 mergeContiguousRun(IRRewriter &rewriter, linalg::GenericOp op,
                    const ContiguousLoop &c) {
@@ -466,7 +468,14 @@ LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
         Operation *c = b.create(state);
         linalg::YieldOp::create(b, l, c->getResult(0));
       });
+  Value outputStart = op.getDpsInitOperand(0)->get();
   rewriter.replaceOp(op, combine.getResults());
+  // The output's start value, a fill only the combination reads, right
+  // before it (not before the partials): upstream scf-parallel-loop-fusion
+  // then runs the two in one kernel.
+  if (auto fill = outputStart.getDefiningOp<linalg::FillOp>();
+      fill && fill->hasOneUse() && fill->getBlock() == combine->getBlock())
+    rewriter.moveOpBefore(fill, combine);
   combination = combine;
   return success();
 }

@@ -15,7 +15,6 @@
 // output.
 // CHECK-LABEL: func.func @bias_grad(
 // CHECK-SAME:    %[[G:.*]]: tensor<8x16x32x32xf32>)
-// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16xf32>)
 // CHECK:         %[[HW:.*]] = tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2, 3]] : tensor<8x16x32x32xf32> into tensor<8x16x1024xf32>
 // CHECK:         %[[EXP:.*]] = tensor.expand_shape %[[HW]] {{\[}}[0], [1], [2, 3]] output_shape [8, 16, 8, 128]
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
@@ -24,7 +23,8 @@
 // CHECK:         %[[PART:.*]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3)>], iterator_types = ["reduction", "parallel", "reduction", "parallel"]} ins(%[[EXP]] : tensor<8x16x8x128xf32>) outs(%[[START]] : tensor<16x128xf32>)
 // CHECK:           %[[BATCH:.*]] = linalg.index 0 : index
 // CHECK:           arith.index_cast %[[BATCH]] : index to i64
-// CHECK:         %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PART]] : tensor<16x128xf32>) outs(%[[INIT]] : tensor<16xf32>)
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16xf32>)
+// CHECK-NEXT:    %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[PART]] : tensor<16x128xf32>) outs(%[[INIT]] : tensor<16xf32>)
 // CHECK:           arith.addf
 // CHECK:         return %[[SUM]]
 // The defaults (16384 .. 65536 threads, each summing 16 or more): the run
@@ -37,7 +37,10 @@
 // DEFAULT:         %[[P1:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "reduction", "parallel"]} ins(%{{.*}} : tensor<8x16x2x512xf32>) outs(%{{.*}} : tensor<16x512xf32>)
 // DEFAULT:         tensor.expand_shape %[[P1]] {{\[}}[0], [1, 2]] output_shape [16, 16, 32]
 // DEFAULT:         %[[P2:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}} : tensor<16x16x32xf32>) outs(%{{.*}} : tensor<16x32xf32>)
-// DEFAULT:         linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P2]] : tensor<16x32xf32>) outs(%{{.*}} : tensor<16xf32>)
+// The output's zero fill comes right before the last op, not before the
+// partials: their loops fuse into one kernel (scf-parallel-loop-fusion).
+// DEFAULT:         %[[START:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<16xf32>)
+// DEFAULT-NEXT:    linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[P2]] : tensor<16x32xf32>) outs(%[[START]] : tensor<16xf32>)
 func.func @bias_grad(%g: tensor<8x16x32x32xf32>) -> tensor<16xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<16xf32>
