@@ -4,12 +4,14 @@
 // padded to whole 2x2 blocks), a 3x3 / 1 max pooling, a 2x3 sum pooling
 // with strides 3x2 (a window shorter than its stride: rows between windows
 // get nothing), a 4x4 / 4 sum pooling (the last row and column in no
-// window) and a global 9x9 sum pooling (one window: read directly).
+// window), a global 9x9 sum pooling (one window: read directly) and a 9x7
+// sum pooling (3 windows across, fewer than the 7 that can hold a column:
+// the windows themselves, masked).
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #ch = affine_map<(d0, d1, d2, d3) -> (d1)>
 func.func @pool_windows(%x: tensor<2x3x9x9xf32>, %s: tensor<3xf32> {soap.parameter})
     -> (tensor<2x3x4x4xf32>, tensor<2x3x7x7xf32>, tensor<2x3x3x4xf32>,
-        tensor<2x3x2x2xf32>, tensor<2x3x1x1xf32>) {
+        tensor<2x3x2x2xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x3xf32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant -3.40282347E+38 : f32
   %e = tensor.empty() : tensor<2x3x9x9xf32>
@@ -43,5 +45,10 @@ func.func @pool_windows(%x: tensor<2x3x9x9xf32>, %s: tensor<3xf32> {soap.paramet
   %f5 = linalg.fill ins(%zero : f32) outs(%e5 : tensor<2x3x1x1xf32>) -> tensor<2x3x1x1xf32>
   %p5 = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
       ins(%xs, %win9 : tensor<2x3x9x9xf32>, tensor<9x9xf32>) outs(%f5 : tensor<2x3x1x1xf32>) -> tensor<2x3x1x1xf32> loc("global")
-  return %p1, %p2, %p3, %p4, %p5 : tensor<2x3x4x4xf32>, tensor<2x3x7x7xf32>, tensor<2x3x3x4xf32>, tensor<2x3x2x2xf32>, tensor<2x3x1x1xf32>
+  %win97 = tensor.empty() : tensor<9x7xf32>
+  %e6 = tensor.empty() : tensor<2x3x1x3xf32>
+  %f6 = linalg.fill ins(%zero : f32) outs(%e6 : tensor<2x3x1x3xf32>) -> tensor<2x3x1x3xf32>
+  %p6 = linalg.pooling_nchw_sum {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+      ins(%xs, %win97 : tensor<2x3x9x9xf32>, tensor<9x7xf32>) outs(%f6 : tensor<2x3x1x3xf32>) -> tensor<2x3x1x3xf32> loc("sum97")
+  return %p1, %p2, %p3, %p4, %p5, %p6 : tensor<2x3x4x4xf32>, tensor<2x3x7x7xf32>, tensor<2x3x3x4xf32>, tensor<2x3x2x2xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x3xf32>
 }
