@@ -47,10 +47,6 @@ static bool isLibraryOp(Operation *op) {
                       linalg::isaConvolutionOpInterface(linalgOp));
 }
 
-static bool isElementwise(linalg::GenericOp op) {
-  return op.getNumParallelLoops() == op.getNumLoops();
-}
-
 /// An elementwise producer whose value other ops read too, fused into its
 /// first elementwise reader with the same loops: the fused op also yields
 /// the producer's value, which the later readers take from it. (Upstream's
@@ -63,7 +59,7 @@ struct FuseIntoFirstElementwiseReader
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
-    if (!isElementwise(consumer))
+    if (!linalg::isElementwise(consumer))
       return failure();
     for (OpOperand *operand : consumer.getDpsInputOperands()) {
       auto producer = operand->get().getDefiningOp<linalg::GenericOp>();
