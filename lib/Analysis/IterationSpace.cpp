@@ -25,40 +25,60 @@ std::string IterationSpace::getKindLetters() const {
   return letters;
 }
 
-FailureOr<ReductionKind> mlir::soap::getReductionCombiner(Operation *op) {
+FailureOr<SmallVector<ReductionKind>>
+mlir::soap::getReductionCombiners(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-  if (!linalgOp || linalgOp.getNumDpsInits() != 1)
+  if (!linalgOp || linalgOp.getNumDpsInits() == 0)
     return failure();
   Block *body = linalgOp.getBlock();
   if (!body)
     return failure();
-  Operation *def = body->getTerminator()->getOperand(0).getDefiningOp();
-  BlockArgument acc =
-      linalgOp.getMatchingBlockArgument(linalgOp.getDpsInitOperand(0));
-  if (!def || def->getNumOperands() != 2 ||
-      !llvm::is_contained(def->getOperands(), acc))
+  SmallVector<BlockArgument> accs;
+  for (OpOperand &init : linalgOp.getDpsInitsMutable())
+    accs.push_back(linalgOp.getMatchingBlockArgument(&init));
+  Operation *terminator = body->getTerminator();
+  if (terminator->getNumOperands() != accs.size())
     return failure();
-  // The combined value must not read the accumulator itself (acc + acc * x
-  // is no sum of independent terms: its partials cannot be combined).
-  Value other = def->getOperand(0) == acc ? def->getOperand(1)
-                                          : def->getOperand(0);
-  SmallVector<Value> work = {other};
-  llvm::SmallPtrSet<Operation *, 8> seen;
-  while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (v == acc)
+  SmallVector<ReductionKind> kinds;
+  for (auto [i, acc] : llvm::enumerate(accs)) {
+    Operation *def = terminator->getOperand(i).getDefiningOp();
+    if (!def || def->getBlock() != body || def->getNumOperands() != 2 ||
+        !llvm::is_contained(def->getOperands(), acc))
       return failure();
-    Operation *inner = v.getDefiningOp();
-    if (inner && inner->getBlock() == body && seen.insert(inner).second)
-      llvm::append_range(work, inner->getOperands());
+    // The combined value must not read an accumulator (acc + acc * x is
+    // no sum of independent terms: its partials cannot be combined).
+    Value other = def->getOperand(0) == acc ? def->getOperand(1)
+                                            : def->getOperand(0);
+    SmallVector<Value> work = {other};
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (llvm::is_contained(accs, v))
+        return failure();
+      Operation *inner = v.getDefiningOp();
+      if (inner && inner->getBlock() == body && seen.insert(inner).second)
+        llvm::append_range(work, inner->getOperands());
+    }
+    if (isa<arith::AddFOp, arith::AddIOp>(def))
+      kinds.push_back(ReductionKind::Sum);
+    else if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(def))
+      kinds.push_back(ReductionKind::Max);
+    else if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(def))
+      kinds.push_back(ReductionKind::Min);
+    else
+      return failure();
   }
-  if (isa<arith::AddFOp, arith::AddIOp>(def))
-    return ReductionKind::Sum;
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MaxSIOp>(def))
-    return ReductionKind::Max;
-  if (isa<arith::MinimumFOp, arith::MinNumFOp, arith::MinSIOp>(def))
-    return ReductionKind::Min;
-  return failure();
+  return kinds;
+}
+
+FailureOr<ReductionKind> mlir::soap::getReductionCombiner(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || linalgOp.getNumDpsInits() != 1)
+    return failure();
+  FailureOr<SmallVector<ReductionKind>> kinds = getReductionCombiners(op);
+  if (failed(kinds))
+    return failure();
+  return kinds->front();
 }
 
 TypedAttr mlir::soap::getReductionIdentity(Builder &b, ReductionKind kind,

@@ -33,65 +33,94 @@ static bool touches(Operation *op, Value buffer,
   return walk.wasInterrupted();
 }
 
-/// Rewrites `loop` if it accumulates into one element; returns whether it
-/// did.
-static bool promote(scf::ForOp loop, RewriterBase &rewriter) {
-  Block *body = loop.getBody();
+/// One element a loop accumulates into: loaded before it is stored, both at
+/// indices defined outside the loop.
+struct Accumulator {
+  memref::LoadOp load;
   memref::StoreOp store;
-  for (Operation &op : body->without_terminator())
-    if (auto s = dyn_cast<memref::StoreOp>(op)) {
-      if (store)
-        return false; // one accumulator per loop
-      store = s;
-    }
-  if (!store)
-    return false;
-  Value buffer = store.getMemRef();
+};
+
+/// The accumulators of `loop` (a multi-output reduction has one per
+/// output), or none if any store in its body is not one.
+static SmallVector<Accumulator> findAccumulators(scf::ForOp loop) {
+  Block *body = loop.getBody();
   auto definedOutside = [&](Value v) {
     return loop.isDefinedOutsideOfLoop(v);
   };
-  if (!definedOutside(buffer) ||
-      !llvm::all_of(store.getIndices(), definedOutside))
-    return false;
-  memref::LoadOp load;
-  for (Operation &op : body->without_terminator())
-    if (auto l = dyn_cast<memref::LoadOp>(op);
-        l && l.getMemRef() == buffer && l.getIndices() == store.getIndices()) {
-      if (load)
-        return false;
-      load = l;
-    }
-  if (!load || !load->isBeforeInBlock(store))
-    return false;
-  // Nothing else may touch the buffer (views of it are other values: a loop
-  // that makes one fails the check below, as it uses `buffer`).
-  for (Operation &op : body->without_terminator())
-    if (&op != load && &op != store &&
-        touches(&op, buffer, {load.getOperation(), store.getOperation()}))
-      return false;
+  SmallVector<Accumulator> accumulators;
+  for (Operation &op : body->without_terminator()) {
+    auto store = dyn_cast<memref::StoreOp>(op);
+    if (!store)
+      continue;
+    Value buffer = store.getMemRef();
+    if (!definedOutside(buffer) ||
+        !llvm::all_of(store.getIndices(), definedOutside) ||
+        llvm::any_of(accumulators, [&](Accumulator &a) {
+          return a.store.getMemRef() == buffer;
+        }))
+      return {};
+    memref::LoadOp load;
+    for (Operation &other : body->without_terminator())
+      if (auto l = dyn_cast<memref::LoadOp>(other);
+          l && l.getMemRef() == buffer &&
+          l.getIndices() == store.getIndices()) {
+        if (load)
+          return {};
+        load = l;
+      }
+    if (!load || !load->isBeforeInBlock(store))
+      return {};
+    accumulators.push_back({load, store});
+  }
+  // Nothing else may touch the buffers (views of them are other values: a
+  // loop that makes one fails the check below, as it uses the buffer).
+  SmallVector<Operation *> own;
+  for (Accumulator &a : accumulators)
+    own.append({a.load.getOperation(), a.store.getOperation()});
+  for (Accumulator &a : accumulators)
+    for (Operation &op : body->without_terminator())
+      if (!llvm::is_contained(own, &op) &&
+          touches(&op, a.store.getMemRef(), own))
+        return {};
+  return accumulators;
+}
 
-  SmallVector<Value> indices(store.getIndices());
+/// Rewrites `loop` if it accumulates into single elements (one per
+/// output); returns whether it did.
+static bool promote(scf::ForOp loop, RewriterBase &rewriter) {
+  SmallVector<Accumulator> accumulators = findAccumulators(loop);
+  if (accumulators.empty())
+    return false;
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
-  Value init = memref::LoadOp::create(rewriter, load.getLoc(), buffer, indices);
+  SmallVector<Value> inits;
+  for (Accumulator &a : accumulators)
+    inits.push_back(memref::LoadOp::create(rewriter, a.load.getLoc(),
+                                           a.load.getMemRef(),
+                                           a.load.getIndices()));
   auto newLoop = scf::ForOp::create(
       rewriter, loc, loop.getLowerBound(), loop.getUpperBound(),
-      loop.getStep(), ValueRange{init},
-      [&](OpBuilder &, Location, Value, ValueRange) {});
+      loop.getStep(), inits, [&](OpBuilder &, Location, Value, ValueRange) {});
   Block *newBody = newLoop.getBody();
   // Move the old body (and its terminator) over: the body builder above
   // left the new block empty.
-  Value stored = store.getValueToStore();
-  rewriter.replaceAllUsesWith(load.getResult(), newBody->getArgument(1));
-  rewriter.eraseOp(load);
-  rewriter.eraseOp(store);
-  rewriter.mergeBlocks(body, newBody, {newBody->getArgument(0)});
+  SmallVector<Value> stored;
+  for (auto [i, a] : llvm::enumerate(accumulators)) {
+    stored.push_back(a.store.getValueToStore());
+    rewriter.replaceAllUsesWith(a.load.getResult(),
+                                newBody->getArgument(1 + i));
+    rewriter.eraseOp(a.load);
+  }
+  rewriter.setInsertionPointAfter(newLoop);
+  for (auto [i, a] : llvm::enumerate(accumulators)) {
+    memref::StoreOp::create(rewriter, loc, newLoop.getResult(i),
+                            a.store.getMemRef(), a.store.getIndices());
+    rewriter.eraseOp(a.store);
+  }
+  rewriter.mergeBlocks(loop.getBody(), newBody, {newBody->getArgument(0)});
   auto yield = cast<scf::YieldOp>(newBody->getTerminator());
   rewriter.setInsertionPoint(yield);
-  rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, ValueRange{stored});
-  rewriter.setInsertionPointAfter(newLoop);
-  memref::StoreOp::create(rewriter, loc, newLoop.getResult(0), buffer,
-                          indices);
+  rewriter.replaceOpWithNewOp<scf::YieldOp>(yield, stored);
   rewriter.eraseOp(loop);
   return true;
 }

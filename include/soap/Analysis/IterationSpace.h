@@ -52,6 +52,11 @@ struct IterationSpace {
 /// min. Fails for anything else (products, argmax, several outputs).
 FailureOr<ReductionKind> getReductionCombiner(Operation *op);
 
+/// The same for each output of an op with one or more: output i's yielded
+/// value combines its block argument with a sum, max or min of a value that
+/// reads no output's block argument. Fails if any output has none.
+FailureOr<SmallVector<ReductionKind>> getReductionCombiners(Operation *op);
+
 /// The identity of `kind` for `elementType` (0, -inf / the smallest integer,
 /// +inf / the largest integer): where a split reduction's partials start.
 TypedAttr getReductionIdentity(Builder &b, ReductionKind kind,

@@ -273,6 +273,25 @@ def CUDAFuseElementwise : Pass<"soap-cuda-fuse-elementwise"> {
   let dependentDialects = ["linalg::LinalgDialect"];
 }
 
+def CUDAFuseSiblingReductions : Pass<"soap-cuda-fuse-sibling-reductions"> {
+  let summary = "Reductions over the same loops that read the same tensor "
+                "become one op with several outputs (one pass over it)";
+  let description = [{
+    On tensors: two `linalg.generic` reductions (sum / max / min combiners)
+    with the same loops, the same iterator types and the same output map
+    that read a common input through the same map, neither depending on the
+    other, become one op computing both, in the later one's place (the
+    earlier one's results may have no user before it). A batch norm's scale
+    and bias gradients (sum of dY * X and sum of dY per channel) then read
+    dY once in one kernel instead of twice in two; a residual block's two
+    batch norms that read the same dY give one op of four outputs. Ops that
+    soap-cuda-library-calls gives to cuBLAS / cuDNN are left alone.
+    soap-cuda-split-reductions and soap-scalar-accumulators take the
+    merged op (one accumulator per output).
+  }];
+  let dependentDialects = ["linalg::LinalgDialect"];
+}
+
 def CUDASplitReductions : Pass<"soap-cuda-split-reductions"> {
   let summary = "Give reductions with few outputs more threads, and make "
                 "threads read consecutive elements: partial results in "

@@ -146,7 +146,7 @@ struct CUDASplitReductions
 
   /// The partials op and their combination as `plan` says.
   LogicalResult rewrite(IRRewriter &rewriter, linalg::GenericOp op,
-                        ArrayRef<LoopPlan> plan, ReductionKind kind,
+                        ArrayRef<LoopPlan> plan, ArrayRef<ReductionKind> kinds,
                         linalg::GenericOp &combination);
 
   void runOnOperation() override {
@@ -176,14 +176,21 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
                                             linalg::GenericOp op,
                                             linalg::GenericOp &combination) {
   // cuBLAS and cuDNN compute contractions and filter gradients.
-  if (op.getNumDpsInits() != 1 || op.getNumResults() != 1 ||
+  if (op.getNumDpsInits() == 0 ||
+      op.getNumResults() != op.getNumDpsInits() ||
       op.getNumReductionLoops() == 0 || cuda::becomesLibraryCall(op))
     return failure();
-  FailureOr<ReductionKind> kind = getReductionCombiner(op);
-  if (failed(kind))
+  FailureOr<SmallVector<ReductionKind>> kinds = getReductionCombiners(op);
+  if (failed(kinds))
     return failure();
+  // Several outputs (sibling reductions merged by
+  // soap-cuda-fuse-sibling-reductions) share the partials' layout: the
+  // same map each.
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/false))
+  if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/false) ||
+      llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+        return op.getMatchingIndexingMap(&init) != outMap;
+      }))
     return failure();
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   if (llvm::any_of(extents, ShapedType::isDynamic))
@@ -245,7 +252,7 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
     if (failed(planFewOutputs(op, plan, lead, threads, cap, plainReads)))
       return failure();
   }
-  return rewrite(rewriter, op, plan, *kind, combination);
+  return rewrite(rewriter, op, plan, *kinds, combination);
 }
 
 LogicalResult CUDASplitReductions::planFewOutputs(
@@ -295,13 +302,15 @@ LogicalResult CUDASplitReductions::planFewOutputs(
 LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
                                            linalg::GenericOp op,
                                            ArrayRef<LoopPlan> plan,
-                                           ReductionKind kind,
+                                           ArrayRef<ReductionKind> kinds,
                                            linalg::GenericOp &combination) {
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   auto iterators = op.getIteratorTypesArray();
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  Operation *combiner =
-      op.getBlock()->getTerminator()->getOperand(0).getDefiningOp();
+  unsigned numOutputs = op.getNumDpsInits();
+  SmallVector<Operation *> combiners;
+  for (Value yielded : op.getBlock()->getTerminator()->getOperands())
+    combiners.push_back(yielded.getDefiningOp());
   // At most one loop (the largest input's contiguous one) is interleaved.
   const LoopPlan *interleavedPlan =
       llvm::find_if(plan, [](const LoopPlan &p) { return p.interleaved; });
@@ -391,8 +400,11 @@ LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
     maps.push_back(AffineMap::get(numNewDims, 0, results, ctx));
   }
   SmallVector<AffineExpr> partialExprs;
-  auto initType = cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
-  SmallVector<int64_t> partialShape(initType.getShape());
+  // Every output has the same shape (one map).
+  auto outputShape =
+      cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType())
+          .getShape();
+  SmallVector<int64_t> partialShape(outputShape);
   for (AffineExpr e : outMap.getResults())
     partialExprs.push_back(getAffineDimExpr(
         dimsOf[cast<AffineDimExpr>(e).getPosition()][0], ctx));
@@ -400,18 +412,30 @@ LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
     partialExprs.push_back(getAffineDimExpr(d, ctx));
     partialShape.push_back(extent);
   }
-  maps.push_back(AffineMap::get(numNewDims, 0, partialExprs, ctx));
+  maps.append(numOutputs, AffineMap::get(numNewDims, 0, partialExprs, ctx));
 
-  // 1. Partial results, from the combiner's identity.
-  Type elem = initType.getElementType();
-  auto partialType = RankedTensorType::get(partialShape, elem);
-  Value identity = arith::ConstantOp::create(rewriter, loc,
-                                             getReductionIdentity(rewriter, kind, elem));
-  Value empty = tensor::EmptyOp::create(rewriter, loc, partialShape, elem);
-  Value start = linalg::FillOp::create(rewriter, loc, identity, empty)
-                    .getResult(0);
-  auto partial = linalg::GenericOp::create(rewriter, loc, TypeRange{partialType},
-                                           inputs, ValueRange{start}, maps,
+  // 1. Partial results, from each combiner's identity. The fills follow
+  // one another (no allocation between them once bufferized), so that
+  // scf-parallel-loop-fusion runs them all in the partials' kernel.
+  SmallVector<Value> empties, starts, outputStarts;
+  SmallVector<Type> partialTypes, outputTypes;
+  for (Value init : op.getDpsInits()) {
+    Type elem = getElementTypeOrSelf(init);
+    partialTypes.push_back(RankedTensorType::get(partialShape, elem));
+    outputTypes.push_back(init.getType());
+    outputStarts.push_back(init);
+    empties.push_back(
+        tensor::EmptyOp::create(rewriter, loc, partialShape, elem));
+  }
+  for (auto [empty, kind] : llvm::zip(empties, kinds)) {
+    Value identity = arith::ConstantOp::create(
+        rewriter, loc,
+        getReductionIdentity(rewriter, kind, getElementTypeOrSelf(empty)));
+    starts.push_back(
+        linalg::FillOp::create(rewriter, loc, identity, empty).getResult(0));
+  }
+  auto partial = linalg::GenericOp::create(rewriter, loc, partialTypes,
+                                           inputs, starts, maps,
                                            newIterators);
   rewriter.cloneRegionBefore(op.getRegion(), partial.getRegion(),
                              partial.getRegion().end());
@@ -437,45 +461,45 @@ LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
     rewriter.replaceOp(index, value);
   }
 
-  // 2. The partials combined into the original output and start value.
+  // 2. The partials combined into the original outputs and start values.
   rewriter.setInsertionPoint(op);
-  unsigned rank = initType.getRank();
+  unsigned rank = outputShape.size();
   unsigned numLoops = rank + promotedDims.size();
   SmallVector<utils::IteratorType> combineIterators(
       rank, utils::IteratorType::parallel);
   combineIterators.append(promotedDims.size(), utils::IteratorType::reduction);
-  SmallVector<AffineMap> combineMaps = {
-      AffineMap::getMultiDimIdentityMap(numLoops, ctx),
-      AffineMap::getMinorIdentityMap(numLoops, rank, ctx)};
-  // (d0, ..., d_rank-1) of the loops: the leading ones.
-  combineMaps[1] = AffineMap::get(
-      numLoops, 0,
-      llvm::to_vector(llvm::map_range(llvm::seq<unsigned>(0, rank),
-                                      [&](unsigned d) {
-                                        return getAffineDimExpr(d, ctx);
-                                      })),
-      ctx);
-  OperationName combinerName = combiner->getName();
-  NamedAttrList combinerAttrs(combiner->getAttrs());
+  // Partials: all loops; outputs: (d0, ..., d_rank-1), the leading ones.
+  SmallVector<AffineMap> combineMaps(
+      numOutputs, AffineMap::getMultiDimIdentityMap(numLoops, ctx));
+  combineMaps.append(
+      numOutputs,
+      AffineMap::get(numLoops, 0,
+                     llvm::to_vector(llvm::map_range(
+                         llvm::seq<unsigned>(0, rank),
+                         [&](unsigned d) { return getAffineDimExpr(d, ctx); })),
+                     ctx));
   auto combine = linalg::GenericOp::create(
-      rewriter, loc, TypeRange{initType}, ValueRange{partial.getResult(0)},
-      ValueRange{op.getDpsInitOperand(0)->get()}, combineMaps,
-      combineIterators, [&](OpBuilder &b, Location l, ValueRange args) {
-        OperationState state(l, combinerName);
-        state.addOperands({args[0], args[1]});
-        state.addTypes(args[1].getType());
-        state.addAttributes(combinerAttrs);
-        Operation *c = b.create(state);
-        linalg::YieldOp::create(b, l, c->getResult(0));
+      rewriter, loc, outputTypes, partial.getResults(), outputStarts,
+      combineMaps, combineIterators,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        SmallVector<Value> combined;
+        for (auto [i, combiner] : llvm::enumerate(combiners)) {
+          OperationState state(l, combiner->getName());
+          state.addOperands({args[i], args[numOutputs + i]});
+          state.addTypes(args[numOutputs + i].getType());
+          state.addAttributes(combiner->getAttrs());
+          combined.push_back(b.create(state)->getResult(0));
+        }
+        linalg::YieldOp::create(b, l, combined);
       });
-  Value outputStart = op.getDpsInitOperand(0)->get();
   rewriter.replaceOp(op, combine.getResults());
-  // The output's start value, a fill only the combination reads, right
+  // The outputs' start values, fills only the combination reads, right
   // before it (not before the partials): upstream scf-parallel-loop-fusion
-  // then runs the two in one kernel.
-  if (auto fill = outputStart.getDefiningOp<linalg::FillOp>();
-      fill && fill->hasOneUse() && fill->getBlock() == combine->getBlock())
-    rewriter.moveOpBefore(fill, combine);
+  // then runs them in one kernel.
+  for (Value outputStart : outputStarts)
+    if (auto fill = outputStart.getDefiningOp<linalg::FillOp>();
+        fill && fill->hasOneUse() && fill->getBlock() == combine->getBlock())
+      rewriter.moveOpBefore(fill, combine);
   combination = combine;
   return success();
 }

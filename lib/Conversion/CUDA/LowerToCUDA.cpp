@@ -33,6 +33,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   // op per elementwise group.
   buildRankFunctionsPipeline(pm, options.entry, "CUDA");
   pm.addPass(createCUDAFuseElementwise());
+  pm.addPass(createCUDAFuseSiblingReductions());
   pm.addPass(createCUDASplitReductions());
   pm.addPass(createCanonicalizerPass());
 

@@ -107,6 +107,71 @@ func.func @scale_grad(%dy: tensor<4x8x2x512xf32>, %x: tensor<4x8x2x512xf32>) -> 
 
 // -----
 
+// Two outputs over the same loops (soap-cuda-fuse-sibling-reductions'
+// merged batch-norm gradients: sum of dY * X and max of dY per channel):
+// split like one, each output its own partials from its own identity (0,
+// -inf), both fills before the partials op (no allocation between them
+// once bufferized, so they fuse into its kernel), and one combination op
+// with each output's combiner, the outputs' fills right before it.
+// CHECK-LABEL: func.func @two_outputs(
+// CHECK:         %[[E0:.*]] = tensor.empty() : tensor<8x256xf32>
+// CHECK-NEXT:    %[[E1:.*]] = tensor.empty() : tensor<8x256xf32>
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[S0:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E0]] : tensor<8x256xf32>)
+// CHECK-NEXT:    %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-NEXT:    %[[S1:.*]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%[[E1]] : tensor<8x256xf32>)
+// CHECK-NEXT:    %[[PART:.*]]:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d1, d3)>], iterator_types = ["reduction", "parallel", "reduction", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<4x8x4x256xf32>, tensor<4x8x4x256xf32>) outs(%[[S0]], %[[S1]] : tensor<8x256xf32>, tensor<8x256xf32>)
+// CHECK:           arith.mulf
+// CHECK:           arith.addf
+// CHECK:           arith.maximumf
+// CHECK:           linalg.yield %{{.*}}, %{{.*}} : f32, f32
+// CHECK:         %[[Q:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<8x16x16xf32>, tensor<8x16x16xf32>) outs(%{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<8x16xf32>)
+// CHECK:         %[[F0:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8xf32>)
+// CHECK-NEXT:    %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<8xf32>)
+// CHECK-NEXT:    %[[R:.*]]:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%[[Q]]#0, %[[Q]]#1 : tensor<8x16xf32>, tensor<8x16xf32>) outs(%[[F0]], %[[F1]] : tensor<8xf32>, tensor<8xf32>)
+// CHECK-NEXT:    ^bb0(%[[P0:.*]]: f32, %[[P1:.*]]: f32, %[[A0:.*]]: f32, %[[A1:.*]]: f32):
+// CHECK-NEXT:      %[[C0:.*]] = arith.addf %[[P0]], %[[A0]] : f32
+// CHECK-NEXT:      %[[C1:.*]] = arith.maximumf %[[P1]], %[[A1]] : f32
+// CHECK-NEXT:      linalg.yield %[[C0]], %[[C1]] : f32, f32
+// CHECK:         return %[[R]]#0, %[[R]]#1
+func.func @two_outputs(%dy: tensor<4x8x2x512xf32>, %x: tensor<4x8x2x512xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e = tensor.empty() : tensor<8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %f1 = linalg.fill ins(%ninf : f32) outs(%e : tensor<8xf32>) -> tensor<8xf32>
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (c)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dy, %x : tensor<4x8x2x512xf32>, tensor<4x8x2x512xf32>) outs(%f0, %f1 : tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc0: f32, %acc1: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc0, %p : f32
+    %m = arith.maximumf %acc1, %a : f32
+    linalg.yield %s, %m : f32, f32
+  } -> (tensor<8xf32>, tensor<8xf32>)
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Left whole: an output whose combined value reads the other output's
+// accumulator (partials of it could not be combined).
+// CHECK-LABEL: func.func @coupled_outputs(
+// CHECK-COUNT-1: linalg.generic
+// CHECK-NOT:     linalg.generic
+func.func @coupled_outputs(%dy: tensor<4x8x2x512xf32>, %f0: tensor<8xf32>, %f1: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %r:2 = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (c)>, affine_map<(n, c, h, w) -> (c)>], iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%dy : tensor<4x8x2x512xf32>) outs(%f0, %f1 : tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%a: f32, %acc0: f32, %acc1: f32):
+    %s = arith.addf %acc0, %a : f32
+    %p = arith.mulf %a, %acc0 : f32
+    %t = arith.addf %acc1, %p : f32
+    linalg.yield %s, %t : f32, f32
+  } -> (tensor<8xf32>, tensor<8xf32>)
+  return %r#0, %r#1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
 // A row maximum (softmax) of 4 rows of 4096, starting from the row's
 // previous value: the row split interleaved, 16 sequential x 256 parallel
 // (4 x 256 partials of 16, consecutive threads reading consecutive floats)
