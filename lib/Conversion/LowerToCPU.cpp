@@ -511,6 +511,13 @@ struct CPUEntryPass
       func::ReturnOp::create(b, loc);
     }
     for (func::FuncOp func : rankFunctions) {
+      // soap_main is the only caller and passes each argument its own
+      // global: no two arguments share memory (alias analyses, such as
+      // soap-cuda-fuse-parallel-loops', may rely on it).
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        if (isa<MemRefType>(func.getArgument(i).getType()))
+          func.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                          UnitAttr::get(func.getContext()));
       for (unsigned i = 0; i < func.getNumResults(); ++i) {
         func.removeResultAttr(
             i, StringAttr::get(func.getContext(),

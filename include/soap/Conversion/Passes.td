@@ -176,10 +176,12 @@ def ScalarAccumulators : Pass<"soap-scalar-accumulators", "func::FuncOp"> {
   let summary = "Keep the accumulator of a reduction loop in a register";
   let description = [{
     Loops made from linalg reductions load the output element, combine and
-    store it back on every iteration. Where an `scf.for` loads and stores
-    exactly one element of a buffer at loop-invariant indices and nothing
-    else in the loop touches that buffer, the element is loaded once before
-    the loop, carried as an iteration argument and stored once after it
+    store it back on every iteration. Where every store of an `scf.for`
+    writes one element of its own buffer at loop-invariant indices, the loop
+    loads that element once before the store, and nothing else in the loop
+    touches the buffer (one such accumulator per output of a multi-output
+    reduction), each element is loaded once before the loop, carried as an
+    iteration argument and stored once after it
     (innermost loops first, so a window reduction's loop nest collapses to
     one load and one store). Linalg ops do not alias outputs with inputs they
     read at other indices, so the order of the arithmetic and the results are
@@ -324,7 +326,9 @@ def CUDASplitReductions : Pass<"soap-cuda-split-reductions"> {
     that loop (8 f32), interleaved the same way. Contractions and filter
     gradients that soap-cuda-library-calls gives to cuBLAS / cuDNN are left
     to them; other multiply-adds (a scale gradient, sum of dY * X per
-    channel) are split like any sum.
+    channel) are split like any sum. An op with several outputs through one
+    map (soap-cuda-fuse-sibling-reductions) is split as one: partials and
+    combination get an output per output, each from its own identity.
   }];
   let options = [
     Option<"minThreads", "min-threads", "int64_t", /*default=*/"16384",
@@ -390,6 +394,27 @@ def CUDACollapseDims : Pass<"soap-cuda-collapse-dims", "func::FuncOp"> {
     `convert-linalg-to-parallel-loops`.
   }];
   let dependentDialects = ["linalg::LinalgDialect", "memref::MemRefDialect"];
+}
+
+def CUDAFuseParallelLoops
+    : Pass<"soap-cuda-fuse-parallel-loops", "func::FuncOp"> {
+  let summary = "Fuse adjacent scf.parallel loops with the same bounds "
+                "(one kernel), past the frees between them";
+  let description = [{
+    Upstream `scf-parallel-loop-fusion` (`scf::naivelyFuseParallelOps`,
+    with the alias analysis its pass uses) fuses adjacent `scf.parallel`
+    loops with the same bounds when the second reads what the first wrote
+    only at the same index, but stops at any op with memory effects between
+    them, and soap-dealloc-after-last-use frees each buffer right after its
+    last use: between a reduction's combination and the parameter update
+    that reads it, or between two updates of the same shape, sits a
+    `memref.dealloc`. Such frees move after the next loop first (a free
+    moves later only, so nothing uses the buffer after it is freed; the
+    buffer lives one kernel longer), only where the loops before and after
+    have the same bounds. A batch norm's scale and bias gradients'
+    combination and their two SGD updates become one kernel.
+  }];
+  let dependentDialects = ["scf::SCFDialect", "memref::MemRefDialect"];
 }
 
 def CUDAMapLoops : Pass<"soap-cuda-map-loops", "func::FuncOp"> {

@@ -58,8 +58,9 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createCUDALoopOrder());
   pm.addNestedPass<func::FuncOp>(createCUDACollapseDims());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
-  // A fill and the reduction that accumulates into it: one kernel.
-  pm.addNestedPass<func::FuncOp>(createParallelLoopFusionPass());
+  // A fill and the reduction that accumulates into it, a reduction's
+  // combination and the updates that read it: one kernel.
+  pm.addNestedPass<func::FuncOp>(createCUDAFuseParallelLoops());
   pm.addNestedPass<func::FuncOp>(createScalarAccumulators());
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   CUDAMapLoopsOptions map;
