@@ -13,7 +13,7 @@
 // CHECK-DAG: memref.global "private" constant @__soap_devices_1_2_3 : memref<3xi64> = dense<[1, 2, 3]>
 
 // CHECK-LABEL: func.func @model(
-// CHECK-SAME:    %[[A:.*]]: memref<8x16xf32>, %[[B:.*]]: memref<4xi32>) -> (memref<8x16xf32>, memref<4xi32>)
+// CHECK-SAME:    %[[A:.*]]: memref<8x16xf32> {llvm.noalias}, %[[B:.*]]: memref<4xi32> {llvm.noalias}) -> (memref<8x16xf32>, memref<4xi32>)
 // CHECK-NOT:   soap.
 // CHECK:       %[[R:.*]] = call @soaprt_rank() : () -> i64
 // CHECK:       arith.index_cast %[[R]] : i64 to index
