@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir {
 namespace soap {
@@ -82,6 +83,41 @@ static bool areSiblings(linalg::GenericOp a, linalg::GenericOp b) {
              a.getMatchingIndexingMap(x) == b.getMatchingIndexingMap(y);
     });
   });
+}
+
+/// The ops between `earlier` and `later` (same block) that compute from
+/// `earlier`'s results, in order: they move after the merged op in
+/// `later`'s place. Failure if that would reorder ops with effects (the
+/// communication of a data-parallel step: `earlier`'s all-reduce may move
+/// after `later`, but not past another rank-visible operation).
+static FailureOr<SmallVector<Operation *>>
+opsToMoveAfter(linalg::GenericOp earlier, linalg::GenericOp later) {
+  Block *block = earlier->getBlock();
+  llvm::SmallPtrSet<Operation *, 16> dependent = {earlier};
+  SmallVector<Operation *> moved;
+  bool movedEffects = false, stayingEffects = false;
+  for (Operation *op = earlier->getNextNode(); op != later.getOperation();
+       op = op->getNextNode()) {
+    bool reads = false;
+    op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (Operation *inBlock = block->findAncestorOpInBlock(*def);
+              inBlock && dependent.contains(inBlock))
+            reads = true;
+    });
+    bool effects = !isMemoryEffectFree(op);
+    if (reads) {
+      dependent.insert(op);
+      moved.push_back(op);
+      movedEffects |= effects;
+    } else {
+      stayingEffects |= effects;
+    }
+  }
+  if (movedEffects && stayingEffects)
+    return failure();
+  return moved;
 }
 
 /// One op computing `a`'s and `b`'s outputs (in that order), built in
@@ -160,18 +196,22 @@ struct CUDAFuseSiblingReductions
           continue;
         for (auto *it = seen.begin(); it != seen.end(); ++it) {
           linalg::GenericOp earlier = *it;
-          // The merged op sits in `generic`'s place: `earlier`'s results
-          // may not be used before it.
-          bool usedBefore =
-              llvm::any_of(earlier->getUsers(), [&](Operation *user) {
-                Operation *inBlock = block->findAncestorOpInBlock(*user);
-                return !inBlock || !generic->isBeforeInBlock(inBlock);
-              });
-          if (usedBefore || !areSiblings(earlier, generic) ||
-              dependsOn(generic, earlier))
+          if (!areSiblings(earlier, generic) || dependsOn(generic, earlier))
+            continue;
+          // The merged op sits in `generic`'s place; what reads `earlier`'s
+          // results before it (its all-reduce, under data parallelism)
+          // moves after it.
+          FailureOr<SmallVector<Operation *>> moved =
+              opsToMoveAfter(earlier, generic);
+          if (failed(moved))
             continue;
           seen.erase(it);
           generic = merge(rewriter, earlier, generic);
+          Operation *last = generic;
+          for (Operation *op : *moved) {
+            op->moveAfter(last);
+            last = op;
+          }
           break;
         }
         seen.push_back(generic);

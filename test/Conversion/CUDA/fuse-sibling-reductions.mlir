@@ -84,8 +84,8 @@ func.func @three_siblings(%dy: tensor<4x8xf32>, %x: tensor<4x8xf32>, %z: tensor<
 
 // -----
 
-// Left alone. Each function keeps its two reductions (and the ops
-// between), as the checks count.
+// Left alone where noted: each function keeps its two reductions (and
+// the ops between), as the checks count.
 
 // The second reads the first's result through an elementwise op.
 // CHECK-LABEL: func.func @dependent(
@@ -116,11 +116,14 @@ func.func @dependent(%dy: tensor<8x8xf32>, %f: tensor<8xf32>, %e2: tensor<8x8xf3
 
 // -----
 
-// The first's result is used before the second (the merged op would sit
-// after its user).
+// What reads the first's result before the second (here an elementwise op
+// and, as in a data-parallel step, the first's all-reduce) moves after the
+// merged op, in order.
 // CHECK-LABEL: func.func @used_before(
-// CHECK-COUNT-3: linalg.generic
-// CHECK-NOT:     linalg.generic
+// CHECK:         %[[R:.*]]:2 = linalg.generic
+// CHECK:         %[[SUM:.*]] = soap.all_reduce %[[R]]#0 [0] [8] sum devices [0, 1]
+// CHECK:         linalg.generic {{.*}} ins(%[[SUM]] : tensor<8xf32>)
+// CHECK:         soap.all_reduce %[[R]]#1 [0] [8] max devices [0, 1]
 func.func @used_before(%dy: tensor<8x8xf32>, %f: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %a = linalg.generic {indexing_maps = [affine_map<(n, c) -> (n, c)>, affine_map<(n, c) -> (c)>], iterator_types = ["reduction", "parallel"]}
       ins(%dy : tensor<8x8xf32>) outs(%f : tensor<8xf32>) {
@@ -128,8 +131,9 @@ func.func @used_before(%dy: tensor<8x8xf32>, %f: tensor<8xf32>) -> (tensor<8xf32
     %s = arith.addf %acc, %u : f32
     linalg.yield %s : f32
   } -> tensor<8xf32>
+  %sum = soap.all_reduce %a [0] [8] sum devices [0, 1] : tensor<8xf32>
   %twice = linalg.generic {indexing_maps = [affine_map<(c) -> (c)>, affine_map<(c) -> (c)>], iterator_types = ["parallel"]}
-      ins(%a : tensor<8xf32>) outs(%f : tensor<8xf32>) {
+      ins(%sum : tensor<8xf32>) outs(%f : tensor<8xf32>) {
   ^bb0(%u: f32, %o: f32):
     %p = arith.addf %u, %u : f32
     linalg.yield %p : f32
@@ -140,7 +144,33 @@ func.func @used_before(%dy: tensor<8x8xf32>, %f: tensor<8xf32>) -> (tensor<8xf32
     %m = arith.maximumf %acc, %u : f32
     linalg.yield %m : f32
   } -> tensor<8xf32>
-  return %twice, %b : tensor<8xf32>, tensor<8xf32>
+  %max = soap.all_reduce %b [0] [8] max devices [0, 1] : tensor<8xf32>
+  return %twice, %max : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Left alone: the first's all-reduce would move past another
+// communication (ranks must issue them in the same order).
+// CHECK-LABEL: func.func @communication_between(
+// CHECK-COUNT-2: linalg.generic
+// CHECK-NOT:     linalg.generic
+func.func @communication_between(%dy: tensor<8x8xf32>, %f: tensor<8xf32>, %t: tensor<4xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<4xf32>) {
+  %a = linalg.generic {indexing_maps = [affine_map<(n, c) -> (n, c)>, affine_map<(n, c) -> (c)>], iterator_types = ["reduction", "parallel"]}
+      ins(%dy : tensor<8x8xf32>) outs(%f : tensor<8xf32>) {
+  ^bb0(%u: f32, %acc: f32):
+    %s = arith.addf %acc, %u : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  %sum = soap.all_reduce %a [0] [8] sum devices [0, 1] : tensor<8xf32>
+  %other = soap.all_reduce %t [0] [4] sum devices [0, 1] : tensor<4xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(n, c) -> (n, c)>, affine_map<(n, c) -> (c)>], iterator_types = ["reduction", "parallel"]}
+      ins(%dy : tensor<8x8xf32>) outs(%f : tensor<8xf32>) {
+  ^bb0(%u: f32, %acc: f32):
+    %m = arith.maximumf %acc, %u : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %sum, %b, %other : tensor<8xf32>, tensor<8xf32>, tensor<4xf32>
 }
 
 // -----
