@@ -7,7 +7,8 @@
 # (defaults: alexnet data-parallel 4; BATCH=16; TRAIN=1 compiles the training
 # step with --train-returns=outputs, TRAIN=0 the forward pass;
 # SOAP_BIN=build/bin). For each rank and each kind of communication (the
-# gradient all-reduces, the transfers) it prints how many start, and how
+# gradient all-reduces, the transfers) it prints how many start, in how
+# many NCCL groups (buckets of all-reduces started together), and how
 # many of the rank's compute ops (kernel launches and cuBLAS / cuDNN calls)
 # are issued between a start and the wait that covers it: that work runs
 # while the communication is in flight. Before the pass every one of them
@@ -33,25 +34,37 @@ echo "$MODEL, batch $BATCH, $STRATEGY on $RANKS ranks$([ "$TRAIN" = 1 ] && echo 
 python3 - "$WORK/after.mlir" <<'PY'
 import re, sys
 func, rows, pending, ops = None, [], [], 0
+groups, group = {}, None  # NCCL groups (buckets) per kind; the open one
 def flush():
     if func is None:
         return
     for kind in ("all_reduce", "transfer"):
         spans = sorted(s for k, s in done if k == kind)
         if spans:
-            rows.append((func, kind, len(spans), spans[0],
-                         spans[len(spans) // 2], spans[-1], ops))
+            rows.append((func, kind, len(spans), groups.get(kind, 0),
+                         spans[0], spans[len(spans) // 2], spans[-1], ops))
 for line in open(sys.argv[1]):
     m = re.match(r"\s*func\.func (?:private )?@(\S+)\(", line)
     if m:
         flush()
         func, pending, done, ops = m.group(1), [], [], 0
+        groups, group = {}, None
         continue
     if func is None:
+        continue
+    if "call @soaprt_comm_group_begin" in line:
+        group = set()
+        continue
+    if "call @soaprt_comm_group_end" in line:
+        for kind in group or ():
+            groups[kind] = groups.get(kind, 0) + 1
+        group = None
         continue
     m = re.search(r"(%\d+) = call @soaprt_(transfer|all_reduce)_start", line)
     if m:
         pending.append((m.group(1), m.group(2), ops))
+        if group is not None:
+            group.add(m.group(2))
         continue
     m = re.search(r"call @soaprt_comm_wait\((%\d+)\)", line)
     if m:
@@ -62,7 +75,7 @@ for line in open(sys.argv[1]):
     if "gpu.launch_func" in line or re.search(r"call @soaprt_cuda_(matmul|conv)", line):
         ops += 1
 flush()
-print(f"{'function':28} {'kind':10} {'starts':>6} {'beside: min':>11} {'median':>6} {'max':>5} {'of ops':>6}")
+print(f"{'function':28} {'kind':10} {'starts':>6} {'groups':>6} {'beside: min':>11} {'median':>6} {'max':>5} {'of ops':>6}")
 for r in rows:
-    print(f"{r[0]:28} {r[1]:10} {r[2]:6} {r[3]:11} {r[4]:6} {r[5]:5} {r[6]:6}")
+    print(f"{r[0]:28} {r[1]:10} {r[2]:6} {r[3]:6} {r[4]:11} {r[5]:6} {r[6]:5} {r[7]:6}")
 PY

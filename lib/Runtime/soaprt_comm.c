@@ -241,10 +241,6 @@ int64_t soaprt_all_reduce_start(soaprt_unranked_memref_t *m, int64_t dtype,
   int64_t n = soaprt_read_devices(devicesRef, devices, &member, who);
   if (kind < SOAPRT_SUM || kind > SOAPRT_MIN)
     soaprt_fatal("%s: unknown reduction %lld", who, (long long)kind);
-  if (gComm.groupDepth > 0)
-    soaprt_fatal("%s: inside a communication group (only transfers may be "
-                 "grouped)",
-                 who);
   if (!member || n <= 1)
     return 0;
   pending_t op;

@@ -294,6 +294,7 @@ void soaprt_cuda_all_reduce(const soaprt_region_t *r, int64_t dtype,
   char *buffer = soaprt_cuda_pack(r, 1, op);
   SOAPRT_NCCL_CHECK(
       ncclAllReduce(buffer, buffer, count, type, reduction, comm, stream), op);
-  soaprt_cuda_unpack(r, buffer, 1, op);
+  /* In a group (a bucket of gradients), NCCL runs it at the group's end. */
+  unpackLater(r, buffer, 1, op);
   soaprt_cuda_after_call(op);
 }

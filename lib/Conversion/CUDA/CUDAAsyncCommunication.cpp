@@ -13,8 +13,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -54,6 +56,17 @@ static RootKind getRootKind(Value root) {
   return RootKind::Opaque;
 }
 
+/// Whether `root` is an argument of its function marked `llvm.noalias`
+/// (soap-cpu-entry marks the rank functions': each gets its own buffer).
+static bool isNoAliasArgument(Value root) {
+  auto arg = dyn_cast<BlockArgument>(root);
+  if (!arg || !arg.getOwner()->isEntryBlock())
+    return false;
+  auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return func && func.getArgAttr(arg.getArgNumber(),
+                                 LLVM::LLVMDialect::getNoAliasAttrName());
+}
+
 /// Whether two root buffers may share memory.
 static bool mayAlias(Value a, Value b) {
   if (a == b)
@@ -61,6 +74,8 @@ static bool mayAlias(Value a, Value b) {
   RootKind x = getRootKind(a), y = getRootKind(b);
   if (x == RootKind::Unknown || y == RootKind::Unknown)
     return true;
+  if (isNoAliasArgument(a) && isNoAliasArgument(b))
+    return false;
   return x == RootKind::Opaque && y == RootKind::Opaque;
 }
 
@@ -77,6 +92,7 @@ static bool touchesNothingItself(Operation *op) {
 struct CUDAAsyncCommunication
     : public mlir::soap::impl::CUDAAsyncCommunicationBase<
           CUDAAsyncCommunication> {
+  using CUDAAsyncCommunicationBase::CUDAAsyncCommunicationBase;
   void runOnOperation() override;
 
 private:
@@ -85,6 +101,7 @@ private:
   std::optional<SmallVector<Value>> touchedBuffers(Operation *op);
   void placeWaits(Block &block);
   void groupTransfers(Block &block);
+  void bucketAllReduces(Block &block);
 
   ModuleOp module;
   func::FuncOp waitFn, groupBeginFn, groupEndFn;
@@ -250,6 +267,87 @@ void CUDAAsyncCommunication::groupTransfers(Block &block) {
   close();
 }
 
+/// The bytes of a communication start's region (operand 0, a cast of a
+/// statically shaped buffer), if known.
+static std::optional<int64_t> regionBytes(Operation *start) {
+  Value region = start->getOperand(0);
+  if (auto cast = region.getDefiningOp<memref::CastOp>())
+    region = cast.getSource();
+  auto type = dyn_cast<MemRefType>(region.getType());
+  if (!type || !type.hasStaticShape() ||
+      !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  return type.getNumElements() *
+         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+/// The global holding an all-reduce start's device list (operand 3).
+static std::optional<StringRef> deviceGroup(Operation *start) {
+  Value devices = start->getOperand(3);
+  if (auto cast = devices.getDefiningOp<memref::CastOp>())
+    devices = cast.getSource();
+  if (auto global = devices.getDefiningOp<memref::GetGlobalOp>())
+    return global.getName();
+  return std::nullopt;
+}
+
+void CUDAAsyncCommunication::bucketAllReduces(Block &block) {
+  SmallVector<Operation *> bucket;
+  int64_t bytes = 0;
+  std::optional<StringRef> group;
+  // Members start together at the last one, in one NCCL group.
+  auto close = [&]() {
+    if (bucket.size() >= 2) {
+      Operation *last = bucket.back();
+      for (Operation *member : ArrayRef(bucket).drop_back())
+        member->moveBefore(last);
+      OpBuilder builder(bucket.front());
+      func::CallOp::create(builder, bucket.front()->getLoc(), groupBeginFn,
+                           ValueRange{});
+      builder.setInsertionPointAfter(last);
+      func::CallOp::create(builder, last->getLoc(), groupEndFn, ValueRange{});
+    }
+    bucket.clear();
+    bytes = 0;
+    group.reset();
+  };
+  SmallVector<Operation *> ops;
+  for (Operation &op : block)
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (starts.contains(op) && !transferStarts.contains(op)) {
+      std::optional<int64_t> size = regionBytes(op);
+      std::optional<StringRef> devices = deviceGroup(op);
+      if (!bucket.empty() &&
+          (!size || !devices || devices != group || bytes + *size > bucketBytes))
+        close();
+      if (!size || !devices || *size >= bucketBytes)
+        continue; // a bucket of its own
+      bucket.push_back(op);
+      bytes += *size;
+      group = devices;
+      continue;
+    }
+    if (bucket.empty())
+      continue;
+    // Other communication keeps its place among the collectives; an op
+    // that may touch a member's buffer must see it reduced.
+    if (starts.contains(op)) {
+      close();
+      continue;
+    }
+    std::optional<SmallVector<Value>> touched = touchedBuffers(op);
+    if (!touched || llvm::any_of(bucket, [&](Operation *member) {
+          Value root = cuda::rootBuffer(member->getOperand(0));
+          return llvm::any_of(*touched, [&](Value other) {
+            return mayAlias(root, other);
+          });
+        }))
+      close();
+  }
+  close();
+}
+
 void CUDAAsyncCommunication::runOnOperation() {
   module = getOperation();
   MLIRContext *ctx = &getContext();
@@ -306,6 +404,8 @@ void CUDAAsyncCommunication::runOnOperation() {
   for (Operation *start : starts)
     blocks.insert(start->getBlock());
   for (Block *block : blocks) {
+    if (bucketBytes > 0)
+      bucketAllReduces(*block);
     placeWaits(*block);
     groupTransfers(*block);
   }

@@ -19,7 +19,8 @@
  * the result back). ncclSend / ncclRecv between ncclGroupStart/End are
  * queued and run at the outermost ncclGroupEnd (MPI_Irecv, MPI_Isend,
  * MPI_Waitall); outside a group they run at once. Collectives inside a group
- * run at once too (libsoaprt never groups them). Buffers must be device
+ * (libsoaprt's buckets of all-reduces) run at once too, in call order, which
+ * every member shares. Buffers must be device
  * memory of the emulation and the stream alive (ncclInvalidArgument).
  *
  *===----------------------------------------------------------------------===*/

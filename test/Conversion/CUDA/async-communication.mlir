@@ -1,4 +1,6 @@
 // RUN: soap-opt %s --split-input-file --soap-cuda-async-communication --allow-unregistered-dialect | FileCheck %s
+// RUN: soap-opt %s --split-input-file --soap-cuda-async-communication="bucket-bytes=128" --allow-unregistered-dialect | FileCheck %s --check-prefix=SMALL
+// RUN: soap-opt %s --split-input-file --soap-cuda-async-communication="bucket-bytes=0" --allow-unregistered-dialect | FileCheck %s --check-prefix=NONE
 
 // A data-parallel backward step: the gradient's all-reduce starts, the
 // next layer's kernel (other buffers) runs beside it, and the update that
@@ -206,6 +208,79 @@ func.func @views(%a: memref<4x4xf32>) {
   call @library(%u) : (memref<4x4xf32>) -> ()
   memref.dealloc %x : memref<4x4xf32>
   return
+}
+
+// -----
+
+// Gradient buckets. Four all-reduces on one device group with kernels on
+// other buffers between them start together at the fourth, one NCCL group
+// (the arguments are llvm.noalias: distinct buffers). The kernel that reads
+// the fourth gradient waits for the bucket and closes it: the fifth is not
+// moved above it. An all-reduce on another device group is a bucket of its
+// own. With bucket-bytes=128 a bucket holds two 64-byte gradients; with 0,
+// there are no buckets.
+// CHECK-LABEL: func.func @buckets
+// CHECK:         gpu.launch_func @kernels::@scale {{.*}} args(%[[A:.*]] : memref<16xf32>)
+// CHECK-NEXT:    gpu.launch_func @kernels::@scale {{.*}} args(%[[A]] : memref<16xf32>)
+// CHECK-NEXT:    call @soaprt_comm_group_begin() : () -> ()
+// CHECK-NEXT:    call @soaprt_all_reduce_start_f32
+// CHECK-NEXT:    call @soaprt_all_reduce_start_f32
+// CHECK-NEXT:    call @soaprt_all_reduce_start_f32
+// CHECK-NEXT:    %[[T4:.*]] = call @soaprt_all_reduce_start_f32
+// CHECK-NEXT:    call @soaprt_comm_group_end() : () -> ()
+// CHECK-NEXT:    call @soaprt_comm_wait(%[[T4]]) : (i64) -> ()
+// CHECK-NEXT:    gpu.launch_func @kernels::@scale {{.*}} args(%{{.*}} : memref<16xf32>)
+// CHECK-NEXT:    call @soaprt_all_reduce_start_f32
+// CHECK-NEXT:    %[[T6:.*]] = call @soaprt_all_reduce_start_f32
+// CHECK-NEXT:    call @soaprt_comm_wait(%[[T6]]) : (i64) -> ()
+// CHECK-NEXT:    return
+// SMALL-LABEL: func.func @buckets
+// SMALL:         call @soaprt_comm_group_begin() : () -> ()
+// SMALL-NEXT:    call @soaprt_all_reduce_start_f32
+// SMALL-NEXT:    call @soaprt_all_reduce_start_f32
+// SMALL-NEXT:    call @soaprt_comm_group_end() : () -> ()
+// SMALL-NEXT:    gpu.launch_func
+// SMALL-NEXT:    gpu.launch_func
+// SMALL-NEXT:    call @soaprt_comm_group_begin() : () -> ()
+// SMALL-NEXT:    call @soaprt_all_reduce_start_f32
+// SMALL-NEXT:    call @soaprt_all_reduce_start_f32
+// SMALL-NEXT:    call @soaprt_comm_group_end() : () -> ()
+// SMALL-NOT:     soaprt_comm_group
+// NONE-LABEL: func.func @buckets
+// NONE-NOT:      soaprt_comm_group
+// NONE:          return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<16xf32>) kernel {
+      gpu.return
+    }
+  }
+  memref.global "private" constant @__soap_devices_0_1 : memref<2xi64> = dense<[0, 1]>
+  memref.global "private" constant @__soap_devices_0_2 : memref<2xi64> = dense<[0, 2]>
+  func.func private @soaprt_all_reduce_f32(memref<*xf32>, i64, i64, memref<*xi64>) attributes {llvm.emit_c_interface}
+  func.func @buckets(%g1: memref<16xf32> {llvm.noalias}, %g2: memref<16xf32> {llvm.noalias}, %g3: memref<16xf32> {llvm.noalias}, %g4: memref<16xf32> {llvm.noalias}, %g5: memref<16xf32> {llvm.noalias}, %a: memref<16xf32> {llvm.noalias}) {
+    %c1 = arith.constant 1 : index
+    %dtype = arith.constant 0 : i64
+    %d = memref.get_global @__soap_devices_0_1 : memref<2xi64>
+    %devices = memref.cast %d : memref<2xi64> to memref<*xi64>
+    %d2 = memref.get_global @__soap_devices_0_2 : memref<2xi64>
+    %devices2 = memref.cast %d2 : memref<2xi64> to memref<*xi64>
+    %r1 = memref.cast %g1 : memref<16xf32> to memref<*xf32>
+    %r2 = memref.cast %g2 : memref<16xf32> to memref<*xf32>
+    %r3 = memref.cast %g3 : memref<16xf32> to memref<*xf32>
+    %r4 = memref.cast %g4 : memref<16xf32> to memref<*xf32>
+    %r5 = memref.cast %g5 : memref<16xf32> to memref<*xf32>
+    call @soaprt_all_reduce_f32(%r1, %dtype, %dtype, %devices) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+    call @soaprt_all_reduce_f32(%r2, %dtype, %dtype, %devices) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+    gpu.launch_func @kernels::@scale blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<16xf32>)
+    gpu.launch_func @kernels::@scale blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<16xf32>)
+    call @soaprt_all_reduce_f32(%r3, %dtype, %dtype, %devices) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+    call @soaprt_all_reduce_f32(%r4, %dtype, %dtype, %devices) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+    gpu.launch_func @kernels::@scale blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%g4 : memref<16xf32>)
+    call @soaprt_all_reduce_f32(%r5, %dtype, %dtype, %devices) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+    call @soaprt_all_reduce_f32(%r5, %dtype, %dtype, %devices2) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+    return
+  }
 }
 
 // -----

@@ -26,15 +26,17 @@ int main(int argc, char **argv) {
     soaprt_comm_wait(5);
   } else if (!strcmp(what, "end")) {
     soaprt_comm_group_end();
-  } else if (!strcmp(what, "all-reduce-in-group")) {
-    soaprt_comm_group_begin();
-    (void)soaprt_all_reduce_start(&region, SOAPRT_F32, SOAPRT_SUM, &list);
   } else if (!strcmp(what, "open-group")) {
     soaprt_comm_group_begin();
   } else if (!strcmp(what, "none")) {
-    /* Allowed: nothing to wait for (ticket 0), an empty group. */
+    /* Allowed: nothing to wait for (ticket 0), an empty group, an
+       all-reduce in a group (a bucket of gradients). */
     soaprt_comm_wait(0);
     soaprt_comm_group_begin();
+    soaprt_comm_group_end();
+    soaprt_comm_group_begin();
+    soaprt_comm_wait(
+        soaprt_all_reduce_start(&region, SOAPRT_F32, SOAPRT_SUM, &list));
     soaprt_comm_group_end();
   }
   soaprt_finalize();
