@@ -736,6 +736,47 @@ static void testAsyncCommunication(void) {
   freeTensor(&B);
 }
 
+/* A bucket of gradients: two all-reduces started in one group (one NCCL
+ * launch), the strided region packed and unpacked at the group's end, then
+ * one wait. */
+static void testAllReduceBucket(void) {
+  int64_t world[16];
+  for (int i = 0; i < gSize && i < 16; ++i)
+    world[i] = i;
+  tensor_t C, D;
+  int64_t sizes[2] = {3, 3}, whole[1] = {24}, unit[1] = {1};
+  makeTensor(&C, 2, sizes, kRegionStrides, 1, 24, 100 + gRank);
+  makeTensor(&D, 1, whole, unit, 0, 24, 120 + gRank);
+  view_t d1, d2;
+  int64_t dSizes[1] = {gSize}, dStrides[1] = {1};
+  soaprt_comm_group_begin();
+  int64_t t1 = soaprt_all_reduce_start(ref(&C), SOAPRT_F32, SOAPRT_SUM,
+                                       mk(&d1, world, 0, 1, dSizes, dStrides));
+  int64_t t2 = soaprt_all_reduce_start(ref(&D), SOAPRT_F32, SOAPRT_MAX,
+                                       mk(&d2, world, 0, 1, dSizes, dStrides));
+  soaprt_comm_group_end();
+  EXPECT(gSize == 1 ? t1 == 0 && t2 == 0 : t2 == t1 + 1,
+         "bucket tickets %lld, %lld", (long long)t1, (long long)t2);
+  for (int64_t e = 0; e < 24 && gSize > 1; ++e) {
+    if (inRegion(e)) {
+      double sum = 0;
+      for (int r = 0; r < gSize; ++r)
+        sum += value(e, 100 + r);
+      C.want[e] = (float)sum;
+      C.scale[e] = gSize;
+    }
+    float most = value(e, 120);
+    for (int r = 1; r < gSize; ++r)
+      most = value(e, 120 + r) > most ? value(e, 120 + r) : most;
+    D.want[e] = most;
+  }
+  soaprt_comm_wait(t2);
+  expectTensor(&C, 1e-6, "bucket: the strided region's sum after the wait");
+  expectTensor(&D, 0, "bucket: the whole buffer's max after the wait");
+  freeTensor(&C);
+  freeTensor(&D);
+}
+
 /* ------------------------------------------------------- memory, peak */
 
 static int64_t gPeak = 0;
@@ -1126,6 +1167,7 @@ int main(int argc, char **argv) {
   testTransfers();
   testAllReduces();
   testAsyncCommunication();
+  testAllReduceBucket();
   testPeak();
   soaprt_emu_options.quiet = 1; /* expected failures: no noise */
   testStrictCudaRuntime();
