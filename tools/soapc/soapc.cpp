@@ -59,7 +59,9 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <random>
 
 using namespace mlir;
@@ -233,7 +235,19 @@ static bool writeFile(StringRef path, StringRef contents) {
 
 /// Applies the strategy (soap-partition) and, past --emit=partitioned,
 /// lowers for the CPU and writes the object file or executable.
-static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
+/// The gradient buckets' size for the CUDA target: what the slowest link
+/// the program uses moves in one message's latency (merging messages
+/// smaller than that saves most of their time; larger, little), at least
+/// 64 KiB. h200-8: 450 GB/s x 3 us = 1.35 MB.
+static int64_t bucketBytesFor(const ::soap::Machine &m) {
+  double bytes = m.intraLatency * m.intraBandwidth;
+  if (m.numNodes > 1)
+    bytes = std::max(bytes, m.interLatency * m.interBandwidth);
+  return std::max<int64_t>(int64_t(64) << 10, std::llround(bytes));
+}
+
+static LogicalResult generateCode(ModuleOp module, StringRef entryName,
+                                  const ::soap::Machine &machine) {
   MLIRContext *context = module.getContext();
   // --mlir-timing: the passes, then LLVM's code generation of the object.
   DefaultTimingManager timingManager;
@@ -259,6 +273,7 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName) {
                           : cudaFormat == "cubin" ? "bin"
                                                   : "fatbin";
     lowerOptions.toolkit = SOAP_CUDA_TOOLKIT;
+    lowerOptions.bucketBytes = bucketBytesFor(machine);
     lowerOptions.hostEmulation = cudaHostEmulation;
     lowerOptions.emulationProfile = cudaEmulationProfile;
     mlir::soap::buildLowerToCUDAPipeline(pm, lowerOptions);
@@ -602,7 +617,7 @@ int main(int argc, char **argv) {
     llvm::outs() << "; takes one cotangent dL/d(output) per output after "
                     "the model's arguments\n";
   }
-  if (codegen && failed(generateCode(*module, (*func).getSymName())))
+  if (codegen && failed(generateCode(*module, (*func).getSymName(), machine)))
     return 1;
   if (emit == "mlir" || emit == "partitioned" || emit == "llvm") {
     std::string text;

@@ -74,6 +74,11 @@ struct LowerToCUDAOptions : public PassPipelineOptions<LowerToCUDAOptions> {
                             llvm::cl::desc("Threads per block of generated "
                                            "kernels"),
                             llvm::cl::init(256)};
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("Largest bucket of all-reduces started together as one "
+                     "NCCL group (soap-cuda-async-communication; 0: none)"),
+      llvm::cl::init(1 << 20)};
   Option<bool> hostEmulation{
       *this, "host-emulation",
       llvm::cl::desc("For testing without a GPU: run the kernels as host "

@@ -74,7 +74,9 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   pm.addPass(createCUDADeviceMemory());
   pm.addPass(createCanonicalizerPass());
   // Communication on its own stream, waited for where its data is used.
-  pm.addPass(createCUDAAsyncCommunication());
+  CUDAAsyncCommunicationOptions communication;
+  communication.bucketBytes = options.bucketBytes;
+  pm.addPass(createCUDAAsyncCommunication(communication));
   if (options.hostEmulation) {
     CUDAEmulateKernelsOptions emulation;
     emulation.profileAccesses = options.emulationProfile;
