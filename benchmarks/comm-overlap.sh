@@ -5,8 +5,8 @@
 #   benchmarks/comm-overlap.sh [MODEL] [STRATEGY] [RANKS]
 #
 # (defaults: alexnet data-parallel 4; BATCH=16; TRAIN=1 compiles the training
-# step with --train-returns=outputs, TRAIN=0 the forward pass;
-# SOAP_BIN=build/bin). For each rank and each kind of communication (the
+# step with --train-returns=outputs, TRAIN=0 the forward pass; MACHINE, a
+# soapc --machine, default soapc's; SOAP_BIN=build/bin). For each rank and each kind of communication (the
 # gradient all-reduces, the transfers) it prints how many start, in how
 # many NCCL groups (buckets of all-reduces started together), and how
 # many of the rank's compute ops (kernel launches and cuBLAS / cuDNN calls)
@@ -17,7 +17,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MODEL=${1:-alexnet} STRATEGY=${2:-data-parallel} RANKS=${3:-4}
-BATCH=${BATCH:-16} TRAIN=${TRAIN:-1}
+BATCH=${BATCH:-16} TRAIN=${TRAIN:-1} MACHINE=${MACHINE:-}
 BIN=${SOAP_BIN:-$ROOT/build/bin}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-comm-overlap.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -25,12 +25,13 @@ trap 'rm -rf "$WORK"' EXIT
 "$BIN/soap-models" "$MODEL" --batch="$BATCH" -o "$WORK/model.mlir"
 train=()
 [ "$TRAIN" = 1 ] && train=(--train --train-returns=outputs)
+[ -n "$MACHINE" ] && train+=(--machine="$MACHINE")
 "$BIN/soapc" "$WORK/model.mlir" --quiet --devices="$RANKS" \
   --strategy="$STRATEGY" "${train[@]}" --target=cuda --cuda-host-emulation \
   --emit=obj -o "$WORK/out.o" \
   --mlir-print-ir-after=soap-cuda-async-communication \
   --mlir-disable-threading 2> "$WORK/after.mlir" > /dev/null
-echo "$MODEL, batch $BATCH, $STRATEGY on $RANKS ranks$([ "$TRAIN" = 1 ] && echo ", training step")"
+echo "$MODEL, batch $BATCH, $STRATEGY on $RANKS ranks$([ "$TRAIN" = 1 ] && echo ", training step")${MACHINE:+, $MACHINE}"
 python3 - "$WORK/after.mlir" <<'PY'
 import re, sys
 func, rows, pending, ops = None, [], [], 0

@@ -503,7 +503,8 @@ def CUDAAsyncCommunication
     The default, 1 MiB, is about what an NVLink moves in one call's
     latency (~450 GB/s x ~3 us): merging smaller messages saves most of
     their time, merging larger ones little (PyTorch DDP buckets 25 MiB,
-    copied into one buffer). 0 turns buckets off.
+    copied into one buffer); soapc sets it from the machine description
+    (latency x bandwidth of its slowest link in use). 0 turns buckets off.
   }];
   let options = [
     Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"1048576",
