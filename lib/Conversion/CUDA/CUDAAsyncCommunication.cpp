@@ -350,6 +350,11 @@ void CUDAAsyncCommunication::bucketAllReduces(Block &block) {
 
 void CUDAAsyncCommunication::runOnOperation() {
   module = getOperation();
+  if (bucketBytes < 0) {
+    module.emitError() << "soap-cuda-async-communication: bucket-bytes must "
+                          "not be negative (0 turns buckets off)";
+    return signalPassFailure();
+  }
   MLIRContext *ctx = &getContext();
   OpBuilder builder(ctx);
   Type i64 = builder.getI64Type();

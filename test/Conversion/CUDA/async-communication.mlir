@@ -1,6 +1,8 @@
 // RUN: soap-opt %s --split-input-file --soap-cuda-async-communication --allow-unregistered-dialect | FileCheck %s
 // RUN: soap-opt %s --split-input-file --soap-cuda-async-communication="bucket-bytes=128" --allow-unregistered-dialect | FileCheck %s --check-prefix=SMALL
 // RUN: soap-opt %s --split-input-file --soap-cuda-async-communication="bucket-bytes=0" --allow-unregistered-dialect | FileCheck %s --check-prefix=NONE
+// RUN: not soap-opt %s --split-input-file --soap-cuda-async-communication="bucket-bytes=-1" --allow-unregistered-dialect 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: error: soap-cuda-async-communication: bucket-bytes must not be negative (0 turns buckets off)
 
 // A data-parallel backward step: the gradient's all-reduce starts, the
 // next layer's kernel (other buffers) runs beside it, and the update that
