@@ -416,7 +416,7 @@ LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
 
   // 1. Partial results, from each combiner's identity. The fills follow
   // one another (no allocation between them once bufferized), so that
-  // scf-parallel-loop-fusion runs them all in the partials' kernel.
+  // soap-cuda-fuse-parallel-loops runs them all in the partials' kernel.
   SmallVector<Value> empties, starts, outputStarts;
   SmallVector<Type> partialTypes, outputTypes;
   for (Value init : op.getDpsInits()) {
@@ -494,7 +494,7 @@ LogicalResult CUDASplitReductions::rewrite(IRRewriter &rewriter,
       });
   rewriter.replaceOp(op, combine.getResults());
   // The outputs' start values, fills only the combination reads, right
-  // before it (not before the partials): upstream scf-parallel-loop-fusion
+  // before it (not before the partials): soap-cuda-fuse-parallel-loops
   // then runs them in one kernel.
   for (Value outputStart : outputStarts)
     if (auto fill = outputStart.getDefiningOp<linalg::FillOp>();
