@@ -11,7 +11,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SmallBitVector.h"
@@ -67,6 +69,15 @@ Value rootBuffer(Value v) {
       break;
   }
   return v;
+}
+
+bool isNoAliasArgument(Value root) {
+  auto arg = dyn_cast<BlockArgument>(root);
+  if (!arg || !arg.getOwner()->isEntryBlock())
+    return false;
+  auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
+  return func && func.getArgAttr(arg.getArgNumber(),
+                                 LLVM::LLVMDialect::getNoAliasAttrName());
 }
 
 bool isZeroFill(Operation *op, Value target) {

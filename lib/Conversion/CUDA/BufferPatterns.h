@@ -35,6 +35,11 @@ linalg::FillOp zeroFillBefore(Operation *op, Value output,
 /// starts from.
 Value rootBuffer(Value v);
 
+/// Whether `root` is an argument of its function marked `llvm.noalias`
+/// (soap-cpu-entry marks the rank functions': each gets its own buffer),
+/// so that it shares memory with no other argument so marked.
+bool isNoAliasArgument(Value root);
+
 /// Whether `op` sets all of `target` to +0.0: linalg.fill, or linalg.map
 /// without inputs yielding the constant (how tensor.pad bufferizes).
 bool isZeroFill(Operation *op, Value target);

@@ -13,10 +13,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -56,17 +54,6 @@ static RootKind getRootKind(Value root) {
   return RootKind::Opaque;
 }
 
-/// Whether `root` is an argument of its function marked `llvm.noalias`
-/// (soap-cpu-entry marks the rank functions': each gets its own buffer).
-static bool isNoAliasArgument(Value root) {
-  auto arg = dyn_cast<BlockArgument>(root);
-  if (!arg || !arg.getOwner()->isEntryBlock())
-    return false;
-  auto func = dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp());
-  return func && func.getArgAttr(arg.getArgNumber(),
-                                 LLVM::LLVMDialect::getNoAliasAttrName());
-}
-
 /// Whether two root buffers may share memory.
 static bool mayAlias(Value a, Value b) {
   if (a == b)
@@ -74,7 +61,7 @@ static bool mayAlias(Value a, Value b) {
   RootKind x = getRootKind(a), y = getRootKind(b);
   if (x == RootKind::Unknown || y == RootKind::Unknown)
     return true;
-  if (isNoAliasArgument(a) && isNoAliasArgument(b))
+  if (cuda::isNoAliasArgument(a) && cuda::isNoAliasArgument(b))
     return false;
   return x == RootKind::Opaque && y == RootKind::Opaque;
 }

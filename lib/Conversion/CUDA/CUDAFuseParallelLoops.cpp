@@ -6,14 +6,13 @@
 
 #include "soap/Conversion/Passes.h"
 
+#include "BufferPatterns.h"
+
 #include "mlir/Analysis/AliasAnalysis.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
-#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir {
 namespace soap {
@@ -69,28 +68,12 @@ static void sinkFreesBetweenLoops(Block &block) {
     }
 }
 
-/// The function argument `value` is a view of, if any.
-static BlockArgument viewedArgument(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  auto arg = dyn_cast<BlockArgument>(value);
-  if (!arg || !arg.getOwner()->isEntryBlock() ||
-      !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()))
-    return {};
-  return arg;
-}
-
-/// Whether `a` and `b` view two arguments of their function that are
-/// marked `llvm.noalias` (soap-cpu-entry marks the rank functions', whose
-/// only caller passes each argument its own buffer).
+/// Whether `a` and `b` view two different arguments of their function
+/// that are marked `llvm.noalias`.
 static bool viewDistinctArguments(Value a, Value b) {
-  BlockArgument x = viewedArgument(a), y = viewedArgument(b);
-  if (!x || !y || x == y || x.getOwner() != y.getOwner())
-    return false;
-  auto func = cast<FunctionOpInterface>(x.getOwner()->getParentOp());
-  StringRef noAlias = LLVM::LLVMDialect::getNoAliasAttrName();
-  return func.getArgAttr(x.getArgNumber(), noAlias) &&
-         func.getArgAttr(y.getArgNumber(), noAlias);
+  Value x = soap::cuda::rootBuffer(a), y = soap::cuda::rootBuffer(b);
+  return x != y && soap::cuda::isNoAliasArgument(x) &&
+         soap::cuda::isNoAliasArgument(y);
 }
 
 struct CUDAFuseParallelLoops
