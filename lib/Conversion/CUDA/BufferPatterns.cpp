@@ -6,6 +6,7 @@
 
 #include "BufferPatterns.h"
 
+#include "soap/Analysis/IterationSpace.h"
 #include "soap/Analysis/OpGraphExtraction.h"
 #include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
 
@@ -69,6 +70,25 @@ Value rootBuffer(Value v) {
       break;
   }
   return v;
+}
+
+bool isSplittableReduction(linalg::GenericOp op) {
+  if (op.getNumDpsInits() == 0 || op.getNumResults() != op.getNumDpsInits() ||
+      op.getNumReductionLoops() == 0 || becomesLibraryCall(op) ||
+      failed(getReductionCombiners(op)))
+    return false;
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  return outMap.isProjectedPermutation(/*allowZeroInResults=*/false) &&
+         llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
+           return op.getMatchingIndexingMap(&init) == outMap;
+         });
+}
+
+std::optional<int64_t> staticByteSize(MemRefType type) {
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  return type.getNumElements() *
+         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
 }
 
 bool isNoAliasArgument(Value root) {

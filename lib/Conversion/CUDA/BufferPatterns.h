@@ -90,6 +90,16 @@ matchLibraryContraction(linalg::LinalgOp op);
 /// kernel is generated for it.
 bool becomesLibraryCall(linalg::LinalgOp op);
 
+/// Whether `op` is a reduction that generated kernels compute and
+/// soap-cuda-split-reductions can split: at least one reduction loop, a
+/// sum / max / min combiner per output (getReductionCombiners), every output
+/// through one projected-permutation map, and no cuBLAS / cuDNN call.
+bool isSplittableReduction(linalg::GenericOp op);
+
+/// The bytes of a statically shaped memref of integers or floats (an i1
+/// takes a byte); nullopt otherwise.
+std::optional<int64_t> staticByteSize(MemRefType type);
+
 /// The writes of the library calls made so far, for asking whether a buffer
 /// keeps its contents between two ops.
 class BufferWrites {

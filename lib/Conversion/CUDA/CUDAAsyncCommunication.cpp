@@ -261,11 +261,9 @@ static std::optional<int64_t> regionBytes(Operation *start) {
   if (auto cast = region.getDefiningOp<memref::CastOp>())
     region = cast.getSource();
   auto type = dyn_cast<MemRefType>(region.getType());
-  if (!type || !type.hasStaticShape() ||
-      !type.getElementType().isIntOrFloat())
+  if (!type)
     return std::nullopt;
-  return type.getNumElements() *
-         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  return cuda::staticByteSize(type);
 }
 
 /// The global holding an all-reduce start's device list (operand 3).

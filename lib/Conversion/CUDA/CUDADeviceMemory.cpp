@@ -153,10 +153,15 @@ struct CUDADeviceMemory
       hostRead = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, get);
       Value host = arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                               hostRead->getResult(0));
-      int64_t bytes = type.getNumElements() *
-                      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      std::optional<int64_t> bytes = soap::cuda::staticByteSize(type);
+      if (!bytes) {
+        get.emitError() << "soap-cuda-device-memory: cannot copy a constant "
+                           "of type "
+                        << type << " to the GPU (integers and floats only)";
+        return signalPassFailure();
+      }
       address = callI64(b, loc, "soaprt_cuda_constant",
-                        {host, arith::ConstantIntOp::create(b, loc, bytes, 64)});
+                        {host, arith::ConstantIntOp::create(b, loc, *bytes, 64)});
     }
     Value device = memrefAtAddress(b, loc, address, type);
     get.getResult().replaceUsesWithIf(device, [&](OpOperand &use) {

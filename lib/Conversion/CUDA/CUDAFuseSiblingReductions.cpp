@@ -27,19 +27,12 @@ using namespace mlir::soap;
 
 namespace {
 
-/// A reduction this pass may merge: on tensors, static loops, a sum / max /
-/// min combiner per output, every output through one map, and not a
-/// cuBLAS / cuDNN call.
+/// A reduction this pass may merge: on tensors, static loops, and one that
+/// soap-cuda-split-reductions takes (it splits the merged op as one).
 static bool isCandidate(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() == 0 ||
-      op.getNumResults() != op.getNumDpsInits() ||
-      llvm::any_of(op.getStaticLoopRanges(), ShapedType::isDynamic) ||
-      cuda::becomesLibraryCall(op) || failed(getReductionCombiners(op)))
-    return false;
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  return llvm::all_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
-    return op.getMatchingIndexingMap(&init) == outMap;
-  });
+  return op.hasPureTensorSemantics() &&
+         llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic) &&
+         cuda::isSplittableReduction(op);
 }
 
 /// Whether `later` (after `earlier` in the same block) computes from

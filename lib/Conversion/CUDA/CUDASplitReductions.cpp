@@ -175,23 +175,12 @@ struct CUDASplitReductions
 LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
                                             linalg::GenericOp op,
                                             linalg::GenericOp &combination) {
-  // cuBLAS and cuDNN compute contractions and filter gradients.
-  if (op.getNumDpsInits() == 0 ||
-      op.getNumResults() != op.getNumDpsInits() ||
-      op.getNumReductionLoops() == 0 || cuda::becomesLibraryCall(op))
+  // cuBLAS and cuDNN compute contractions and filter gradients. Several
+  // outputs (sibling reductions merged by soap-cuda-fuse-sibling-reductions)
+  // share the partials' layout: the same map each.
+  if (!cuda::isSplittableReduction(op))
     return failure();
-  FailureOr<SmallVector<ReductionKind>> kinds = getReductionCombiners(op);
-  if (failed(kinds))
-    return failure();
-  // Several outputs (sibling reductions merged by
-  // soap-cuda-fuse-sibling-reductions) share the partials' layout: the
-  // same map each.
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/false) ||
-      llvm::any_of(op.getDpsInitsMutable(), [&](OpOperand &init) {
-        return op.getMatchingIndexingMap(&init) != outMap;
-      }))
-    return failure();
+  SmallVector<ReductionKind> kinds = *getReductionCombiners(op);
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   if (llvm::any_of(extents, ShapedType::isDynamic))
     return failure();
@@ -252,7 +241,7 @@ LogicalResult CUDASplitReductions::splitOne(IRRewriter &rewriter,
     if (failed(planFewOutputs(op, plan, lead, threads, cap, plainReads)))
       return failure();
   }
-  return rewrite(rewriter, op, plan, *kinds, combination);
+  return rewrite(rewriter, op, plan, kinds, combination);
 }
 
 LogicalResult CUDASplitReductions::planFewOutputs(

@@ -17,4 +17,21 @@ module {
   func.func private @soap_main()
 }
 
+// -----
+
+// A constant of index elements has no byte size the GPU copy could use (it
+// used to crash): a diagnostic at the constant.
+func.func @index_constant(%x: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{soap-cuda-device-memory: cannot copy a constant of type 'memref<4xindex>' to the GPU (integers and floats only)}}
+  %c = arith.constant dense<[1, 2, 3, 4]> : tensor<4xindex>
+  %e = tensor.empty() : tensor<4xi64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x, %c : tensor<4xi64>, tensor<4xindex>) outs(%e : tensor<4xi64>) {
+  ^bb0(%a: i64, %b: index, %o: i64):
+    %bi = arith.index_cast %b : index to i64
+    %s = arith.addi %a, %bi : i64
+    linalg.yield %s : i64
+  } -> tensor<4xi64>
+  return %r : tensor<4xi64>
+}
+
 // BLOCK: error: soap-cuda-map-loops: block size 0 is not in 1..1024
