@@ -329,6 +329,15 @@ struct CPUEntryPass
       for (auto [i, t] : llvm::enumerate(func.getFunctionType().getInputs()))
         if (failed(checkBuffer(t, "argument", i)))
           return signalPassFailure();
+    // Initial values of inputs (weights lifted from constants): read before
+    // the entry goes, then dropped everywhere (the globals below hold them).
+    SmallVector<ElementsAttr> initialValues(type.getNumInputs());
+    for (unsigned i = 0; i < type.getNumInputs(); ++i)
+      initialValues[i] = entry.getArgAttrOfType<ElementsAttr>(
+          i, SOAPDialect::kInitialValueAttrName);
+    for (auto f : module.getOps<func::FuncOp>())
+      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+        f.removeArgAttr(i, SOAPDialect::kInitialValueAttrName);
     // The entry only dispatched to the ranks' functions.
     if (perRank)
       entry.erase();
@@ -484,6 +493,25 @@ struct CPUEntryPass
           bind("soaprt_bind_input", i, buffer);
         }
       });
+      // soaprt_input_initial(i, whole initial value): what main() fills
+      // input i with (this rank's part of it) when given no data for it.
+      for (auto [i, value] : llvm::enumerate(initialValues)) {
+        if (!value)
+          continue;
+        auto valueType = cast<ShapedType>(value.getType());
+        auto globalType = MemRefType::get(valueType.getShape(),
+                                          valueType.getElementType());
+        std::string name = "__soap_initial_" + std::to_string(i);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(module.getBody());
+          memref::GlobalOp::create(b, loc, name, b.getStringAttr("private"),
+                                   globalType, value, /*constant=*/true,
+                                   /*alignment=*/b.getI64IntegerAttr(64));
+        }
+        bind("soaprt_input_initial", i,
+             memref::GetGlobalOp::create(b, loc, globalType, name));
+      }
       func::ReturnOp::create(b, loc);
     }
 

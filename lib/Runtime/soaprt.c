@@ -622,6 +622,35 @@ void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *m,
 #endif
 }
 
+void soaprt_input_initial(int64_t index, soaprt_unranked_memref_t *m,
+                          int64_t dtype) {
+  const char *who = "soaprt_input_initial";
+  if (index < 0 || index >= SOAPRT_MAX_BINDINGS || !gInputs[index].bound)
+    soaprt_fatal("%s: input %lld is not bound", who, (long long)index);
+  soaprt_binding_t *b = &gInputs[index];
+  if (dtype != b->dtype)
+    soaprt_fatal("%s: input %lld holds %s, not %s", who, (long long)index,
+                 soaprt_dtype_npy(b->dtype), soaprt_dtype_npy(dtype));
+  region_t view = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
+  const int64_t *whole = b->hasRegion ? b->whole : b->sizes;
+  int fits = view.rank == b->rank;
+  for (int64_t d = 0; fits && d < view.rank; ++d)
+    fits = view.sizes[d] == whole[d];
+  if (!fits)
+    soaprt_fatal("%s: the initial value of input %lld does not have the "
+                 "input's shape", who, (long long)index);
+  int64_t bytes = soaprt_region_elements(&view) * view.elemSize;
+  free(b->initial);
+  b->initial = (char *)malloc(bytes ? (size_t)bytes : 1);
+  if (!b->initial)
+    soaprt_fatal("out of memory (%lld bytes)", (long long)bytes);
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_download(&view, b->initial, who); /* host or device */
+#else
+  copyRegion(&view, b->initial, 1);
+#endif
+}
+
 /* Copies `count` elements of `part` (row-major, the box [offsets, offsets +
  * sizes) of a tensor of shape `whole`) into `out` (all of it, row-major). */
 static void placePart(char *out, const int64_t *whole, int64_t rank,
@@ -737,6 +766,11 @@ char *soaprt_gather_input(int64_t index) {
                                             soaprt_unranked_memref_t *m,      \
                                             int64_t dtype) {                  \
     soaprt_update_input(index, m, dtype);                                     \
+  }                                                                           \
+  void _mlir_ciface_soaprt_input_initial_##T(int64_t index,                   \
+                                             soaprt_unranked_memref_t *m,     \
+                                             int64_t dtype) {                 \
+    soaprt_input_initial(index, m, dtype);                                    \
   }
 SOAPRT_ENTRIES(f32)
 SOAPRT_ENTRIES(f64)
@@ -783,5 +817,7 @@ void soaprt_finalize(void) {
     free(gOutputs[i].data);
     gOutputs[i].data = NULL;
     gOutputs[i].capacity = 0;
+    free(gInputs[i].initial);
+    gInputs[i].initial = NULL;
   }
 }

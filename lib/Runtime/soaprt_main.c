@@ -319,6 +319,15 @@ static void fillRandom(soaprt_binding_t *b, int64_t index, uint64_t seed) {
   forEachRow(b, randomRow, &rows);
 }
 
+/* The rank's part of the input's initial value. */
+static void initialRow(const soaprt_binding_t *b, int64_t first, int64_t at,
+                       int64_t length, void *context) {
+  (void)context;
+  int64_t size = soaprt_dtype_size(b->dtype);
+  memcpy(b->data + at * size, b->initial + first * size,
+         (size_t)(length * size));
+}
+
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -396,12 +405,35 @@ int main(int argc, char **argv) {
   for (int64_t i = 0; i < numInputs; ++i)
     if (!soaprt_input_binding(i)->bound)
       return failAll("internal error: the program did not bind all inputs", 1);
+  /* Inputs with an initial value (weights lifted from the model's
+     constants) take it unless --inputs names a file for every input. */
+  int64_t numInitial = 0;
+  for (int64_t i = 0; i < numInputs; ++i)
+    numInitial += soaprt_input_binding(i)->initial != NULL;
+  const char **fileOf = (const char **)calloc((size_t)numInputs + 1,
+                                              sizeof(char *));
   if (haveInputs) {
     /* Rank 0 checks the files (and reads its part); then every other rank
        reads its part of each. */
     int status = 0;
     message[0] = 0;
-    if (numInputFiles != numInputs) {
+    if (numInputFiles == numInputs) {
+      for (int64_t i = 0; i < numInputs; ++i)
+        fileOf[i] = inputFiles[i];
+    } else if (numInitial > 0 && numInputFiles == numInputs - numInitial) {
+      int next = 0;
+      for (int64_t i = 0; i < numInputs; ++i)
+        if (!soaprt_input_binding(i)->initial)
+          fileOf[i] = inputFiles[next++];
+    } else if (numInitial > 0) {
+      status = 1;
+      snprintf(message, sizeof(message),
+               "the model has %lld inputs, %lld of them with initial values, "
+               "but --inputs gives %d files (expected %lld, or %lld for the "
+               "inputs without initial values)",
+               (long long)numInputs, (long long)numInitial, numInputFiles,
+               (long long)numInputs, (long long)(numInputs - numInitial));
+    } else {
       status = 1;
       snprintf(message, sizeof(message),
                "the model has %lld inputs but --inputs gives %d files",
@@ -409,23 +441,32 @@ int main(int argc, char **argv) {
     }
     if (soaprt_rank() == 0)
       for (int64_t i = 0; !status && i < numInputs; ++i)
-        status = readNpy(inputFiles[i], soaprt_input_binding(i), i, message);
+        if (fileOf[i])
+          status = readNpy(fileOf[i], soaprt_input_binding(i), i, message);
     soaprt_bcast(&status, sizeof(status), 0);
     if (status)
       return failAll(message, 0);
     if (soaprt_rank() != 0)
       for (int64_t i = 0; !status && i < numInputs; ++i)
-        status = readNpy(inputFiles[i], soaprt_input_binding(i), i, message);
+        if (fileOf[i])
+          status = readNpy(fileOf[i], soaprt_input_binding(i), i, message);
     if (soaprt_max_over_ranks(status)) {
       if (status)
         return failAll(message, 1);
       soaprt_finalize(); /* the failing rank says why */
       return 1;
     }
-  } else {
-    for (int64_t i = 0; i < numInputs; ++i)
-      fillRandom(soaprt_input_binding(i), i, seed);
   }
+  for (int64_t i = 0; i < numInputs; ++i) {
+    soaprt_binding_t *b = soaprt_input_binding(i);
+    if (!fileOf[i] && b->initial)
+      forEachRow(b, initialRow, NULL);
+    else if (!fileOf[i])
+      fillRandom(b, i, seed);
+    free(b->initial); /* read once */
+    b->initial = NULL;
+  }
+  free(fileOf);
   free(inputFiles);
 
   /* Run. */

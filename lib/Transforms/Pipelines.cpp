@@ -21,10 +21,18 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
   funcPm.addPass(tosa::createTosaToLinalg());
   funcPm.addPass(createTosaToArithPass());
   funcPm.addPass(createTosaToTensorPass());
-  // JAX exports call private helpers such as @relu.
-  pm.addPass(createInlinerPass());
+  // JAX exports call private helpers such as @relu. Without the inliner's
+  // default canonicalization: it would merge equal weight constants before
+  // soap-lift-constant-parameters sees them apart (canonicalize runs below).
+  pm.addPass(createInlinerPass(llvm::StringMap<OpPassManager>(),
+                               [](OpPassManager &) {}));
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createStripAsserts());
+  if (options.liftConstantParameters) {
+    LiftConstantParametersOptions lift;
+    lift.entry = options.entry;
+    pm.addPass(createLiftConstantParameters(lift));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.batch != 0) {
@@ -43,6 +51,7 @@ void mlir::soap::registerSOAPPipelines() {
   PassPipelineRegistration<ImportOptions>(
       "soap-import",
       "Import a model: TOSA to linalg, inline helpers, drop asserts, "
-      "canonicalize, rescale the batch, name the layers",
+      "optionally lift weight constants to parameters, canonicalize, "
+      "rescale the batch, name the layers",
       buildImportPipeline);
 }

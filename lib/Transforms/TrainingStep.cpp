@@ -378,6 +378,22 @@ FailureOr<Value> TrainingStepBuilder::scalarAdjoint(
       Value one = floatConstant(nb, loc, a.getType(), 1.0);
       Value d = arith::SubFOp::create(nb, loc, one, mul(r, r));
       add(op->getOperand(0), mul(a, d));
+    } else if (isa<math::ErfOp>(op)) {
+      // d erf(x) = 2 / sqrt(pi) * exp(-x^2) (GELU).
+      Value x = op->getOperand(0);
+      Value twoOverSqrtPi =
+          floatConstant(nb, loc, a.getType(), 1.1283791670955126);
+      Value e = math::ExpOp::create(nb, loc, neg(mul(x, x)));
+      add(x, mul(a, mul(twoOverSqrtPi, e)));
+    } else if (isa<math::PowFOp>(op)) {
+      // d x^y = y x^(y-1) dx + x^y log(x) dy.
+      Value x = op->getOperand(0), y = op->getOperand(1);
+      Value one = floatConstant(nb, loc, a.getType(), 1.0);
+      Value lower = math::PowFOp::create(
+          nb, loc, x, arith::SubFOp::create(nb, loc, y, one));
+      add(x, mul(a, mul(y, lower)));
+      // Unused (and folded away) when y is a constant exponent.
+      add(y, mul(a, mul(r, math::LogOp::create(nb, loc, x))));
     } else if (isa<math::SqrtOp>(op)) {
       Value half = floatConstant(nb, loc, a.getType(), 0.5);
       add(op->getOperand(0), div(mul(a, half), r));
@@ -973,6 +989,20 @@ LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
 
 LogicalResult TrainingStepBuilder::run() {
   Block &body = func.getBody().front();
+  // Results nothing reads go first: an exporter's max reduction that also
+  // computes the argmax nobody uses (torch.max(dim) in a softmax) is then a
+  // plain max.
+  {
+    SmallVector<Operation *> linalgOps;
+    for (Operation &op : body.without_terminator())
+      if (isa<linalg::GenericOp>(op))
+        linalgOps.push_back(&op);
+    RewritePatternSet patterns(func.getContext());
+    linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    (void)applyOpPatternsGreedily(linalgOps, std::move(patterns), config);
+  }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   unsigned numArgs = func.getNumArguments();
   unsigned numResults = func.getNumResults();

@@ -478,6 +478,11 @@ int main(int argc, char **argv) {
   mlir::soap::registerLowerToCUDADependencies(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // An error names its location; printing the op with it would print a
+  // whole model for an error on its function.
+  if (!llvm::cl::getRegisteredOptions()["mlir-print-op-on-diagnostic"]
+           ->getNumOccurrences())
+    context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagHandler(sourceMgr, &context);
   std::string error;
@@ -492,12 +497,19 @@ int main(int argc, char **argv) {
   mlir::soap::ImportOptions importOptions;
   importOptions.entry = entry;
   importOptions.batch = batch;
+  // A training step needs parameters: an exporter's weight constants
+  // become them (initialized from their values) when the model has none.
+  importOptions.liftConstantParameters = train;
   mlir::soap::buildImportPipeline(pm, importOptions);
   if (failed(pm.run(*module)))
     return 1;
   FailureOr<func::FuncOp> func = mlir::soap::findEntryFunction(*module, entry);
   if (failed(func))
     return 1;
+  unsigned liftedConstants = 0;
+  for (unsigned i = 0; i < (*func).getNumArguments(); ++i)
+    liftedConstants += static_cast<bool>((*func).getArgAttr(
+        i, mlir::soap::SOAPDialect::kInitialValueAttrName));
   mlir::soap::OpGraphExtractionOptions extractOptions;
   extractOptions.remarkReplicated = false;
   FailureOr<mlir::soap::ExtractedOpGraph> extracted =
@@ -616,6 +628,10 @@ int main(int argc, char **argv) {
                    << "); returns the output(s) and the updated parameters";
     llvm::outs() << "; takes one cotangent dL/d(output) per output after "
                     "the model's arguments\n";
+    if (liftedConstants)
+      llvm::outs() << "parameters: the model's " << liftedConstants
+                   << " weight constant(s), now arguments after its own, "
+                      "initialized from their values\n";
   }
   if (codegen && failed(generateCode(*module, (*func).getSymName(), machine)))
     return 1;

@@ -57,7 +57,9 @@
  *    elements). Floating-point inputs get values uniform in [-1, 1) (1-D
  *    ones, typically biases and normalization scales or variances, in
  *    [0.5, 1.5)); integer inputs in
- *    [0, 1000) (i1: {0, 1}). Rank 0 writes result0.npy, result1.npy, ... to
+ *    [0, 1000) (i1: {0, 1}). An input with an initial value
+ *    (soaprt_input_initial) gets it instead of random data, and --inputs
+ *    may then name files for the other inputs only (in order). Rank 0 writes result0.npy, result1.npy, ... to
  *    DIR (default: the current directory), and input<i>.npy for each input
  *    the program updates in place (soaprt_update_input), as it is after the
  *    last run. With --iterations=K the model runs K times (a program that
@@ -163,6 +165,14 @@ void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *buffer,
  * input<index>.npy. */
 void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *buffer,
                          int64_t dtype);
+/* Called by soap_setup after soaprt_bind_input(index, ...) for an input that
+ * has an initial value (an argument marked soap.initial_value: a weight
+ * lifted from the model's constants): `value` is the whole input (host or
+ * device memory), which soaprt_main.c gives the input (the rank's part of
+ * it) instead of random data, and instead of a file when --inputs names
+ * files for the other inputs only. */
+void soaprt_input_initial(int64_t index, soaprt_unranked_memref_t *value,
+                          int64_t dtype);
 /* An MLIR unranked memref type includes its element type, so compiled code
  * calls one C-interface entry per element type T (f32, f64, i32, i64, i8,
  * i16, i1, f16, bf16), each forwarding to the generic function:
@@ -170,7 +180,7 @@ void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *buffer,
  *   _mlir_ciface_soaprt_transfer_start_T,
  *   _mlir_ciface_soaprt_all_reduce_start_T,
  *   _mlir_ciface_soaprt_bind_input_T, _mlir_ciface_soaprt_bind_output_T,
- *   _mlir_ciface_soaprt_update_input_T
+ *   _mlir_ciface_soaprt_update_input_T, _mlir_ciface_soaprt_input_initial_T
  * with the arguments above. */
 /* memref.copy of non-contiguous views (MLIR's CRunnerUtils ABI). */
 void memrefCopy(int64_t elemSize, soaprt_unranked_memref_t *src,

@@ -50,6 +50,35 @@ def StripAsserts : Pass<"soap-strip-asserts"> {
   }];
 }
 
+def LiftConstantParameters : Pass<"soap-lift-constant-parameters",
+                                  "ModuleOp"> {
+  let summary = "Make the entry function's weight constants parameter "
+                "arguments (trainable, initialized from their values)";
+  let description = [{
+    Exporters such as torch-mlir inline a model's weights as
+    `arith.constant` tensors, which leaves a training step nothing to train.
+    When the entry function has no parameter arguments (none marked
+    `soap.parameter`, none found by the weight heuristic of the op-graph
+    extraction), each floating-point `arith.constant` tensor of rank >= 1 in
+    its body that some op reads as data (not only as the destination of a
+    linalg op, such as an accumulator's zero init) becomes a new argument
+    at the end of the argument list, marked `soap.parameter` and
+    `soap.initial_value` (the constant's elements): each read of it reads
+    the argument, the destination uses keep the constant. One argument per
+    constant: uses of one constant (an exporter's tied weights, or equal
+    values merged by CSE) stay one parameter, so run this before
+    canonicalization when the exporter emitted equal weights separately.
+    The executables soapc builds initialize such inputs from their
+    `soap.initial_value` (soaprt_input_initial) instead of asking for data.
+    Rank-0 constants (scalars such as an epsilon) and integer constants
+    stay constants.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Entry function (default: the public function no other calls)">,
+  ];
+}
+
 def RescaleBatch : Pass<"soap-rescale-batch", "ModuleOp"> {
   let summary = "Rescale the batch dimension of the entry function";
   let description = [{
@@ -182,7 +211,7 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
     Differentiable: linalg ops whose body is a sum, max, min or one-hot
     selection reduction of, or an elementwise expression (with one or more
     results) over, arith / math ops (add, sub, mul, div, neg, max, min,
-    select, exp, log, tanh, sqrt, rsqrt, abs, casts), operands read at
+    select, exp, log, tanh, erf, powf, sqrt, rsqrt, abs, casts), operands read at
     constant indices included, dilation-1 NCHW convolutions and poolings
     (any stride), tensor.pad,
     extract_slice, insert_slice, concat and reshapes. Anything else on the

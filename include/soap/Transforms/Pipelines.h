@@ -21,10 +21,17 @@ struct ImportOptions : public PassPipelineOptions<ImportOptions> {
                         llvm::cl::desc("Rescale the batch to this size "
                                        "(0: keep the model's batch)"),
                         llvm::cl::init(0)};
+  Option<bool> liftConstantParameters{
+      *this, "lift-constant-parameters",
+      llvm::cl::desc("Make the entry's weight constants parameter arguments "
+                     "when it has none (soap-lift-constant-parameters; "
+                     "before canonicalization merges equal ones)"),
+      llvm::cl::init(false)};
 };
 
 /// Import: TOSA to linalg, inline calls to private helpers, drop exporters'
-/// asserts, canonicalize and CSE, rescale the batch, name every layer and
+/// asserts, optionally lift weight constants to parameters, canonicalize and
+/// CSE, rescale the batch, name every layer and
 /// report what cannot be partitioned.
 void buildImportPipeline(OpPassManager &pm, const ImportOptions &options);
 

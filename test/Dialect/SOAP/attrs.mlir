@@ -36,3 +36,13 @@ func.func @dynamic(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
 // CHECK-SAME: #soap.machine<nodes = 1, devices_per_node = 8, peak_tflops = 66.9, memory_gbps = 3350, memory_gib = 80, intra_gbps = 450, intra_latency_us = 0.5, inter_gbps = 50, inter_latency_us = 0.001>
 module @other_machine attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 8, peak_tflops = 66.9, memory_gbps = 3.35e3, memory_gib = 80, intra_gbps = 450, intra_latency_us = 0.5, inter_gbps = 50, inter_latency_us = 0.001>} {
 }
+
+// Initial values of arguments (weights lifted from constants), whole or the
+// part a rank function's region argument holds.
+// CHECK-LABEL: func.func @initial_values
+// CHECK-SAME: soap.initial_value = dense<{{\[}}1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK-SAME: soap.initial_value = dense<5.000000e-01> : tensor<8x4xf32>, soap.region_offsets = array<i64: 4, 0>
+func.func @initial_values(%w: tensor<2xf32> {soap.initial_value = dense<[1.0, 2.0]> : tensor<2xf32>},
+                          %part: memref<4x4xf32> {soap.initial_value = dense<0.5> : tensor<8x4xf32>, soap.region_offsets = array<i64: 4, 0>}) {
+  return
+}

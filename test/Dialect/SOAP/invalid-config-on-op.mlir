@@ -99,5 +99,27 @@ func.func @scalar_parameter(%w: f32 {soap.parameter}) { return }
 
 // -----
 
+// expected-error @below {{'func.func' op argument #0: 'soap.initial_value' must be an elements attribute}}
+func.func @initial_value_not_elements(%w: tensor<4xf32> {soap.initial_value = 1.0 : f32}) { return }
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'soap.initial_value' of type 'tensor<3xf32>' does not fit the argument ('tensor<4xf32>')}}
+func.func @initial_value_shape(%w: tensor<4xf32> {soap.initial_value = dense<1.0> : tensor<3xf32>}) { return }
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'soap.initial_value' of type 'tensor<4xf64>' does not fit the argument ('tensor<4xf32>')}}
+func.func @initial_value_type(%w: tensor<4xf32> {soap.initial_value = dense<1.0> : tensor<4xf64>}) { return }
+
+// -----
+
+// A region of the whole argument (soap-compact-tensors) holds part of it,
+// never more.
+// expected-error @below {{'func.func' op argument #0: 'soap.initial_value' of type 'tensor<4xf32>' does not fit the argument ('memref<6xf32>')}}
+func.func @initial_value_region(%w: memref<6xf32> {soap.region_offsets = array<i64: 0>, soap.initial_value = dense<1.0> : tensor<4xf32>}) { return }
+
+// -----
+
 // expected-error @below {{'func.func' op argument #0 has unknown SOAP attribute 'soap.weight'}}
 func.func @unknown_arg_attr(%w: tensor<4xf32> {soap.weight}) { return }

@@ -141,6 +141,35 @@ LogicalResult SOAPDialect::verifyRegionArgAttribute(Operation *op,
     }
     return success();
   }
+  if (attr.getName() == kInitialValueAttrName) {
+    auto value = dyn_cast<ElementsAttr>(attr.getValue());
+    if (!value)
+      return op->emitOpError() << "argument #" << argIndex << ": '"
+                               << kInitialValueAttrName
+                               << "' must be an elements attribute";
+    Region &region = op->getRegion(regionIndex);
+    if (region.empty())
+      return success();
+    auto shaped = dyn_cast<ShapedType>(region.getArgument(argIndex).getType());
+    ShapedType valueType = value.getShapedType();
+    // A region of the whole argument (soap-compact-tensors) is no larger.
+    bool isRegion = false;
+    if (auto func = dyn_cast<FunctionOpInterface>(op))
+      isRegion = static_cast<bool>(
+          func.getArgAttr(argIndex, kRegionOffsetsAttrName));
+    bool fits = shaped && shaped.hasRank() &&
+                shaped.getElementType() == valueType.getElementType() &&
+                shaped.getRank() == valueType.getRank();
+    for (int64_t d = 0; fits && d < valueType.getRank(); ++d)
+      fits = isRegion ? shaped.getDimSize(d) <= valueType.getDimSize(d)
+                      : shaped.getDimSize(d) == valueType.getDimSize(d);
+    if (!fits)
+      return op->emitOpError()
+             << "argument #" << argIndex << ": '" << kInitialValueAttrName
+             << "' of type " << valueType << " does not fit the argument ("
+             << region.getArgument(argIndex).getType() << ")";
+    return success();
+  }
   if (attr.getName() == kRegionOffsetsAttrName) {
     Region &region = op->getRegion(regionIndex);
     if (!isRegionOffsets(attr.getValue(),

@@ -25,6 +25,11 @@ def SOAP_Dialect : Dialect {
     - `soap.machine` on a module: the machine the program is parallelized for;
     - `soap.parameter` (unit) on a function argument: the argument is a
       trained parameter (weight), whatever position it is used in;
+    - `soap.initial_value` (elements) on a function argument: the value
+      the executable gives the argument when no data is supplied for it (a
+      weight lifted from a constant by soap-lift-constant-parameters); its
+      element type and shape are the argument's (the shape of the whole
+      argument when the argument is a region of it, `soap.region_offsets`);
     - `soap.name` (string) on an operation: its stable name in strategies and
       reports;
     - `soap.config` on an operation with an iteration space (linalg /
@@ -55,6 +60,10 @@ def SOAP_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kMachineAttrName = "soap.machine";
     /// Name of the unit argument attribute that marks a weight.
     static constexpr ::llvm::StringLiteral kParameterAttrName = "soap.parameter";
+    /// Name of the elements argument attribute that holds an argument's
+    /// initial value (a weight lifted from a constant).
+    static constexpr ::llvm::StringLiteral kInitialValueAttrName =
+        "soap.initial_value";
     /// Name of the string attribute that holds an op's stable name.
     static constexpr ::llvm::StringLiteral kNameAttrName = "soap.name";
     /// Name of the integer attribute that marks a function as the entry
