@@ -147,6 +147,12 @@ static pending_t *record(int what, int64_t ticket) {
       soaprt_fatal("soaprt_comm: out of memory");
     gComm.queue = grown;
     gComm.capacity = capacity;
+    /* Each recorded region points at its own copy of the sizes and
+       strides, which moved with the queue. */
+    for (size_t i = gComm.head; i < gComm.count; ++i) {
+      gComm.queue[i].region.sizes = gComm.queue[i].sizes;
+      gComm.queue[i].region.strides = gComm.queue[i].strides;
+    }
   }
   pending_t *p = &gComm.queue[gComm.count++];
   memset(p, 0, sizeof(*p));

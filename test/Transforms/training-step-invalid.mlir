@@ -90,7 +90,8 @@ func.func @dilated(%x: tensor<1x1x5x5xf32>, %w: tensor<1x1x2x2xf32> {soap.parame
 
 // -----
 
-func.func @two_results(%x: tensor<4x3xf32>, %w: tensor<4x3xf32> {soap.parameter}) -> tensor<4xf32> {
+// (Both results are read: an unused one would be dropped first.)
+func.func @two_results(%x: tensor<4x3xf32>, %w: tensor<4x3xf32> {soap.parameter}) -> (tensor<4xf32>, tensor<4xf32>) {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
@@ -103,7 +104,7 @@ func.func @two_results(%x: tensor<4x3xf32>, %w: tensor<4x3xf32> {soap.parameter}
     %t = arith.addf %p, %a : f32
     linalg.yield %s, %t : f32, f32
   } -> (tensor<4xf32>, tensor<4xf32>)
-  return %y#0 : tensor<4xf32>
+  return %y#0, %y#1 : tensor<4xf32>, tensor<4xf32>
 }
 
 // -----

@@ -777,6 +777,47 @@ static void testAllReduceBucket(void) {
   freeTensor(&D);
 }
 
+/* More operations pending than the deferred queue first holds (64): the
+ * queue grows while they wait, and each still reduces its own region (the
+ * copies of the regions' sizes and strides move with the queue). */
+static void testManyPending(void) {
+  int64_t world[16];
+  for (int i = 0; i < gSize && i < 16; ++i)
+    world[i] = i;
+  tensor_t C;
+  int64_t sizes[2] = {3, 3};
+  makeTensor(&C, 2, sizes, kRegionStrides, 1, 24, 140 + gRank);
+  view_t d;
+  int64_t dSizes[1] = {gSize}, dStrides[1] = {1};
+  int64_t last = 0;
+  for (int i = 0; i < 150; ++i)
+    last = soaprt_all_reduce_start(ref(&C), SOAPRT_F32, SOAPRT_MAX,
+                                   mk(&d, world, 0, 1, dSizes, dStrides));
+  for (int64_t e = 0; e < 24 && gSize > 1; ++e)
+    if (inRegion(e)) {
+      float most = value(e, 140);
+      for (int r = 1; r < gSize; ++r)
+        most = value(e, 140 + r) > most ? value(e, 140 + r) : most;
+      C.want[e] = most;
+    }
+  /* Memory the queue left behind as it grew is reused now: were a region
+     still pointing there, it would read these bytes. */
+  enum { SCRIBBLES = 64 };
+  void *scribble[SCRIBBLES];
+  for (int i = 0; i < SCRIBBLES; ++i) {
+    size_t bytes = (size_t)(8 + i) << 10;
+    scribble[i] = malloc(bytes);
+    if (scribble[i])
+      memset(scribble[i], 0x7f, bytes);
+  }
+  soaprt_comm_wait(last);
+  for (int i = 0; i < SCRIBBLES; ++i)
+    free(scribble[i]);
+  expectTensor(&C, 0, "150 pending all-reduces: the region's max after the "
+                      "wait");
+  freeTensor(&C);
+}
+
 /* ------------------------------------------------------- memory, peak */
 
 static int64_t gPeak = 0;
@@ -1168,6 +1209,7 @@ int main(int argc, char **argv) {
   testAllReduces();
   testAsyncCommunication();
   testAllReduceBucket();
+  testManyPending();
   testPeak();
   soaprt_emu_options.quiet = 1; /* expected failures: no noise */
   testStrictCudaRuntime();
