@@ -501,7 +501,8 @@ struct CPUEntryPass
         auto valueType = cast<ShapedType>(value.getType());
         auto globalType = MemRefType::get(valueType.getShape(),
                                           valueType.getElementType());
-        std::string name = "__soap_initial_" + std::to_string(i);
+        std::string name =
+            (kInitialValueGlobalPrefix + "_" + Twine(i)).str();
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPointToStart(module.getBody());
@@ -539,6 +540,7 @@ struct CPUEntryPass
       func::ReturnOp::create(b, loc);
     }
     for (func::FuncOp func : rankFunctions) {
+      func->setAttr(kModelFunctionAttrName, b.getUnitAttr());
       // soap_main is the only caller and passes each argument its own
       // global: no two arguments share memory (alias analyses, such as
       // soap-cuda-fuse-parallel-loops', may rely on it).

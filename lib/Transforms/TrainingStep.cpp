@@ -502,8 +502,8 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
   auto fullType = type;
   if (hasConstants)
     type = RankedTensorType::get(reducedShape, type.getElementType());
-  if (dimResults.empty() ||
-      !map.isProjectedPermutation(/*allowZeroInResults=*/false))
+  // (No dimension at all: a scalar, whose gradient sums over every loop.)
+  if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
     return op->emitError()
            << "training step: cannot differentiate '" << op->getName()
            << "' with respect to operand " << operand->getOperandNumber()
@@ -1038,6 +1038,18 @@ LogicalResult TrainingStepBuilder::run() {
              << "training step: argument " << i << " has a dynamic shape ("
              << func.getArgument(i).getType()
              << "); the gradients need static shapes";
+  // A partitioned program writes each device's part of an updated
+  // parameter where it is held; a scalar has no part to leave out on the
+  // devices that do not hold it, so which copy is the new value is unknown.
+  if (inPlace && SOAPDialect::getNumDevices(func) > 1)
+    for (unsigned i : wanted)
+      if (cast<RankedTensorType>(func.getArgument(i).getType()).getRank() == 0)
+        return func.emitError()
+               << "training step: parameter argument " << i
+               << " is a scalar (rank 0), which a program for several "
+                  "devices cannot update in place; return the updated "
+                  "parameters (returns=parameters) or make it a tensor of "
+                  "one element";
   for (Operation &op : body.without_terminator()) {
     bool isActive = false;
     op.walk([&](Operation *inner) {

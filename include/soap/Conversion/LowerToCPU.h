@@ -46,6 +46,11 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
 /// Name of the unit attribute soap-cpu-prepare puts on the entry function.
 constexpr llvm::StringLiteral kCPUEntryAttrName = "soap_cpu_entry";
 
+/// Name of the unit attribute soap-cpu-entry puts on the functions soap_main
+/// calls: the entry, or each rank's (they compute the model; on the CUDA
+/// target, on data in device memory).
+constexpr llvm::StringLiteral kModelFunctionAttrName = "soap_model_function";
+
 /// `target` names the target in messages ("the CPU", "CUDA"): the CUDA
 /// lowering starts with the same checks.
 std::unique_ptr<Pass> createCPUPreparePass(std::string entry = "",

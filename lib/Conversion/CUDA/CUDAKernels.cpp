@@ -10,8 +10,13 @@
 #include "soap/Conversion/Passes.h"
 
 #include "soap/Conversion/LoopOrder.h"
+#include "soap/Conversion/LowerToCPU.h"
+#include "BufferPatterns.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -289,7 +294,153 @@ struct CUDAMapLoops : public soap::impl::CUDAMapLoopsBase<CUDAMapLoops> {
     return success();
   }
 
+  /// Whether `op` can run in a one-thread kernel among host work: a buffer
+  /// access, a pure computation, or a sequential loop of those.
+  static bool isKernelWork(Operation *op) {
+    if (isa<memref::LoadOp, memref::StoreOp>(op))
+      return true;
+    if (op->hasTrait<OpTrait::IsTerminator>())
+      return false;
+    if (isa<scf::ForOp>(op)) {
+      WalkResult walk = op->walk([&](Operation *inner) {
+        if (inner == op || isa<scf::YieldOp>(inner) || isKernelWork(inner))
+          return WalkResult::advance();
+        return WalkResult::interrupt();
+      });
+      return !walk.wasInterrupted();
+    }
+    return op->getNumRegions() == 0 && isPure(op);
+  }
+
+  static bool accessesMemory(Operation *op) {
+    WalkResult walk = op->walk([](Operation *inner) {
+      return isa<memref::LoadOp, memref::StoreOp>(inner)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    return walk.wasInterrupted();
+  }
+
+  /// A buffer the host itself keeps (a list handed to a helper function,
+  /// such as the deallocation helper's), which must stay on the host.
+  static bool isHostList(Operation *op, ModuleOp module) {
+    bool host = false;
+    op->walk([&](Operation *inner) {
+      Value buffer;
+      if (auto load = dyn_cast<memref::LoadOp>(inner))
+        buffer = load.getMemRef();
+      else if (auto store = dyn_cast<memref::StoreOp>(inner))
+        buffer = store.getMemRef();
+      else
+        return;
+      Value root = soap::cuda::rootBuffer(buffer);
+      if (isa<IndexType>(cast<BaseMemRefType>(root.getType()).getElementType()))
+        host = true;
+      SmallVector<Value> work = {root};
+      DenseSet<Value> seen;
+      while (!work.empty() && !host) {
+        Value v = work.pop_back_val();
+        if (!seen.insert(v).second)
+          continue;
+        for (Operation *user : v.getUsers()) {
+          if (auto call = dyn_cast<func::CallOp>(user)) {
+            auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+            host |= callee && !callee.isExternal();
+          } else if (isa<ViewLikeOpInterface, memref::CastOp>(user)) {
+            llvm::append_range(work, user->getResults());
+          }
+        }
+      }
+    });
+    return host;
+  }
+
+  /// Work left on the host between kernels: loops of one iteration that
+  /// canonicalization folded away (a one-element tile's update), ops with
+  /// no parallel loop (a rank-0 elementwise op, the last level of a
+  /// reduction to one element). Its buffers live on the GPU: each maximal
+  /// run of such ops becomes a one-iteration scf.parallel, mapped below
+  /// like any nest (a kernel whose one active thread runs it). Pure ops the
+  /// host reads after the run are copied into it; a run whose loaded value
+  /// the host reads stays (soap-cuda-device-memory reports it).
+  void wrapHostWork(Block &block, ModuleOp module) {
+    SmallVector<SmallVector<Operation *>> runs(1);
+    bool access = false;
+    for (Operation &op : block) {
+      if (isKernelWork(&op) && !isHostList(&op, module)) {
+        runs.back().push_back(&op);
+        access |= accessesMemory(&op);
+        continue;
+      }
+      if (!access)
+        runs.back().clear();
+      else
+        runs.emplace_back();
+      access = false;
+    }
+    if (!access)
+      runs.back().clear();
+    for (ArrayRef<Operation *> run : runs) {
+      if (run.empty())
+        continue;
+      llvm::SmallPtrSet<Operation *, 16> inRun(run.begin(), run.end());
+      auto usedAfter = [&](Operation *op) {
+        return llvm::any_of(op->getUsers(), [&](Operation *user) {
+          Operation *top = block.findAncestorOpInBlock(*user);
+          return !top || !inRun.contains(top);
+        });
+      };
+      // What the host reads after the run stays there too (copied into
+      // the run), with everything it is computed from: a loaded value
+      // among that keeps the run on the host.
+      llvm::SmallPtrSet<Operation *, 16> keep;
+      SmallVector<Operation *> work;
+      for (Operation *op : run)
+        if (usedAfter(op))
+          work.push_back(op);
+      bool hostReads = false;
+      while (!work.empty() && !hostReads) {
+        Operation *op = work.pop_back_val();
+        if (!keep.insert(op).second)
+          continue;
+        hostReads = accessesMemory(op);
+        for (Value operand : op->getOperands())
+          if (Operation *def = operand.getDefiningOp();
+              def && inRun.contains(def))
+            work.push_back(def);
+      }
+      if (hostReads)
+        continue;
+      OpBuilder b(run.front());
+      Location loc = run.front()->getLoc();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto wrapper = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                             ValueRange{one}, ValueRange{one});
+      Operation *yield = wrapper.getBody()->getTerminator();
+      SmallVector<std::pair<Operation *, Operation *>> copies;
+      for (Operation *op : run) {
+        if (!keep.contains(op)) {
+          op->moveBefore(yield);
+          continue;
+        }
+        b.setInsertionPoint(yield);
+        copies.push_back({op, b.clone(*op)});
+      }
+      for (auto [op, copy] : copies)
+        for (auto [from, to] :
+             llvm::zip(op->getResults(), copy->getResults()))
+          from.replaceUsesWithIf(to, [&, wrapper = wrapper](OpOperand &use) {
+            return wrapper->isProperAncestor(use.getOwner());
+          });
+    }
+  }
+
   void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func->hasAttr(soap::kModelFunctionAttrName))
+      wrapHostWork(func.getBody().front(),
+                   func->getParentOfType<ModuleOp>());
     if (blockSize <= 0 || blockSize > 1024) {
       getOperation().emitError()
           << "soap-cuda-map-loops: block size "

@@ -42,6 +42,13 @@ inline constexpr llvm::StringLiteral kDeviceListGlobalPrefix =
 inline constexpr llvm::StringLiteral kInputRegionGlobalPrefix =
     "__soap_region";
 
+/// An input's initial value (a weight lifted from a constant): a constant
+/// memref.global of the whole input ("__soap_initial_3") that soap_setup
+/// passes to soaprt_input_initial. Host memory on every target: libsoaprt
+/// copies each rank's part into the input once.
+inline constexpr llvm::StringLiteral kInitialValueGlobalPrefix =
+    "__soap_initial";
+
 /// The libsoaprt element type code (soaprt_dtype_t) of `type`, or failure.
 FailureOr<int64_t> getRuntimeDTypeCode(Type type);
 
