@@ -12,6 +12,7 @@
 
 #include "BufferPatterns.h"
 
+#include "soap/Conversion/LowerToCPU.h"
 #include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -233,12 +234,14 @@ struct CUDADeviceMemory
                          : cast<memref::StoreOp>(op).getMemRef();
       Value root = soap::cuda::rootBuffer(buffer);
       // Host buffers, and the arguments of private helpers (the
-      // deallocation helper's lists); the entry's arguments are on the GPU.
+      // deallocation helper's lists); the arguments of the functions
+      // soap_main calls (the entry, each rank's) are on the GPU.
       if (hostBuffers.contains(root))
         continue;
       if (auto arg = dyn_cast<BlockArgument>(root)) {
         auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-        if (func && func.isPrivate())
+        if (func && func.isPrivate() &&
+            !func->hasAttr(soap::kModelFunctionAttrName))
           continue;
       }
       op->emitError() << "cannot lower for CUDA: the host reads or writes a "
