@@ -12,8 +12,8 @@
 // CHECK-DAG:   func.func private @soaprt_input_region(i64, memref<*xi64>) attributes {llvm.emit_c_interface}
 // CHECK-NOT:   func.func @model(
 // Each argument gets a global of its own: no two alias (llvm.noalias).
-// CHECK:       func.func private @model__rank0(%{{.*}}: memref<2x8xf32> {llvm.noalias}, %{{.*}}: memref<8x4xf32> {llvm.noalias}, %{{.*}}: memref<0xf32> {llvm.noalias}) -> memref<2x6xf32> {
-// CHECK:       func.func private @model__rank1(%{{.*}}: memref<2x8xf32> {llvm.noalias}, %{{.*}}: memref<8x2xf32> {llvm.noalias}, %{{.*}}: memref<0xf32> {llvm.noalias}) -> memref<2x6xf32> {
+// CHECK:       func.func private @model__rank0(%{{.*}}: memref<2x8xf32> {llvm.noalias}, %{{.*}}: memref<8x4xf32> {llvm.noalias}, %{{.*}}: memref<0xf32> {llvm.noalias}) -> memref<2x6xf32> attributes {soap_model_function} {
+// CHECK:       func.func private @model__rank1(%{{.*}}: memref<2x8xf32> {llvm.noalias}, %{{.*}}: memref<8x2xf32> {llvm.noalias}, %{{.*}}: memref<0xf32> {llvm.noalias}) -> memref<2x6xf32> attributes {soap_model_function} {
 // Ranks whose parts have the same shape share a global (each binds only
 // its own); another shape gets another.
 // CHECK-DAG:   memref.global "private" @__soap_input_0 : memref<2x8xf32> = uninitialized

@@ -8,7 +8,7 @@
 // itself to soaprt_update_input (nothing to copy).
 
 // CHECK-LABEL: func.func @step(
-// CHECK-SAME:      %{{.*}}: memref<4xf32> {llvm.noalias}, %[[W:.*]]: memref<4xf32> {llvm.noalias}) -> memref<4xf32> {
+// CHECK-SAME:      %{{.*}}: memref<4xf32> {llvm.noalias}, %[[W:.*]]: memref<4xf32> {llvm.noalias}) -> memref<4xf32> attributes {soap_model_function} {
 // CHECK:         linalg.generic {{.*}} outs(%[[W]] : memref<4xf32>)
 // CHECK-LABEL: func.func @soap_num_outputs() -> i64
 // CHECK:         arith.constant 1 : i64

@@ -425,6 +425,17 @@ def CUDAMapLoops : Pass<"soap-cuda-map-loops", "func::FuncOp"> {
     the block size and maps the tiles to blocks (x) and the elements to
     threads (x); nested parallel loops run sequentially in their thread.
     `convert-parallel-loops-to-gpu` then makes one `gpu.launch` per nest.
+
+    First, in the functions soap_main calls (`soap_model_function`, whose
+    buffers live in device memory), each maximal run of host work between
+    the nests (buffer loads and stores, sequential `scf.for` loops over
+    them and pure ops: a one-element tile's update whose loop of one
+    iteration canonicalization folded, a reduction to one element, an op
+    with no loops) becomes a one-iteration `scf.parallel`, i.e. a kernel
+    with one active thread. Pure values the host uses after the run are
+    copied into it; a run whose loaded value the host reads, and buffers of
+    `index` elements or handed to a defined function (the deallocation
+    helper's lists), stay on the host.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",

@@ -3,7 +3,8 @@
 // The passes that shape linalg ops into kernels before upstream's
 // convert-parallel-loops-to-gpu: elementwise fusion (one kernel per group),
 // memref.copy as linalg.copy, parallel loops outermost, and the mapping of
-// each loop nest onto a 1-D grid of thread blocks.
+// each loop nest (and of the host work between them) onto a 1-D grid of
+// thread blocks.
 //
 //===----------------------------------------------------------------------===//
 
