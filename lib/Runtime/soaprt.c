@@ -584,16 +584,26 @@ void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *m,
 #endif
 }
 
-void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *m,
-                         int64_t dtype) {
-  const char *who = "soaprt_update_input";
+/* Bound input `index`, which holds `dtype` elements, and the view of `m`
+ * (a value for it) for `who`. */
+static soaprt_binding_t *boundInput(int64_t index, soaprt_unranked_memref_t *m,
+                                    int64_t dtype, const char *who,
+                                    region_t *view) {
   if (index < 0 || index >= SOAPRT_MAX_BINDINGS || !gInputs[index].bound)
     soaprt_fatal("%s: input %lld is not bound", who, (long long)index);
   soaprt_binding_t *b = &gInputs[index];
   if (dtype != b->dtype)
     soaprt_fatal("%s: input %lld holds %s, not %s", who, (long long)index,
                  soaprt_dtype_npy(b->dtype), soaprt_dtype_npy(dtype));
-  region_t view = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
+  *view = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
+  return b;
+}
+
+void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *m,
+                         int64_t dtype) {
+  const char *who = "soaprt_update_input";
+  region_t view;
+  soaprt_binding_t *b = boundInput(index, m, dtype, who, &view);
   /* The new value is the part this rank holds (the compiled code's rank
      function returns only that part) or the whole input. */
   const int64_t *whole = b->hasRegion ? b->whole : b->sizes;
@@ -625,13 +635,8 @@ void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *m,
 void soaprt_input_initial(int64_t index, soaprt_unranked_memref_t *m,
                           int64_t dtype) {
   const char *who = "soaprt_input_initial";
-  if (index < 0 || index >= SOAPRT_MAX_BINDINGS || !gInputs[index].bound)
-    soaprt_fatal("%s: input %lld is not bound", who, (long long)index);
-  soaprt_binding_t *b = &gInputs[index];
-  if (dtype != b->dtype)
-    soaprt_fatal("%s: input %lld holds %s, not %s", who, (long long)index,
-                 soaprt_dtype_npy(b->dtype), soaprt_dtype_npy(dtype));
-  region_t view = soaprt_view(m, soaprt_checked_dtype_size(dtype, who));
+  region_t view;
+  soaprt_binding_t *b = boundInput(index, m, dtype, who, &view);
   const int64_t *whole = b->hasRegion ? b->whole : b->sizes;
   int fits = view.rank == b->rank;
   for (int64_t d = 0; fits && d < view.rank; ++d)

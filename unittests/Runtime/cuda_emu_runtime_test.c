@@ -739,6 +739,15 @@ static void testAsyncCommunication(void) {
 /* A bucket of gradients: two all-reduces started in one group (one NCCL
  * launch), the strided region packed and unpacked at the group's end, then
  * one wait. */
+/* Element e's largest value over the ranks, rank r's being value(e, base +
+ * r). */
+static float maxOverRanks(int64_t e, int base) {
+  float most = value(e, base);
+  for (int r = 1; r < gSize; ++r)
+    most = value(e, base + r) > most ? value(e, base + r) : most;
+  return most;
+}
+
 static void testAllReduceBucket(void) {
   int64_t world[16];
   for (int i = 0; i < gSize && i < 16; ++i)
@@ -765,10 +774,7 @@ static void testAllReduceBucket(void) {
       C.want[e] = (float)sum;
       C.scale[e] = gSize;
     }
-    float most = value(e, 120);
-    for (int r = 1; r < gSize; ++r)
-      most = value(e, 120 + r) > most ? value(e, 120 + r) : most;
-    D.want[e] = most;
+    D.want[e] = maxOverRanks(e, 120);
   }
   soaprt_comm_wait(t2);
   expectTensor(&C, 1e-6, "bucket: the strided region's sum after the wait");
@@ -794,12 +800,8 @@ static void testManyPending(void) {
     last = soaprt_all_reduce_start(ref(&C), SOAPRT_F32, SOAPRT_MAX,
                                    mk(&d, world, 0, 1, dSizes, dStrides));
   for (int64_t e = 0; e < 24 && gSize > 1; ++e)
-    if (inRegion(e)) {
-      float most = value(e, 140);
-      for (int r = 1; r < gSize; ++r)
-        most = value(e, 140 + r) > most ? value(e, 140 + r) : most;
-      C.want[e] = most;
-    }
+    if (inRegion(e))
+      C.want[e] = maxOverRanks(e, 140);
   /* Memory the queue left behind as it grew is reused now: were a region
      still pointing there, it would read these bytes. */
   enum { SCRIBBLES = 64 };
