@@ -23,6 +23,7 @@
 #include "Summary.h"
 
 #include "soap/Analysis/OpGraphExtraction.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "soap/Conversion/LowerToCPU.h"
 #include "soap/Conversion/LowerToCUDA.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
@@ -199,6 +200,49 @@ static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::cat(soapcCategory));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress on stderr"),
                            cl::cat(soapcCategory));
+
+/// The executable's inputs, in the order it takes them: the entry's
+/// arguments (data, parameters; those lifted from constants with the
+/// location of their constant), then with --train one cotangent per
+/// result. For the report: which input<i>.npy is which weight.
+static llvm::json::Array describeInputs(func::FuncOp func, bool training) {
+  llvm::json::Array inputs;
+  auto describe = [&](Type type, StringRef kind, Location loc,
+                      bool initialValue) {
+    llvm::json::Array shape;
+    std::string element;
+    if (auto shaped = dyn_cast<ShapedType>(type)) {
+      for (int64_t d : shaped.getShape())
+        shape.push_back(d);
+      llvm::raw_string_ostream(element) << shaped.getElementType();
+    } else {
+      llvm::raw_string_ostream(element) << type;
+    }
+    llvm::json::Object input{{"index", static_cast<int64_t>(inputs.size())},
+                             {"kind", kind},
+                             {"shape", std::move(shape)},
+                             {"element_type", element},
+                             {"initial_value", initialValue}};
+    if (auto file = dyn_cast<FileLineColLoc>(loc))
+      input["location"] = (file.getFilename().getValue() + ":" +
+                           llvm::Twine(file.getLine()) + ":" +
+                           llvm::Twine(file.getColumn()))
+                              .str();
+    inputs.push_back(std::move(input));
+  };
+  llvm::SmallBitVector parameters = mlir::soap::getParameterArguments(func);
+  for (BlockArgument arg : func.getArguments())
+    describe(arg.getType(),
+             parameters.test(arg.getArgNumber()) ? "parameter" : "data",
+             arg.getLoc(),
+             static_cast<bool>(func.getArgAttr(
+                 arg.getArgNumber(),
+                 mlir::soap::SOAPDialect::kInitialValueAttrName)));
+  if (training)
+    for (Type result : func.getResultTypes())
+      describe(result, "cotangent", func.getLoc(), false);
+  return inputs;
+}
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "soapc: error: " << message << "\n";
@@ -589,6 +633,7 @@ int main(int argc, char **argv) {
     return 1;
   if (!reportFile.empty()) {
     llvm::json::Object report = soapc::buildReport(summary, sim);
+    report["inputs"] = describeInputs(*func, train);
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
