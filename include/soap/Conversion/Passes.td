@@ -434,8 +434,8 @@ def CUDAMapLoops : Pass<"soap-cuda-map-loops", "func::FuncOp"> {
     with no loops) becomes a one-iteration `scf.parallel`, i.e. a kernel
     with one active thread. Pure values the host uses after the run are
     copied into it; a run whose loaded value the host reads, and buffers of
-    `index` elements or handed to a defined function (the deallocation
-    helper's lists), stay on the host.
+    `index` elements or handed to a function other than libsoaprt's (the
+    deallocation helper's lists), stay on the host.
   }];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
