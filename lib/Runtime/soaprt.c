@@ -644,16 +644,12 @@ void soaprt_input_initial(int64_t index, soaprt_unranked_memref_t *m,
   if (!fits)
     soaprt_fatal("%s: the initial value of input %lld does not have the "
                  "input's shape", who, (long long)index);
-  int64_t bytes = soaprt_region_elements(&view) * view.elemSize;
-  free(b->initial);
-  b->initial = (char *)malloc(bytes ? (size_t)bytes : 1);
-  if (!b->initial)
-    soaprt_fatal("out of memory (%lld bytes)", (long long)bytes);
-#ifdef SOAPRT_HAVE_CUDA
-  soaprt_cuda_download(&view, b->initial, who); /* host or device */
-#else
-  copyRegion(&view, b->initial, 1);
-#endif
+  if (!soaprt_region_contiguous(&view))
+    soaprt_fatal("%s: the initial value of input %lld is not contiguous", who,
+                 (long long)index);
+  /* The program's constant, in host memory on every target: no copy (the
+     executable's pages are shared by the ranks of a machine). */
+  b->initial = view.base;
 }
 
 /* Copies `count` elements of `part` (row-major, the box [offsets, offsets +
@@ -822,7 +818,6 @@ void soaprt_finalize(void) {
     free(gOutputs[i].data);
     gOutputs[i].data = NULL;
     gOutputs[i].capacity = 0;
-    free(gInputs[i].initial);
     gInputs[i].initial = NULL;
   }
 }

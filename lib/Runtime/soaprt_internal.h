@@ -33,9 +33,9 @@ typedef struct soaprt_binding {
      the CUDA back end, whether `device` is newer than `data`. */
   int updated;
   int deviceNewer;
-  /* Inputs: the whole initial value (soaprt_input_initial), host memory the
-     runtime owns, or NULL. */
-  char *initial;
+  /* Inputs: the whole initial value (soaprt_input_initial: the program's
+     constant, host memory), or NULL. */
+  const char *initial;
 } soaprt_binding_t;
 
 soaprt_binding_t *soaprt_input_binding(int64_t index);

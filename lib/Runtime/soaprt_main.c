@@ -463,8 +463,7 @@ int main(int argc, char **argv) {
       forEachRow(b, initialRow, NULL);
     else if (!fileOf[i])
       fillRandom(b, i, seed);
-    free(b->initial); /* read once */
-    b->initial = NULL;
+    b->initial = NULL; /* read once */
   }
   free(fileOf);
   free(inputFiles);

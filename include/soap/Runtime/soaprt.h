@@ -167,8 +167,9 @@ void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *buffer,
                          int64_t dtype);
 /* Called by soap_setup after soaprt_bind_input(index, ...) for an input that
  * has an initial value (an argument marked soap.initial_value: a weight
- * lifted from the model's constants): `value` is the whole input (host or
- * device memory), which soaprt_main.c gives the input (the rank's part of
+ * lifted from the model's constants): `value` is the whole input (a
+ * constant of the program, in host memory on every target; not copied),
+ * which soaprt_main.c gives the input (the rank's part of
  * it) instead of random data, and instead of a file when --inputs names
  * files for the other inputs only. */
 void soaprt_input_initial(int64_t index, soaprt_unranked_memref_t *value,
