@@ -431,8 +431,8 @@ def CUDAMapLoops : Pass<"soap-cuda-map-loops", "func::FuncOp"> {
     the nests (buffer loads and stores, sequential `scf.for` loops over
     them and pure ops: a one-element tile's update whose loop of one
     iteration canonicalization folded, a reduction to one element, an op
-    with no loops) becomes a one-iteration `scf.parallel`, i.e. a kernel
-    with one active thread. Pure values the host uses after the run are
+    with no loops) becomes a one-iteration `scf.parallel` mapped to one
+    block of one thread. Pure values the host uses after the run are
     copied into it; a run whose loaded value the host reads, and buffers of
     `index` elements or handed to a function other than libsoaprt's (the
     deallocation helper's lists), stay on the host.

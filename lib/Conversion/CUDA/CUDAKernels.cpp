@@ -363,10 +363,10 @@ struct CUDAMapLoops : public soap::impl::CUDAMapLoopsBase<CUDAMapLoops> {
   /// canonicalization folded away (a one-element tile's update), ops with
   /// no parallel loop (a rank-0 elementwise op, the last level of a
   /// reduction to one element). Its buffers live on the GPU: each maximal
-  /// run of such ops becomes a one-iteration scf.parallel, mapped below
-  /// like any nest (a kernel whose one active thread runs it). Pure ops the
-  /// host reads after the run are copied into it; a run whose loaded value
-  /// the host reads stays (soap-cuda-device-memory reports it).
+  /// run of such ops becomes a one-iteration scf.parallel mapped to one
+  /// block of one thread. Pure ops the host reads after the run are copied
+  /// into it; a run whose loaded value the host reads stays
+  /// (soap-cuda-device-memory reports it).
   void wrapHostWork(Block &block) {
     SmallVector<SmallVector<Operation *>> runs(1);
     bool access = false;
@@ -421,6 +421,9 @@ struct CUDAMapLoops : public soap::impl::CUDAMapLoopsBase<CUDAMapLoops> {
       Value one = arith::ConstantIndexOp::create(b, loc, 1);
       auto wrapper = scf::ParallelOp::create(b, loc, ValueRange{zero},
                                              ValueRange{one}, ValueRange{one});
+      // One block of one thread (not tiled by the block size below).
+      (void)gpu::setMappingAttr(wrapper,
+                                {mapTo(&getContext(), gpu::Processor::BlockX)});
       Operation *yield = wrapper.getBody()->getTerminator();
       SmallVector<std::pair<Operation *, Operation *>> copies;
       for (Operation *op : run) {

@@ -4,13 +4,13 @@
 // A one-element tile's SGD update (its loop of one iteration folded away by
 // canonicalization) and a reduction to one element with no parallel loop,
 // in a function soap_main calls: their buffers are on the GPU, so each run
-// of host work becomes a one-iteration loop mapped to blocks and threads.
+// of host work becomes a one-iteration loop mapped to one block (of one
+// thread).
 // The constant the host reads after the run is copied into it.
 // CHECK-LABEL: func.func {{.*}}@model(
 // CHECK-SAME: %[[W:.*]]: memref<1xf32>, %[[G:.*]]: memref<1xf32>, %[[X:.*]]: memref<8xf32>, %[[S:.*]]: memref<f32>)
 // CHECK:         scf.parallel
-// CHECK:           scf.parallel
-// CHECK:             scf.if
+// CHECK-NOT:       scf.parallel
 // CHECK:               memref.load %[[G]]
 // CHECK:               memref.load %[[W]]
 // CHECK:               memref.store %{{.*}}, %[[W]]
