@@ -987,21 +987,29 @@ LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
                          << op->getName() << "'";
 }
 
+/// Upstream's cleanup of linalg ops' unused operands and results, on `ops`
+/// only (their soap.config and soap.name are kept).
+static void eraseUnusedOperandsAndResults(ArrayRef<Operation *> ops) {
+  if (ops.empty())
+    return;
+  RewritePatternSet patterns(ops.front()->getContext());
+  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+  GreedyRewriteConfig config;
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+  (void)applyOpPatternsGreedily(ops, std::move(patterns), config);
+}
+
 LogicalResult TrainingStepBuilder::run() {
   Block &body = func.getBody().front();
   // Results nothing reads go first: an exporter's max reduction that also
   // computes the argmax nobody uses (torch.max(dim) in a softmax) is then a
   // plain max.
   {
-    SmallVector<Operation *> linalgOps;
+    SmallVector<Operation *> generics;
     for (Operation &op : body.without_terminator())
       if (isa<linalg::GenericOp>(op))
-        linalgOps.push_back(&op);
-    RewritePatternSet patterns(func.getContext());
-    linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
-    GreedyRewriteConfig config;
-    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
-    (void)applyOpPatternsGreedily(linalgOps, std::move(patterns), config);
+        generics.push_back(&op);
+    eraseUnusedOperandsAndResults(generics);
   }
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   unsigned numArgs = func.getNumArguments();
@@ -1152,11 +1160,7 @@ LogicalResult TrainingStepBuilder::run() {
       return failure();
     ret->insertOperands(ret.getNumOperands(), v);
   }
-  RewritePatternSet patterns(func.getContext());
-  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
-  GreedyRewriteConfig config;
-  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
-  (void)applyOpPatternsGreedily(created, std::move(patterns), config);
+  eraseUnusedOperandsAndResults(created);
   if (anyConfig)
     return fillMissingConfigs(func);
   return success();

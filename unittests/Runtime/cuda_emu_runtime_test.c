@@ -650,10 +650,21 @@ static void testTransfers(void) {
   freeTensor(&T);
 }
 
-static void testAllReduces(void) {
-  int64_t world[16];
+/* Every rank, 0..gSize-1: the device list of a collective over the world,
+ * as a plain list and as the i64 memref the runtime takes. */
+static int64_t gWorld[16];
+static int64_t *worldDevices(void) {
   for (int i = 0; i < gSize && i < 16; ++i)
-    world[i] = i;
+    gWorld[i] = i;
+  return gWorld;
+}
+static soaprt_unranked_memref_t *worldList(view_t *v) {
+  int64_t sizes[1] = {gSize}, strides[1] = {1};
+  return mk(v, worldDevices(), 0, 1, sizes, strides);
+}
+
+static void testAllReduces(void) {
+  int64_t *world = worldDevices();
   /* A sub-group in a non-sorted order: {2, 0} (or what exists). */
   int64_t group[2] = {gSize >= 3 ? 2 : gSize - 1, 0};
   int groupSize = gSize == 1 ? 1 : 2;
@@ -677,18 +688,14 @@ static void testAsyncCommunication(void) {
   const char *env = getenv("SOAPRT_COMM_DEFER");
   int deferred = !env || !*env || strcmp(env, "0") != 0;
   int last = gSize - 1;
-  int64_t world[16];
-  for (int i = 0; i < gSize && i < 16; ++i)
-    world[i] = i;
 
   /* All-reduce (sum) of the strided region over the world. */
   tensor_t A;
   int64_t sizes[2] = {3, 3};
   makeTensor(&A, 2, sizes, kRegionStrides, 1, 24, 60 + gRank);
   view_t d;
-  int64_t dSizes[1] = {gSize}, dStrides[1] = {1};
   int64_t t1 = soaprt_all_reduce_start(ref(&A), SOAPRT_F32, SOAPRT_SUM,
-                                       mk(&d, world, 0, 1, dSizes, dStrides));
+                                       worldList(&d));
   EXPECT(gSize == 1 ? t1 == 0 : t1 > 0, "all_reduce_start ticket %lld on %d "
          "ranks", (long long)t1, gSize);
   if (deferred)
@@ -749,20 +756,16 @@ static float maxOverRanks(int64_t e, int base) {
 }
 
 static void testAllReduceBucket(void) {
-  int64_t world[16];
-  for (int i = 0; i < gSize && i < 16; ++i)
-    world[i] = i;
   tensor_t C, D;
   int64_t sizes[2] = {3, 3}, whole[1] = {24}, unit[1] = {1};
   makeTensor(&C, 2, sizes, kRegionStrides, 1, 24, 100 + gRank);
   makeTensor(&D, 1, whole, unit, 0, 24, 120 + gRank);
   view_t d1, d2;
-  int64_t dSizes[1] = {gSize}, dStrides[1] = {1};
   soaprt_comm_group_begin();
   int64_t t1 = soaprt_all_reduce_start(ref(&C), SOAPRT_F32, SOAPRT_SUM,
-                                       mk(&d1, world, 0, 1, dSizes, dStrides));
+                                       worldList(&d1));
   int64_t t2 = soaprt_all_reduce_start(ref(&D), SOAPRT_F32, SOAPRT_MAX,
-                                       mk(&d2, world, 0, 1, dSizes, dStrides));
+                                       worldList(&d2));
   soaprt_comm_group_end();
   EXPECT(gSize == 1 ? t1 == 0 && t2 == 0 : t2 == t1 + 1,
          "bucket tickets %lld, %lld", (long long)t1, (long long)t2);
@@ -787,18 +790,14 @@ static void testAllReduceBucket(void) {
  * queue grows while they wait, and each still reduces its own region (the
  * copies of the regions' sizes and strides move with the queue). */
 static void testManyPending(void) {
-  int64_t world[16];
-  for (int i = 0; i < gSize && i < 16; ++i)
-    world[i] = i;
   tensor_t C;
   int64_t sizes[2] = {3, 3};
   makeTensor(&C, 2, sizes, kRegionStrides, 1, 24, 140 + gRank);
   view_t d;
-  int64_t dSizes[1] = {gSize}, dStrides[1] = {1};
   int64_t last = 0;
   for (int i = 0; i < 150; ++i)
     last = soaprt_all_reduce_start(ref(&C), SOAPRT_F32, SOAPRT_MAX,
-                                   mk(&d, world, 0, 1, dSizes, dStrides));
+                                   worldList(&d));
   for (int64_t e = 0; e < 24 && gSize > 1; ++e)
     if (inRegion(e))
       C.want[e] = maxOverRanks(e, 140);
