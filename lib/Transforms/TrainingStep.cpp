@@ -34,6 +34,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir {
 namespace soap {
@@ -177,6 +178,43 @@ static bool dependsOn(Value value, BlockArgument arg) {
   return false;
 }
 
+/// How a convolution's input gradient is built. With Y = conv(X, W) of
+/// strides S, dX is the stride-1 convolution of the same kind over dY spread
+/// by S and padded by the window less one on each side (dilateAndPad), with
+/// the filter flipped in its window and its input and output channel dims
+/// swapped (the flipped filter's dim d is W's dim `filterDims[d]`, window
+/// dims reversed). Its loops follow the forward loops `loopMap`.
+struct ConvInputGradient {
+  int64_t spatial;                 ///< X's and Y's rows dim (columns next)
+  SmallVector<int64_t> filterDims; ///< flipped dim -> W dim
+  int64_t kernel;                  ///< W's window rows dim (columns next)
+  SmallVector<int32_t> loopMap;    ///< dX conv loop -> forward loop
+};
+
+/// The forms of the convolutions the training step differentiates (loops
+/// as upstream's named ops order them), null for others:
+///   conv_2d_nchw_fchw      (n, f, oh, ow, c, kh, kw), W [F, C, KH, KW]
+///   conv_2d_nhwc_hwcf      (n, oh, ow, f, kh, kw, c), W [KH, KW, C, F]
+///   conv_2d_nhwc_fhwc      (n, oh, ow, f, kh, kw, c), W [F, KH, KW, C]
+///   depthwise_conv_2d_nchw_chw (n, oh, ow, c, kh, kw), W [C, KH, KW]
+///   depthwise_conv_2d_nhwc_hwc (n, oh, ow, c, kh, kw), W [KH, KW, C]
+///   conv_2d_ngchw_gfchw    (n, g, f, oh, ow, c, kh, kw), W [G, F, C, KH, KW]
+static std::optional<ConvInputGradient> convInputGradient(Operation *op) {
+  if (isa<linalg::Conv2DNchwFchwOp>(op))
+    return ConvInputGradient{2, {1, 0, 2, 3}, 2, {0, 4, 2, 3, 1, 5, 6}};
+  if (isa<linalg::Conv2DNhwcHwcfOp>(op))
+    return ConvInputGradient{1, {0, 1, 3, 2}, 0, {0, 1, 2, 6, 4, 5, 3}};
+  if (isa<linalg::Conv2DNhwcFhwcOp>(op))
+    return ConvInputGradient{1, {3, 1, 2, 0}, 1, {0, 1, 2, 6, 4, 5, 3}};
+  if (isa<linalg::DepthwiseConv2DNchwChwOp>(op))
+    return ConvInputGradient{2, {0, 1, 2}, 1, {0, 1, 2, 3, 4, 5}};
+  if (isa<linalg::DepthwiseConv2DNhwcHwcOp>(op))
+    return ConvInputGradient{1, {0, 1, 2}, 0, {0, 1, 2, 3, 4, 5}};
+  if (isa<linalg::Conv2DNgchwGfchwOp>(op))
+    return ConvInputGradient{3, {0, 2, 1, 3, 4}, 3, {0, 1, 5, 3, 4, 2, 6, 7}};
+  return std::nullopt;
+}
+
 class TrainingStepBuilder {
 public:
   TrainingStepBuilder(func::FuncOp func, bool returnGradients,
@@ -194,7 +232,12 @@ private:
   /// d(result)/d(operand) over the op's own loops (see Passes.td).
   LogicalResult differentiateOperand(linalg::LinalgOp op, OpOperand *operand,
                                      ArrayRef<Value> grads);
-  LogicalResult differentiateConvInput(linalg::Conv2DNchwFchwOp op, Value grad);
+  /// dX of a convolution (see ConvInputGradient below): the stride-1
+  /// convolution of the same kind over dY spread and padded, with the
+  /// filter flipped in its window and its channel roles swapped.
+  template <typename ConvOp>
+  LogicalResult differentiateConvInput(ConvOp op, Value grad,
+                                       const ConvInputGradient &form);
   LogicalResult differentiatePoolInput(linalg::LinalgOp op, bool isMax,
                                        Value grad);
   /// The scalar adjoint of `target` in a cloned body, given `seed` as the
@@ -203,12 +246,14 @@ private:
                                  ArrayRef<std::pair<Value, Value>> seeds,
                                  Value target, Operation *forwardOp);
 
-  /// `grad` [N, C, OH, OW] with stride-1 zeros between its rows / columns,
-  /// K-1 zeros before and zeros up to `size` + K-1 after: the input of the
-  /// stride-1 correlation that gives a strided convolution's input gradient
-  /// (a pooling's: PoolGradient.h).
+  /// `grad` (its rows and columns dims `spatial` and `spatial` + 1) with
+  /// stride-1 zeros between its rows / columns, K-1 zeros before and zeros
+  /// up to `size` + K-1 after: the input of the stride-1 correlation that
+  /// gives a strided convolution's input gradient (a pooling's:
+  /// PoolGradient.h).
   Value dilateAndPad(Location loc, Value grad, ArrayRef<int64_t> strides,
-                     ArrayRef<int64_t> window, ArrayRef<int64_t> size);
+                     ArrayRef<int64_t> window, ArrayRef<int64_t> size,
+                     int64_t spatial);
 
   void contribute(Value value, Value grad) {
     if (active.contains(value))
@@ -680,9 +725,11 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
 Value TrainingStepBuilder::dilateAndPad(Location loc, Value grad,
                                         ArrayRef<int64_t> strides,
                                         ArrayRef<int64_t> window,
-                                        ArrayRef<int64_t> size) {
+                                        ArrayRef<int64_t> size,
+                                        int64_t spatial) {
   auto type = cast<RankedTensorType>(grad.getType());
   Type elem = type.getElementType();
+  int64_t rank = type.getRank();
   SmallVector<int64_t> shape(type.getShape());
   Value zero = floatConstant(b, loc, elem, 0.0);
   auto padOp = [&](Value source, ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
@@ -700,71 +747,99 @@ Value TrainingStepBuilder::dilateAndPad(Location loc, Value grad,
         .getResult();
   };
   if (strides[0] > 1 || strides[1] > 1) {
-    SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}, {4, 5}};
-    auto expanded = RankedTensorType::get(
-        {shape[0], shape[1], shape[2], 1, shape[3], 1}, elem);
+    // Each of rows and columns d becomes (d, 1), padded to (d, stride).
+    SmallVector<ReassociationIndices> groups;
+    SmallVector<int64_t> expandedShape, high;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t at = static_cast<int64_t>(expandedShape.size());
+      expandedShape.push_back(shape[d]);
+      high.push_back(0);
+      if (d == spatial || d == spatial + 1) {
+        groups.push_back({at, at + 1});
+        expandedShape.push_back(1);
+        high.push_back(strides[d - spatial] - 1);
+      } else {
+        groups.push_back({at});
+      }
+    }
+    auto expanded = RankedTensorType::get(expandedShape, elem);
     Value v = tensor::ExpandShapeOp::create(b, loc, expanded, grad, groups);
-    v = padOp(v, {0, 0, 0, 0, 0, 0},
-              {0, 0, 0, strides[0] - 1, 0, strides[1] - 1});
+    v = padOp(v, SmallVector<int64_t>(high.size(), 0), high);
     grad = tensor::CollapseShapeOp::create(b, loc, v, groups);
-    shape[2] *= strides[0];
-    shape[3] *= strides[1];
+    shape[spatial] *= strides[0];
+    shape[spatial + 1] *= strides[1];
   }
-  if (shape[2] > size[0] || shape[3] > size[1]) {
+  if (shape[spatial] > size[0] || shape[spatial + 1] > size[1]) {
     // Only zeros lie past the input's extent.
-    SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0)), sizes,
-        unit(4, b.getIndexAttr(1));
-    shape[2] = std::min(shape[2], size[0]);
-    shape[3] = std::min(shape[3], size[1]);
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+        unit(rank, b.getIndexAttr(1));
+    shape[spatial] = std::min(shape[spatial], size[0]);
+    shape[spatial + 1] = std::min(shape[spatial + 1], size[1]);
     for (int64_t s : shape)
       sizes.push_back(b.getIndexAttr(s));
     grad = tensor::ExtractSliceOp::create(b, loc, grad, offsets, sizes, unit);
   }
-  SmallVector<int64_t> low = {0, 0, window[0] - 1, window[1] - 1};
-  SmallVector<int64_t> high = {0, 0, size[0] - shape[2], size[1] - shape[3]};
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (int64_t d = 0; d < 2; ++d) {
+    low[spatial + d] = window[d] - 1;
+    high[spatial + d] = size[d] - shape[spatial + d];
+  }
   if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
       llvm::all_of(high, [](int64_t v) { return v == 0; }))
     return grad;
   return padOp(grad, low, high);
 }
 
+template <typename ConvOp>
 LogicalResult
-TrainingStepBuilder::differentiateConvInput(linalg::Conv2DNchwFchwOp op,
-                                            Value grad) {
+TrainingStepBuilder::differentiateConvInput(ConvOp op, Value grad,
+                                            const ConvInputGradient &form) {
   Location loc = op.getLoc();
   Value x = op.getDpsInputOperand(0)->get();
   Value w = op.getDpsInputOperand(1)->get();
   auto xType = cast<RankedTensorType>(x.getType());
   auto wType = cast<RankedTensorType>(w.getType());
-  SmallVector<int64_t> strides(op.getStrides().getValues<int64_t>());
-  int64_t kh = wType.getDimSize(2), kw = wType.getDimSize(3);
-  Value dilated = dilateAndPad(loc, grad, strides, {kh, kw},
-                               {xType.getDimSize(2), xType.getDimSize(3)});
-  // The flipped filter, input and output channels swapped.
+  SmallVector<int64_t> strides(op.getStrides().template getValues<int64_t>());
+  int64_t kh = wType.getDimSize(form.kernel);
+  int64_t kw = wType.getDimSize(form.kernel + 1);
+  Value dilated =
+      dilateAndPad(loc, grad, strides, {kh, kw},
+                   {xType.getDimSize(form.spatial),
+                    xType.getDimSize(form.spatial + 1)},
+                   form.spatial);
+  // The flipped filter: flipped[d] = W[filterDims[d]], window reversed.
   MLIRContext *ctx = b.getContext();
-  AffineExpr d0, d1, d2, d3;
-  bindDims(ctx, d0, d1, d2, d3);
-  AffineMap flip = AffineMap::get(4, 0, {d1, d0, kh - 1 - d2, kw - 1 - d3}, ctx);
-  auto flippedType =
-      RankedTensorType::get({wType.getDimSize(1), wType.getDimSize(0), kh, kw},
-                            wType.getElementType());
+  int64_t rank = wType.getRank();
+  SmallVector<AffineExpr> reads(rank);
+  SmallVector<int64_t> flippedShape;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t from = form.filterDims[d];
+    AffineExpr e = getAffineDimExpr(d, ctx);
+    if (from == form.kernel || from == form.kernel + 1)
+      e = wType.getDimSize(from) - 1 - e;
+    reads[from] = e;
+    flippedShape.push_back(wType.getDimSize(from));
+  }
+  AffineMap flip = AffineMap::get(rank, 0, reads, ctx);
+  auto flippedType = RankedTensorType::get(flippedShape, wType.getElementType());
   Value flippedInit = tensor::EmptyOp::create(b, loc, flippedType.getShape(),
                                               flippedType.getElementType());
-  SmallVector<utils::IteratorType> parallel(4, utils::IteratorType::parallel);
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
   Value flipped =
       linalg::GenericOp::create(
           b, loc, TypeRange{flippedType}, ValueRange{w}, ValueRange{flippedInit},
-          {flip, b.getMultiDimIdentityMap(4)}, parallel,
+          {flip, b.getMultiDimIdentityMap(rank)}, parallel,
           [](OpBuilder &nb, Location l, ValueRange args) {
             linalg::YieldOp::create(nb, l, args[0]);
           })
           .getResult(0);
-  auto conv = linalg::Conv2DNchwFchwOp::create(
-      b, loc, TypeRange{xType}, ValueRange{dilated, flipped},
-      ValueRange{zeros(loc, xType)}, b.getI64TensorAttr({1, 1}),
-      b.getI64TensorAttr({1, 1}));
-  // Loops (n, c, h, w, f, kh, kw) of the forward (n, f, oh, ow, c, kh, kw).
-  mapForwardConfig(conv, op, {0, 4, 2, 3, 1, 5, 6});
+  auto conv = ConvOp::create(b, loc, TypeRange{xType},
+                             ValueRange{dilated, flipped},
+                             ValueRange{zeros(loc, xType)},
+                             b.getI64TensorAttr({1, 1}),
+                             b.getI64TensorAttr({1, 1}));
+  mapForwardConfig(conv, op, form.loopMap);
   contribute(x, conv->getResult(0));
   return success();
 }
@@ -808,15 +883,26 @@ TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
     return llvm::all_of(dilations.getValues<int64_t>(),
                         [](int64_t d) { return d == 1; });
   };
-  if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op.getOperation())) {
-    if (!checkUnitDilation(conv.getDilations()))
+  if (std::optional<ConvInputGradient> form = convInputGradient(op)) {
+    auto dilations = op->getAttrOfType<DenseIntElementsAttr>("dilations");
+    if (!checkUnitDilation(dilations))
       return op->emitError() << "training step: dilated convolutions are "
                                 "not differentiated yet";
-    if (active.contains(conv.getDpsInputOperand(0)->get()) &&
-        failed(differentiateConvInput(conv, grad)))
-      return failure();
-    if (active.contains(conv.getDpsInputOperand(1)->get()) &&
-        failed(differentiateOperand(op, conv.getDpsInputOperand(1), grads)))
+    if (active.contains(op.getDpsInputOperand(0)->get())) {
+      LogicalResult status =
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp,
+                    linalg::Conv2DNhwcFhwcOp, linalg::DepthwiseConv2DNchwChwOp,
+                    linalg::DepthwiseConv2DNhwcHwcOp,
+                    linalg::Conv2DNgchwGfchwOp>([&](auto conv) {
+                return differentiateConvInput(conv, grad, *form);
+              })
+              .Default([](Operation *) { return failure(); });
+      if (failed(status))
+        return failure();
+    }
+    if (active.contains(op.getDpsInputOperand(1)->get()) &&
+        failed(differentiateOperand(op, op.getDpsInputOperand(1), grads)))
       return failure();
   } else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op)) {
     auto dilations = op->getAttrOfType<DenseIntElementsAttr>("dilations");
@@ -831,7 +917,11 @@ TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
              !isa<linalg::GenericOp>(op)) {
     return op->emitError() << "training step: cannot differentiate '"
                            << op->getName()
-                           << "' (NCHW convolutions and poolings only)";
+                           << "' (the convolutions it differentiates: "
+                              "conv_2d_nchw_fchw, conv_2d_nhwc_hwcf, "
+                              "conv_2d_nhwc_fhwc, depthwise_conv_2d_nchw_chw, "
+                              "depthwise_conv_2d_nhwc_hwc, conv_2d_ngchw_gfchw; "
+                              "poolings: pooling_nchw_max, pooling_nchw_sum)";
   } else {
     for (OpOperand *in : op.getDpsInputOperands())
       if (active.contains(in->get()) &&

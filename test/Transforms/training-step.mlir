@@ -123,6 +123,61 @@ func.func @conv(%x: tensor<2x3x9x9xf32>, %w: tensor<4x3x3x3xf32> {soap.parameter
 
 // -----
 
+// A grouped convolution (torch-mlir's export of groups > 1; groups split in
+// 2, stride 2): its input gradient is a stride-1 grouped convolution of the
+// dilated gradient, the filter flipped in its window with its output and
+// input channels swapped ([G, F, C, KH, KW] -> [G, C, F, KH, KW]); its
+// loops (n, g, c, h, w, f, kh, kw) take the forward's groups split.
+
+// GRAD-DAG: #[[GFLIP:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, -d3 + 2, -d4 + 2)>
+// GRAD-LABEL: func.func @grouped(
+// GRAD: tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2], [3, 4], [5, 6]] output_shape [2, 2, 4, 4, 1, 4, 1]
+// GRAD: tensor.pad {{.*}} high[0, 0, 0, 0, 1, 0, 1]
+// GRAD: %[[DIL:.*]] = tensor.pad {{.*}} low[0, 0, 0, 2, 2] high[0, 0, 0, 1, 1]
+// GRAD: to tensor<2x2x4x11x11xf32>
+// GRAD: %[[FLIP:.*]] = linalg.generic {indexing_maps = [#[[GFLIP]], #{{.*}}]
+// GRAD-SAME: ins(%arg1 : tensor<2x4x3x3x3xf32>) outs(%{{.*}} : tensor<2x3x4x3x3xf32>)
+// GRAD: %[[DX:.*]] = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, soap.config = #soap.config<degrees = [1, 2, 1, 1, 1, 1, 1, 1]>, strides = dense<1> : tensor<2xi64>} ins(%[[DIL]], %[[FLIP]] : tensor<2x2x4x11x11xf32>, tensor<2x3x4x3x3xf32>)
+// GRAD-SAME: -> tensor<2x2x3x9x9xf32>
+// GRAD: return %{{.*}}, %[[DX]], %{{.*}}
+
+func.func @grouped(%x: tensor<2x2x3x9x9xf32>, %w: tensor<2x4x3x3x3xf32> {soap.parameter}) -> tensor<2x2x4x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x2x4x4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x2x4x4x4xf32>) -> tensor<2x2x4x4x4xf32>
+  %c = linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>, soap.config = #soap.config<degrees = [1, 2, 1, 1, 1, 1, 1, 1]>}
+      ins(%x, %w : tensor<2x2x3x9x9xf32>, tensor<2x4x3x3x3xf32>) outs(%f : tensor<2x2x4x4x4xf32>) -> tensor<2x2x4x4x4xf32>
+  return %c : tensor<2x2x4x4x4xf32>
+}
+
+// -----
+
+// A channels-last depthwise convolution (JAX, TensorFlow; channels split
+// in 2): rows and columns are dims 1 and 2, the filter [KH, KW, C] is
+// flipped in its window only, and the input gradient's loops are the
+// forward's.
+
+// GRAD-DAG: #[[DFLIP:map[0-9]*]] = affine_map<(d0, d1, d2) -> (-d0 + 2, -d1 + 2, d2)>
+// GRAD-LABEL: func.func @depthwise_nhwc(
+// GRAD: %[[DIL:.*]] = tensor.pad {{.*}} low[0, 2, 2, 0] high[0, 2, 2, 0]
+// GRAD: to tensor<2x9x9x4xf32>
+// GRAD: %[[FLIP:.*]] = linalg.generic {indexing_maps = [#[[DFLIP]], #{{.*}}]
+// GRAD-SAME: ins(%arg1 : tensor<3x3x4xf32>)
+// GRAD: %[[DX:.*]] = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, soap.config = #soap.config<degrees = [1, 1, 1, 2, 1, 1]>, strides = dense<1> : tensor<2xi64>} ins(%[[DIL]], %[[FLIP]] :
+// GRAD-SAME: -> tensor<2x7x7x4xf32>
+// GRAD: return %{{.*}}, %[[DX]], %{{.*}}
+
+func.func @depthwise_nhwc(%x: tensor<2x7x7x4xf32>, %w: tensor<3x3x4xf32> {soap.parameter}) -> tensor<2x5x5x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x5x5x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x5x5x4xf32>) -> tensor<2x5x5x4xf32>
+  %c = linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, soap.config = #soap.config<degrees = [1, 1, 1, 2, 1, 1]>}
+      ins(%x, %w : tensor<2x7x7x4xf32>, tensor<3x3x4xf32>) outs(%f : tensor<2x5x5x4xf32>) -> tensor<2x5x5x4xf32>
+  return %c : tensor<2x5x5x4xf32>
+}
+
+// -----
+
 // An embedding (a one-hot selection reduction over the vocabulary) through
 // a reshape and a slice into tanh / exp / div. The table's gradient sums the
 // cotangent into the selected rows; the integer ids get none.
