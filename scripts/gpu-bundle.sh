@@ -42,7 +42,7 @@
 # inputs and "alexnet resnet101 inception_v3"; .mlir paths or zoo names),
 # TRAIN_DIFF_MODELS (training-step differential entries, default "small_mlp
 # small_cnn strided_cnn inception_block transformer_block residual_bn
-# constant_weights gelu_softmax scalar_loss": names of
+# constant_weights gelu_softmax scalar_loss grouped_convs nhwc_convs": names of
 # test/Numerics/Inputs/*.mlir or .mlir paths; "" for none),
 # TIMING_MODELS (default "alexnet:256 resnet101:64 inception_v3:64"; "" for
 # none), TRAIN_TIMING (1, the default: also the training step of each
@@ -77,7 +77,7 @@ DIFF_BATCH=${DIFF_BATCH:-2}
 if [ -z "${DIFF_MODELS+x}" ]; then
   DIFF_MODELS="$(printf '%s ' "$ROOT"/test/Numerics/Inputs/*.mlir)alexnet resnet101 inception_v3"
 fi
-TRAIN_DIFF_MODELS=${TRAIN_DIFF_MODELS-"small_mlp small_cnn strided_cnn inception_block transformer_block residual_bn constant_weights gelu_softmax scalar_loss"}
+TRAIN_DIFF_MODELS=${TRAIN_DIFF_MODELS-"small_mlp small_cnn strided_cnn inception_block transformer_block residual_bn constant_weights gelu_softmax scalar_loss grouped_convs nhwc_convs"}
 TIMING_MODELS=${TIMING_MODELS-"alexnet:256 resnet101:64 inception_v3:64"}
 TRAIN_TIMING=${TRAIN_TIMING:-1}
 read -r -a TRAIN_FLAGS <<< "${TRAIN_FLAGS:-}"

@@ -66,7 +66,8 @@ enum { CONV_FORWARD = 0, CONV_FILTER_GRAD = 1, CONV_DATA_GRAD = 2 };
 typedef struct convKey {
   int64_t n, c, h, w;     /* X (this chunk of the batch) */
   int64_t xs[4];          /* X strides (elements) */
-  int64_t f, kh, kw;      /* W (packed) */
+  int64_t f, kh, kw;      /* W (packed): f x c/groups x kh x kw */
+  int64_t groups;         /* channel groups (cudnnSetConvolutionGroupCount) */
   int64_t oh, ow;         /* Y: n x f x oh x ow */
   int64_t ys[4];          /* Y strides */
   int64_t sh, sw, dh, dw; /* convolution strides and dilations */
@@ -292,7 +293,7 @@ static int chooseAlgorithm(plan_t *p, void *x, void *w, void *y,
                      : direction == CONV_FILTER_GRAD ? w
                                                      : x;
   size_t outBytes = direction == CONV_FILTER_GRAD
-                        ? (size_t)(k->f * k->c * k->kh * k->kw) * 4
+                        ? (size_t)(k->f * (k->c / k->groups) * k->kh * k->kw) * 4
                         : describedBytes(p, direction == CONV_FORWARD);
   size_t shift = (size_t)((uintptr_t)real % 256);
   char *scratch = (char *)soaprt_cuda_alloc(outBytes + shift, op);
@@ -357,7 +358,8 @@ static plan_t *getPlan(const convKey_t *key, const soaprt_region_t *x,
   SOAPRT_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv), op);
   SOAPRT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
                          p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)key->f,
-                         (int)key->c, (int)key->kh, (int)key->kw),
+                         (int)(key->c / key->groups), (int)key->kh,
+                         (int)key->kw),
                      op);
   SOAPRT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
                          p->conv, (int)key->ph, (int)key->pw, (int)key->sh,
@@ -365,6 +367,9 @@ static plan_t *getPlan(const convKey_t *key, const soaprt_region_t *x,
                          (int)key->dh, (int)key->dw, CUDNN_CROSS_CORRELATION,
                          CUDNN_DATA_FLOAT),
                      op);
+  if (key->groups > 1)
+    SOAPRT_CUDNN_CHECK(
+        cudnnSetConvolutionGroupCount(p->conv, (int)key->groups), op);
   int positive = 1;
   for (int d = 0; d < 4; ++d)
     positive &= fitsInt(key->xs[d]) && fitsInt(key->ys[d]);
@@ -386,12 +391,14 @@ static plan_t *getPlan(const convKey_t *key, const soaprt_region_t *x,
   }
   if (!found)
     soaprt_fatal("%s: cuDNN has no algorithm for this convolution (X "
-                 "%lldx%lldx%lldx%lld, W %lldx%lldx%lldx%lld, strides "
-                 "%lldx%lld, dilations %lldx%lld)",
+                 "%lldx%lldx%lldx%lld, W %lldx%lldx%lldx%lld, %lld group(s), "
+                 "strides %lldx%lld, dilations %lldx%lld)",
                  op, (long long)key->n, (long long)key->c, (long long)key->h,
-                 (long long)key->w, (long long)key->f, (long long)key->c,
-                 (long long)key->kh, (long long)key->kw, (long long)key->sh,
-                 (long long)key->sw, (long long)key->dh, (long long)key->dw);
+                 (long long)key->w, (long long)key->f,
+                 (long long)(key->c / key->groups), (long long)key->kh,
+                 (long long)key->kw, (long long)key->groups,
+                 (long long)key->sh, (long long)key->sw, (long long)key->dh,
+                 (long long)key->dw);
   int on = 0, oc = 0, oh = 0, ow = 0;
   SOAPRT_CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(p->conv, p->x, p->w,
                                                            &on, &oc, &oh, &ow),
@@ -455,7 +462,8 @@ static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
                    soaprt_unranked_memref_t *wRef,
                    soaprt_unranked_memref_t *yRef, int64_t strideH,
                    int64_t strideW, int64_t dilationH, int64_t dilationW,
-                   int64_t padH, int64_t padW, int64_t flags, const char *op) {
+                   int64_t padH, int64_t padW, int64_t groups, int64_t flags,
+                   const char *op) {
   soaprt_region_t X = view4(xRef, "X", op), W = view4(wRef, "W", op),
                   Y = view4(yRef, "Y", op);
   int64_t N = X.sizes[0], C = X.sizes[1], H = X.sizes[2], Wd = X.sizes[3];
@@ -464,13 +472,16 @@ static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
   if (!fitsInt(strideH) || !fitsInt(strideW) || !fitsInt(dilationH) ||
       !fitsInt(dilationW) || strideH < 1 || strideW < 1 || dilationH < 1 ||
       dilationW < 1 || padH < 0 || padW < 0 || padH > INT_MAX ||
-      padW > INT_MAX)
-    soaprt_fatal("%s: bad conv2d strides %lldx%lld, dilations %lldx%lld or "
-                 "padding %lldx%lld",
+      padW > INT_MAX || !fitsInt(groups))
+    soaprt_fatal("%s: bad conv2d strides %lldx%lld, dilations %lldx%lld, "
+                 "padding %lldx%lld or group count %lld",
                  op, (long long)strideH, (long long)strideW,
                  (long long)dilationH, (long long)dilationW, (long long)padH,
-                 (long long)padW);
-  int shapesMatch = W.sizes[1] == C && Y.sizes[0] == N && Y.sizes[1] == F;
+                 (long long)padW, (long long)groups);
+  /* Group g reads channels [g C/G, (g+1) C/G) of X and writes filters
+     [g F/G, (g+1) F/G); W holds C/G channels per filter. */
+  int shapesMatch = W.sizes[1] * groups == C && F % groups == 0 &&
+                    Y.sizes[0] == N && Y.sizes[1] == F;
   if (shapesMatch && N > 0 && F > 0 && OH > 0 && OW > 0 && C > 0 && KH > 0 &&
       KW > 0)
     shapesMatch = H + 2 * padH >= dilationH * (KH - 1) + 1 &&
@@ -481,19 +492,20 @@ static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
                             1;
   if (!shapesMatch)
     soaprt_fatal("%s: conv2d shapes do not match: X %lldx%lldx%lldx%lld, W "
-                 "%lldx%lldx%lldx%lld, Y %lldx%lldx%lldx%lld, strides "
-                 "%lldx%lld, dilations %lldx%lld, padding %lldx%lld",
+                 "%lldx%lldx%lldx%lld, Y %lldx%lldx%lldx%lld, %lld group(s), "
+                 "strides %lldx%lld, dilations %lldx%lld, padding %lldx%lld",
                  op, (long long)N, (long long)C, (long long)H, (long long)Wd,
                  (long long)F, (long long)W.sizes[1], (long long)KH,
                  (long long)KW, (long long)Y.sizes[0], (long long)Y.sizes[1],
-                 (long long)OH, (long long)OW, (long long)strideH,
-                 (long long)strideW, (long long)dilationH,
-                 (long long)dilationW, (long long)padH, (long long)padW);
+                 (long long)OH, (long long)OW, (long long)groups,
+                 (long long)strideH, (long long)strideW,
+                 (long long)dilationH, (long long)dilationW, (long long)padH,
+                 (long long)padW);
   if (N == 0 || F == 0 || OH == 0 || OW == 0 || C == 0 || KH == 0 || KW == 0)
     return; /* Y += nothing */
   if (!fitsInt(C) || !fitsInt(F) || !fitsInt(H) || !fitsInt(Wd) ||
       !fitsInt(KH) || !fitsInt(KW) || C * KH * KW > INT_MAX ||
-      F * C * KH * KW > INT_MAX)
+      F * (C / groups) * KH * KW > INT_MAX)
     soaprt_fatal("%s: conv2d dimensions beyond 2^31 are not supported", op);
   cudnnHandle_t h = handle(op);
 
@@ -508,6 +520,7 @@ static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
   key.h = H;
   key.w = Wd;
   key.f = F;
+  key.groups = groups;
   key.kh = KH;
   key.kw = KW;
   key.oh = OH;
@@ -598,25 +611,28 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
                                          int64_t strideH, int64_t strideW,
                                          int64_t dilationH, int64_t dilationW,
                                          int64_t padH, int64_t padW,
-                                         int64_t flags, const char *op) {
-  conv2d(CONV_FORWARD, xRef, wRef, yRef, strideH, strideW, dilationH, dilationW, padH,
-         padW, flags, op ? op : "conv2d");
+                                         int64_t groups, int64_t flags,
+                                         const char *op) {
+  conv2d(CONV_FORWARD, xRef, wRef, yRef, strideH, strideW, dilationH,
+         dilationW, padH, padW, groups, flags, op ? op : "conv2d");
 }
 
 void _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
     soaprt_unranked_memref_t *xRef, soaprt_unranked_memref_t *dyRef,
     soaprt_unranked_memref_t *dwRef, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
-    int64_t flags, const char *op) {
+    int64_t groups, int64_t flags, const char *op) {
   conv2d(CONV_FILTER_GRAD, xRef, dwRef, dyRef, strideH, strideW, dilationH,
-         dilationW, padH, padW, flags, op ? op : "conv2d filter gradient");
+         dilationW, padH, padW, groups, flags,
+         op ? op : "conv2d filter gradient");
 }
 
 void _mlir_ciface_soaprt_cuda_conv2d_input_grad_f32(
     soaprt_unranked_memref_t *wRef, soaprt_unranked_memref_t *dyRef,
     soaprt_unranked_memref_t *dxRef, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
-    int64_t flags, const char *op) {
+    int64_t groups, int64_t flags, const char *op) {
   conv2d(CONV_DATA_GRAD, dxRef, wRef, dyRef, strideH, strideW, dilationH,
-         dilationW, padH, padW, flags, op ? op : "conv2d input gradient");
+         dilationW, padH, padW, groups, flags,
+         op ? op : "conv2d input gradient");
 }

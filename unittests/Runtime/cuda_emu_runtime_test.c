@@ -242,7 +242,19 @@ typedef struct convCase {
   int64_t wChannels; /* channels W is stored with (>= c: not packed) */
   int64_t flags;
   int packedOnly; /* the emulated cuDNN refuses strided tensors */
+  int64_t groups; /* 0: 1 */
 } convCase_t;
+
+static int64_t groupsOf(const convCase_t *c) {
+  return c->groups ? c->groups : 1;
+}
+/* Channels per group and the first channel of filter f's group. */
+static int64_t groupChannels(const convCase_t *c) {
+  return c->c / groupsOf(c);
+}
+static int64_t firstChannel(const convCase_t *c, int64_t f) {
+  return f / (c->f / groupsOf(c)) * groupChannels(c);
+}
 
 static void packedOf(const int64_t *sizes, int64_t *strides) {
   strides[3] = 1;
@@ -256,7 +268,8 @@ static void makeConvTensors(const convCase_t *c, int salt, tensor_t *X,
                             int64_t *ow) {
   *oh = (c->h + 2 * c->ph - c->dh * (c->kh - 1) - 1) / c->sh + 1;
   *ow = (c->w + 2 * c->pw - c->dw * (c->kw - 1) - 1) / c->sw + 1;
-  int64_t xs[4] = {c->n, c->c, c->h, c->w}, ws[4] = {c->f, c->c, c->kh, c->kw},
+  int64_t xs[4] = {c->n, c->c, c->h, c->w},
+          ws[4] = {c->f, groupChannels(c), c->kh, c->kw},
           ys[4] = {c->n, c->f, *oh, *ow};
   int64_t xst[4], wst[4], yst[4];
   int64_t wStored[4] = {c->f, c->wChannels, c->kh, c->kw};
@@ -284,14 +297,15 @@ static void runConv(const convCase_t *c) {
         for (idx[3] = 0; idx[3] < ow; ++idx[3]) {
           int64_t o = at(&Y, idx);
           double sum = overwrite ? 0.0 : Y.want[o], abs = fabs(sum);
-          for (int64_t ch = 0; ch < c->c; ++ch)
+          for (int64_t ch = 0; ch < groupChannels(c); ++ch)
             for (int64_t kh = 0; kh < c->kh; ++kh)
               for (int64_t kw = 0; kw < c->kw; ++kw) {
                 int64_t r = idx[2] * c->sh + kh * c->dh - c->ph;
                 int64_t q = idx[3] * c->sw + kw * c->dw - c->pw;
                 if (r < 0 || r >= c->h || q < 0 || q >= c->w)
                   continue;
-                int64_t xi[4] = {idx[0], ch, r, q}, wi[4] = {idx[1], ch, kh, kw};
+                int64_t xi[4] = {idx[0], firstChannel(c, idx[1]) + ch, r, q},
+                        wi[4] = {idx[1], ch, kh, kw};
                 double t = (double)X.want[at(&X, xi)] * W.want[at(&W, wi)];
                 sum += t;
                 abs += fabs(t);
@@ -301,8 +315,8 @@ static void runConv(const convCase_t *c) {
         }
   soaprt_emu_options.dnnPackedOnly = c->packedOnly;
   _mlir_ciface_soaprt_cuda_conv2d_f32(ref(&X), ref(&W), ref(&Y), c->sh, c->sw,
-                                      c->dh, c->dw, c->ph, c->pw, c->flags,
-                                      c->name);
+                                      c->dh, c->dw, c->ph, c->pw, groupsOf(c),
+                                      c->flags, c->name);
   soaprt_emu_options.dnnPackedOnly = 0;
   expectTensor(&Y, 1e-5, c->name);
   expectTensor(&X, 0, c->name);
@@ -320,7 +334,7 @@ static void runFilterGrad(const convCase_t *c) {
   int overwrite = (c->flags & SOAPRT_CUDA_OVERWRITE) != 0;
   int64_t idx[4] = {0};
   for (idx[0] = 0; idx[0] < c->f; ++idx[0])
-    for (idx[1] = 0; idx[1] < c->c; ++idx[1])
+    for (idx[1] = 0; idx[1] < groupChannels(c); ++idx[1])
       for (idx[2] = 0; idx[2] < c->kh; ++idx[2])
         for (idx[3] = 0; idx[3] < c->kw; ++idx[3]) {
           int64_t o = at(&W, idx);
@@ -332,7 +346,8 @@ static void runFilterGrad(const convCase_t *c) {
                 int64_t q = j * c->sw + idx[3] * c->dw - c->pw;
                 if (r < 0 || r >= c->h || q < 0 || q >= c->w)
                   continue;
-                int64_t xi[4] = {n, idx[1], r, q}, yi[4] = {n, idx[0], i, j};
+                int64_t xi[4] = {n, firstChannel(c, idx[0]) + idx[1], r, q},
+                        yi[4] = {n, idx[0], i, j};
                 double t = (double)X.want[at(&X, xi)] * Y.want[at(&Y, yi)];
                 sum += t;
                 abs += fabs(t);
@@ -345,7 +360,7 @@ static void runFilterGrad(const convCase_t *c) {
   soaprt_emu_options.dnnPackedOnly = c->packedOnly;
   _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
       ref(&X), ref(&Y), ref(&W), c->sh, c->sw, c->dh, c->dw, c->ph, c->pw,
-      c->flags, name);
+      groupsOf(c), c->flags, name);
   soaprt_emu_options.dnnPackedOnly = 0;
   expectTensor(&W, 1e-5, name);
   expectTensor(&X, 0, name);
@@ -369,7 +384,10 @@ static void runDataGrad(const convCase_t *c) {
           int64_t o = at(&X, idx);
           double sum = overwrite ? 0.0 : X.want[o], abs = fabs(sum);
           /* Every output position and tap that reads X[idx]. */
-          for (int64_t f = 0; f < c->f; ++f)
+          for (int64_t f = 0; f < c->f; ++f) {
+            int64_t ch = idx[1] - firstChannel(c, f); /* in f's group? */
+            if (ch < 0 || ch >= groupChannels(c))
+              continue;
             for (int64_t i = 0; i < oh; ++i)
               for (int64_t kh = 0; kh < c->kh; ++kh) {
                 if (i * c->sh + kh * c->dh - c->ph != idx[2])
@@ -378,13 +396,14 @@ static void runDataGrad(const convCase_t *c) {
                   for (int64_t kw = 0; kw < c->kw; ++kw) {
                     if (j * c->sw + kw * c->dw - c->pw != idx[3])
                       continue;
-                    int64_t wi[4] = {f, idx[1], kh, kw},
+                    int64_t wi[4] = {f, ch, kh, kw},
                             yi[4] = {idx[0], f, i, j};
                     double t = (double)W.want[at(&W, wi)] * Y.want[at(&Y, yi)];
                     sum += t;
                     abs += fabs(t);
                   }
               }
+          }
           X.want[o] = (float)sum;
           X.scale[o] = abs + 1e-30;
         }
@@ -394,7 +413,7 @@ static void runDataGrad(const convCase_t *c) {
   long before = soaprt_emu_stats.convDataGrads;
   _mlir_ciface_soaprt_cuda_conv2d_input_grad_f32(
       ref(&W), ref(&Y), ref(&X), c->sh, c->sw, c->dh, c->dw, c->ph, c->pw,
-      c->flags, name);
+      groupsOf(c), c->flags, name);
   soaprt_emu_options.dnnPackedOnly = 0;
   EXPECT(soaprt_emu_stats.convDataGrads > before,
          "%s: cudnnConvolutionBackwardData ran", name);
@@ -409,17 +428,24 @@ static void runDataGrad(const convCase_t *c) {
 static void testConvolutions(void) {
   static const convCase_t cases[] = {
       /* name, n c h w f kh kw sh sw dh dw ph pw, X, W, Y strides, W chans,
-         flags, packedOnly */
+         flags, packedOnly, groups */
       {"conv padded, overwrite", 2, 3, 7, 6, 4, 3, 2, 1, 1, 1, 1, 1, 2,
-       {0}, {0}, {0}, 3, SOAPRT_CUDA_OVERWRITE, 0},
+       {0}, {0}, {0}, 3, SOAPRT_CUDA_OVERWRITE, 0, 1},
       {"conv stride 2 dilation 2, strided Y, unpacked W", 2, 3, 9, 8, 3, 3,
-       3, 2, 2, 2, 2, 1, 1, {0}, {0}, {5 * 25, 25, 5, 1}, 5, 0, 0},
+       3, 2, 2, 2, 2, 1, 1, {0}, {0}, {5 * 25, 25, 5, 1}, 5, 0, 0, 1},
       {"conv strided X (a crop), TF32", 1, 2, 5, 5, 2, 3, 3, 1, 1, 1, 1, 0,
-       0, {2 * 64, 64, 8, 1}, {0}, {0}, 2, SOAPRT_CUDA_ALLOW_TF32, 0},
+       0, {2 * 64, 64, 8, 1}, {0}, {0}, 2, SOAPRT_CUDA_ALLOW_TF32, 0, 1},
       {"conv NHWC-strided X and Y", 2, 4, 5, 6, 3, 2, 2, 1, 2, 1, 1, 1, 0,
-       {5 * 6 * 4, 1, 6 * 4, 4}, {0}, {6 * 3 * 3, 1, 3 * 3, 3}, 4, 0, 0},
+       {5 * 6 * 4, 1, 6 * 4, 4}, {0}, {6 * 3 * 3, 1, 3 * 3, 3}, 4, 0, 0, 1},
       {"conv packed fallback (cuDNN refuses strides)", 2, 3, 6, 6, 2, 3, 3,
-       1, 1, 1, 1, 1, 1, {0}, {0}, {2 * 72, 72, 12, 2}, 3, 0, 1},
+       1, 1, 1, 1, 1, 1, {0}, {0}, {2 * 72, 72, 12, 2}, 3, 0, 1, 1},
+      {"conv of 2 groups, strided", 2, 4, 7, 6, 6, 3, 2, 2, 1, 1, 1, 1, 0,
+       {0}, {0}, {0}, 2, 0, 0, 2},
+      {"depthwise conv (groups = channels), NHWC-strided X and Y", 2, 3, 6,
+       5, 3, 3, 3, 1, 1, 1, 1, 1, 1, {5 * 6 * 3, 1, 5 * 3, 3}, {0},
+       {5 * 6 * 3, 1, 5 * 3, 3}, 1, SOAPRT_CUDA_OVERWRITE, 0, 3},
+      {"depthwise conv, 2 filters per channel, stride 2", 1, 2, 7, 7, 4, 3,
+       3, 2, 2, 1, 1, 0, 0, {0}, {0}, {0}, 1, 0, 0, 2},
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i) {
     runConv(&cases[i]);

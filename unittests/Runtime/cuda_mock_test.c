@@ -338,7 +338,7 @@ static void testConvolutions(void) {
     view_t vx, vw, vy;
     _mlir_ciface_soaprt_cuda_conv2d_f32(
         mk(&vx, x, 0, 4, xs, xst), mk(&vw, w, 0, 4, ws, wst),
-        mk(&vy, y, 0, 4, ys, yst), sh, sw, dh, dw, ph, pw, rnd(2),
+        mk(&vy, y, 0, 4, ys, yst), sh, sw, dh, dw, ph, pw, 1, rnd(2),
         "test conv");
     int ok = 1;
     e = 0;

@@ -245,7 +245,7 @@ void soap_main(void) {
   _mlir_ciface_soaprt_cuda_conv2d_f32(mk(&v1, xDev, 0, 4, xSizes, xStrides),
                                       mk(&v2, wDev, 0, 4, wSizes, wStrides),
                                       mk(&v3, yBuf, 16, 4, ySizes, yStrides), 1,
-                                      1, 1, 1, 0, 0, 0, "conv strided Y");
+                                      1, 1, 1, 0, 0, 1, 0, "conv strided Y");
   soaprt_bind_output(5, &v3.ref, SOAPRT_F32);
   {
     double cw[2 * 4 * 4 * 4], cs[2 * 4 * 4 * 4];
@@ -277,7 +277,7 @@ void soap_main(void) {
     _mlir_ciface_soaprt_cuda_conv2d_f32(mk(&v1, xDev, 0, 4, xSizes, xStrides),
                                         mk(&v2, wDev, 0, 4, wSizes, wStrides),
                                         mk(&v3, y2d, 0, 4, y2Sizes, y2Strides),
-                                        2, 2, 2, 2, 0, 0, 0,
+                                        2, 2, 2, 2, 0, 0, 1, 0,
                                         "conv stride 2 dilation 2");
     soaprt_bind_output(6, &v3.ref, SOAPRT_F32);
     double cw[8], cs[8];
@@ -308,7 +308,7 @@ void soap_main(void) {
     _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
         mk(&v1, xDev, 0, 4, xSizes, xStrides),
         mk(&v2, xDev, 0, 4, dySizes, xStrides),
-        mk(&v3, dw, 0, 4, dwSizes, dwStrides), 1, 1, 1, 1, 0, 0,
+        mk(&v3, dw, 0, 4, dwSizes, dwStrides), 1, 1, 1, 1, 0, 0, 1,
         SOAPRT_CUDA_OVERWRITE, "conv2d filter gradient");
     soaprt_bind_output(8, &v3.ref, SOAPRT_F32);
     double gw[81], gs[81];
@@ -342,7 +342,7 @@ void soap_main(void) {
     _mlir_ciface_soaprt_cuda_conv2d_input_grad_f32(
         mk(&v1, wDev, 0, 4, w3Sizes, wStrides),
         mk(&v2, xDev, 0, 4, dySizes, xStrides),
-        mk(&v3, dx, 0, 4, xSizes, xStrides), 2, 2, 1, 1, 1, 1,
+        mk(&v3, dx, 0, 4, xSizes, xStrides), 2, 2, 1, 1, 1, 1, 1,
         SOAPRT_CUDA_OVERWRITE, "conv2d input gradient");
     soaprt_bind_output(9, &v3.ref, SOAPRT_F32);
     double gx[216], gs[216];

@@ -111,10 +111,13 @@ void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
                                          soaprt_unranked_memref_t *b,
                                          soaprt_unranked_memref_t *c,
                                          int64_t flags, const char *op);
-/* Y += conv2d(X, W) for rank-4 strided views X: NxCxHxW, W: FxCxKHxKW,
+/* Y += conv2d(X, W) for rank-4 strided views X: NxCxHxW, W: Fx(C/G)xKHxKW,
  * Y: NxFxOHxOW (f32; Y = conv with SOAPRT_CUDA_OVERWRITE), X zero-padded by
  * padH rows above and below and padW columns left and right, with the given
- * strides and dilations (cross-correlation, as linalg.conv_2d_nchw_fchw).
+ * strides and dilations (cross-correlation, as linalg.conv_2d_nchw_fchw), in
+ * G = `groups` channel groups: filters [g F/G, (g+1) F/G) read channels
+ * [g C/G, (g+1) C/G) (linalg.conv_2d_ngchw_gfchw with G and C, G and F
+ * merged; depthwise_conv_2d_nchw_chw is G = C = F; G = 1: a plain one).
  * cuDNN; the algorithm is chosen once per shape and cached (timed with
  * cudnnFindConvolutionForwardAlgorithmEx: the first call of each shape is
  * slow), the workspace grows as needed. Strict fp32 uses CUDNN_FMA_MATH,
@@ -125,23 +128,24 @@ void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *x,
                                          int64_t strideH, int64_t strideW,
                                          int64_t dilationH, int64_t dilationW,
                                          int64_t padH, int64_t padW,
-                                         int64_t flags, const char *op);
+                                         int64_t groups, int64_t flags,
+                                         const char *op);
 
 /* dW += dL/dW of Y = conv2d(X, W) given dY = dL/dY (the filter gradient:
  * the correlation of X with dY over images and output positions), same
- * views, padding, strides and dilations as _mlir_ciface_soaprt_cuda_conv2d_f32
- * (dW: FxCxKHxKW; dW = the gradient with SOAPRT_CUDA_OVERWRITE). cuDNN's
+ * views, padding, strides, dilations and groups as
+ * _mlir_ciface_soaprt_cuda_conv2d_f32 (dW: Fx(C/G)xKHxKW; dW = the gradient with SOAPRT_CUDA_OVERWRITE). cuDNN's
  * cudnnConvolutionBackwardFilter, the algorithm chosen once per shape
  * (cudnnFindConvolutionBackwardFilterAlgorithmEx) as for the forward. */
 void _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
     soaprt_unranked_memref_t *x, soaprt_unranked_memref_t *dy,
     soaprt_unranked_memref_t *dw, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
-    int64_t flags, const char *op);
+    int64_t groups, int64_t flags, const char *op);
 
 /* dX += dL/dX of Y = conv2d(X, W) given W and dY = dL/dY (the input
- * gradient, a transposed convolution), same views, padding, strides and
- * dilations as _mlir_ciface_soaprt_cuda_conv2d_f32 (dX: NxCxHxW; dX = the
+ * gradient, a transposed convolution), same views, padding, strides,
+ * dilations and groups as _mlir_ciface_soaprt_cuda_conv2d_f32 (dX: NxCxHxW; dX = the
  * gradient with SOAPRT_CUDA_OVERWRITE). cuDNN's cudnnConvolutionBackwardData,
  * the algorithm chosen once per shape
  * (cudnnFindConvolutionBackwardDataAlgorithmEx) as for the forward. */
@@ -149,7 +153,7 @@ void _mlir_ciface_soaprt_cuda_conv2d_input_grad_f32(
     soaprt_unranked_memref_t *w, soaprt_unranked_memref_t *dy,
     soaprt_unranked_memref_t *dx, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
-    int64_t flags, const char *op);
+    int64_t groups, int64_t flags, const char *op);
 
 /* --- MLIR's GPU host ABI (what gpu-to-llvm and the gpu.binary translation
  * of LLVM 22 call; Debian ships no libmlir_cuda_runtime). Kernels come as

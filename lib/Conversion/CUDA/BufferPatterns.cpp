@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BufferPatterns.h"
+#include "ConvolutionPatterns.h"
 
 #include "soap/Analysis/IterationSpace.h"
 #include "soap/Analysis/OpGraphExtraction.h"
@@ -27,12 +28,6 @@ namespace cuda {
 
 bool isF32Buffer(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
-  return type && type.getElementType().isF32() && type.hasStaticShape();
-}
-
-/// A statically shaped f32 tensor or memref.
-static bool isStaticF32(Value v) {
-  auto type = dyn_cast<ShapedType>(v.getType());
   return type && type.getElementType().isF32() && type.hasStaticShape();
 }
 
@@ -206,95 +201,9 @@ matchLibraryContraction(linalg::LinalgOp op) {
 }
 
 bool becomesLibraryCall(linalg::LinalgOp op) {
-  if (matchLibraryContraction(op) || isa<linalg::Conv2DNchwFchwOp>(op))
-    return true;
-  auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
-  return generic && matchFilterGradient(generic);
+  return matchLibraryContraction(op) || matchCuDNNConvolution(op);
 }
 
-std::optional<FilterGradient> matchFilterGradient(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumLoops() != 7)
-    return std::nullopt;
-  // The body: yield(acc + a * b) over the two inputs.
-  Block &body = *op.getBlock();
-  auto add = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || body.getOperations().size() != 3)
-    return std::nullopt;
-  BlockArgument acc = body.getArgument(2);
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if ((add.getLhs() != acc && add.getRhs() != acc) || !mul)
-    return std::nullopt;
-  llvm::SmallDenseSet<Value, 2> factors = {mul.getLhs(), mul.getRhs()};
-  if (!factors.contains(body.getArgument(0)) ||
-      !factors.contains(body.getArgument(1)))
-    return std::nullopt;
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  auto loopsOf = [](AffineMap map) -> std::optional<SmallVector<unsigned>> {
-    SmallVector<unsigned> loops;
-    for (AffineExpr e : map.getResults()) {
-      auto d = dyn_cast<AffineDimExpr>(e);
-      if (!d)
-        return std::nullopt;
-      loops.push_back(d.getPosition());
-    }
-    return loops;
-  };
-  std::optional<SmallVector<unsigned>> out = loopsOf(maps[2]);
-  if (!out || out->size() != 4)
-    return std::nullopt;
-  // X is the input with the window expressions.
-  unsigned xi = loopsOf(maps[0]) ? 1 : 0;
-  std::optional<SmallVector<unsigned>> dy = loopsOf(maps[1 - xi]);
-  AffineMap xMap = maps[xi];
-  if (!dy || dy->size() != 4 || xMap.getNumResults() != 4)
-    return std::nullopt;
-  unsigned f = (*out)[0], c = (*out)[1], kh = (*out)[2], kw = (*out)[3];
-  unsigned n = (*dy)[0], oh = (*dy)[2], ow = (*dy)[3];
-  if ((*dy)[1] != f ||
-      xMap.getResult(0) != getAffineDimExpr(n, op.getContext()) ||
-      xMap.getResult(1) != getAffineDimExpr(c, op.getContext()))
-    return std::nullopt;
-  llvm::SmallBitVector seen(7);
-  for (unsigned l : {f, c, kh, kw, n, oh, ow})
-    seen.set(l);
-  if (!seen.all())
-    return std::nullopt;
-  auto iterators = op.getIteratorTypesArray();
-  for (unsigned l : {n, oh, ow})
-    if (iterators[l] != utils::IteratorType::reduction)
-      return std::nullopt;
-  // Rows: oh * stride + kh * dilation; columns likewise.
-  int64_t scalars[4];
-  SmallVector<::soap::DimAccess> reads = mlir::soap::getDimAccesses(xMap);
-  for (int d = 0; d < 2; ++d) {
-    const ::soap::DimAccess &read = reads[2 + d];
-    unsigned outer = d == 0 ? oh : ow, window = d == 0 ? kh : kw;
-    int64_t coeffs[2] = {0, 0};
-    for (const ::soap::LoopTerm &term : read.terms) {
-      if (term.loop == static_cast<int32_t>(outer))
-        coeffs[0] = term.coefficient;
-      else if (term.loop == static_cast<int32_t>(window))
-        coeffs[1] = term.coefficient;
-      else
-        return std::nullopt;
-    }
-    if (read.whole || read.constant != 0 || coeffs[0] < 1 || coeffs[1] < 1)
-      return std::nullopt;
-    scalars[d] = coeffs[0];     // stride
-    scalars[2 + d] = coeffs[1]; // dilation
-  }
-  FilterGradient result{op.getDpsInputOperand(xi)->get(),
-                        op.getDpsInputOperand(1 - xi)->get(),
-                        op.getDpsInitOperand(0)->get(),
-                        {scalars[0], scalars[1]},
-                        {scalars[2], scalars[3]}};
-  if (!isStaticF32(result.x) || !isStaticF32(result.dy) ||
-      !isStaticF32(result.dw))
-    return std::nullopt;
-  return result;
-}
 
 bool BufferWrites::unchangedBetween(Value buffer, Operation *from,
                                     Operation *to,

@@ -2,7 +2,7 @@
 //
 // What soap-cuda-library-calls recognises on bufferized code before it
 // makes library calls: zero-padded buffers (tensor.pad bufferized), leading
-// views, zero fills, a convolution's filter gradient, and whether a buffer
+// views, zero fills, and whether a buffer
 // keeps its contents between two ops; and which ops become library calls
 // (asked on tensors too, by soap-cuda-split-reductions).
 //
@@ -67,18 +67,6 @@ std::optional<ZeroPadded>
 matchZeroPadded(memref::AllocOp alloc,
                 function_ref<bool(Operation *, Value)> isReader);
 
-/// The filter gradient of an NCHW convolution (static f32 tensors or
-/// buffers), if `op` is one: the
-/// generic soap-training-step makes over the forward convolution's loops
-/// (n, f, oh, ow, c, kh, kw), reading X through
-/// (n, c, oh * sh + kh * dh, ow * sw + kw * dw) and dY through
-/// (n, f, oh, ow), writing dW at (f, c, kh, kw), body `acc + x * dy`.
-struct FilterGradient {
-  Value x, dy, dw;
-  int64_t strides[2], dilations[2];
-};
-std::optional<FilterGradient> matchFilterGradient(linalg::GenericOp op);
-
 /// The contraction dimensions of `op` if it is one cuBLAS computes (two
 /// inputs, one M, N and K loop, at most one batch loop; tensors or buffers
 /// of f32).
@@ -86,8 +74,8 @@ std::optional<linalg::ContractionDimensions>
 matchLibraryContraction(linalg::LinalgOp op);
 
 /// Whether soap-cuda-library-calls makes `op` a cuBLAS or cuDNN call (a
-/// contraction above, an NCHW convolution or a filter gradient), so that no
-/// kernel is generated for it.
+/// contraction above, a convolution or a filter gradient:
+/// matchCuDNNConvolution), so that no kernel is generated for it.
 bool becomesLibraryCall(linalg::LinalgOp op);
 
 /// Whether `op` is a reduction that generated kernels compute and

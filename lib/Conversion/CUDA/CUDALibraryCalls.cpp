@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "BufferPatterns.h"
+#include "ConvolutionPatterns.h"
 
 #include "soap/Conversion/Passes.h"
 
@@ -192,40 +193,12 @@ struct CUDALibraryCalls
     return success();
   }
 
-  /// What a convolution or filter gradient reads its input X with (f32
-  /// buffers, static shapes: such an op always becomes a library call).
-  struct Window {
-    Value x;
-    int64_t strides[2], dilations[2], kernel[2], out[2];
-  };
-  static std::optional<Window> windowOf(Operation *op) {
-    if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(op)) {
-      Value x = conv.getDpsInputOperand(0)->get();
-      Value wValue = conv.getDpsInputOperand(1)->get();
-      Value yValue = conv.getDpsInitOperand(0)->get();
-      if (!isF32Buffer(wValue) || !isF32Buffer(yValue))
-        return std::nullopt;
-      auto w = cast<MemRefType>(wValue.getType());
-      auto y = cast<MemRefType>(yValue.getType());
-      SmallVector<int64_t> strides(conv.getStrides().getValues<int64_t>());
-      SmallVector<int64_t> dilations(conv.getDilations().getValues<int64_t>());
-      return Window{x,
-                    {strides[0], strides[1]},
-                    {dilations[0], dilations[1]},
-                    {w.getDimSize(2), w.getDimSize(3)},
-                    {y.getDimSize(2), y.getDimSize(3)}};
-    }
-    if (auto generic = dyn_cast<linalg::GenericOp>(op))
-      if (std::optional<FilterGradient> grad = matchFilterGradient(generic)) {
-        auto dw = cast<MemRefType>(grad->dw.getType());
-        auto dy = cast<MemRefType>(grad->dy.getType());
-        return Window{grad->x,
-                      {grad->strides[0], grad->strides[1]},
-                      {grad->dilations[0], grad->dilations[1]},
-                      {dw.getDimSize(2), dw.getDimSize(3)},
-                      {dy.getDimSize(2), dy.getDimSize(3)}};
-      }
-    return std::nullopt;
+  /// A convolution or filter gradient cuDNN computes on buffers.
+  static std::optional<CuDNNConvolution> convolutionOf(Operation *op) {
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (!linalgOp || !linalgOp.hasPureBufferSemantics())
+      return std::nullopt;
+    return matchCuDNNConvolution(linalgOp);
   }
 
   /// A zero-padded input that only convolutions and filter gradients read
@@ -247,32 +220,42 @@ struct CUDALibraryCalls
   std::optional<PaddedInput> matchPaddedInput(memref::AllocOp alloc) {
     std::optional<ZeroPadded> padded =
         matchZeroPadded(alloc, [&](Operation *op, Value read) {
-          std::optional<Window> window = windowOf(op);
-          return window && window->x == read;
+          std::optional<CuDNNConvolution> conv = convolutionOf(op);
+          return conv && conv->x == read;
         });
     if (!padded)
       return std::nullopt;
-    // The interior: [0, 0, padH, padW] of a buffer with as many images
-    // and channels; no reader reads a row or column beyond the symmetric
-    // padding, and cuDNN's output size is each reader's.
+    // The interior: at offset 0 but in the rows and columns every reader
+    // reads through its windows, of a buffer as large elsewhere; no reader
+    // reads a row or column beyond the symmetric padding, and cuDNN's
+    // output size is each reader's.
     memref::SubViewOp interior = padded->interior;
     auto inner = cast<MemRefType>(interior.getType());
     ArrayRef<int64_t> offsets = interior.getStaticOffsets();
-    if (offsets.size() != 4 || ShapedType::isDynamicShape(offsets) ||
-        offsets[0] != 0 || offsets[1] != 0 || inner.getRank() != 4 ||
-        !inner.hasStaticShape() || !isF32Buffer(padded->source))
+    std::optional<CuDNNConvolution> first = convolutionOf(padded->readers[0]);
+    int64_t rows = first->xRows(), cols = first->xCols();
+    if (ShapedType::isDynamicShape(offsets) || !inner.hasStaticShape() ||
+        !isF32Buffer(padded->source))
       return std::nullopt;
-    for (Operation *reader : padded->readers) {
-      std::optional<Window> window = windowOf(reader);
-      auto read = cast<MemRefType>(window->x.getType());
-      if (!read.hasStaticShape() || inner.getDimSize(0) != read.getDimSize(0) ||
-          inner.getDimSize(1) != read.getDimSize(1))
+    for (auto [d, offset] : llvm::enumerate(offsets))
+      if (offset != 0 && static_cast<int64_t>(d) != rows &&
+          static_cast<int64_t>(d) != cols)
         return std::nullopt;
+    for (Operation *reader : padded->readers) {
+      std::optional<CuDNNConvolution> conv = convolutionOf(reader);
+      auto read = cast<MemRefType>(conv->x.getType());
+      if (!read.hasStaticShape() || conv->xRows() != rows ||
+          conv->xCols() != cols || read.getRank() != inner.getRank())
+        return std::nullopt;
+      for (int64_t d = 0; d < inner.getRank(); ++d)
+        if (d != rows && d != cols && inner.getDimSize(d) != read.getDimSize(d))
+          return std::nullopt;
       for (int d = 0; d < 2; ++d) {
-        int64_t size = inner.getDimSize(2 + d), pad = offsets[2 + d];
-        int64_t span = window->dilations[d] * (window->kernel[d] - 1) + 1;
-        if (read.getDimSize(2 + d) > size + 2 * pad || size + 2 * pad < span ||
-            (size + 2 * pad - span) / window->strides[d] + 1 != window->out[d])
+        int64_t dim = d == 0 ? rows : cols;
+        int64_t size = inner.getDimSize(dim), pad = offsets[dim];
+        int64_t span = conv->dilations[d] * (conv->kernel[d] - 1) + 1;
+        if (read.getDimSize(dim) > size + 2 * pad || size + 2 * pad < span ||
+            (size + 2 * pad - span) / conv->strides[d] + 1 != conv->out[d])
           return std::nullopt;
       }
     }
@@ -282,8 +265,8 @@ struct CUDALibraryCalls
                                  padded->readers.back(), &result.frees))
       return std::nullopt;
     result.source = padded->source;
-    result.padH = offsets[2];
-    result.padW = offsets[3];
+    result.padH = offsets[rows];
+    result.padW = offsets[cols];
     result.readers = std::move(padded->readers);
     result.ops = std::move(padded->ops);
     return result;
@@ -294,17 +277,15 @@ struct CUDALibraryCalls
     std::optional<PaddedInput> padded = matchPaddedInput(alloc);
     if (!padded)
       return failure();
+    // Every reader's views must be possible before any becomes a call.
+    for (Operation *reader : padded->readers)
+      if (!cudnnViewsExist(*convolutionOf(reader), padded->source))
+        return failure();
     Operation *last = nullptr;
-    for (Operation *reader : padded->readers) {
-      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(reader))
-        last = lowerConvolution(conv, padded->source, padded->padH,
-                                padded->padW, padded->ops);
-      else
-        last =
-            lowerFilterGradient(cast<linalg::GenericOp>(reader), padded->source,
-                                padded->padH, padded->padW, padded->ops);
-    }
-    assert(last && "windowOf accepts only ops that become calls");
+    for (Operation *reader : padded->readers)
+      last = lowerConvolution(cast<linalg::LinalgOp>(reader), padded->source,
+                              padded->padH, padded->padW, padded->ops);
+    assert(last && "the readers' views were checked");
     for (Operation *dead : padded->ops)
       erase(dead);
     for (Operation *free : padded->frees)
@@ -576,7 +557,7 @@ struct CUDALibraryCalls
         call(builder, op, "soaprt_cuda_conv2d_input_grad_f32",
              {grad->w, grad->dy, target},
              {grad->strideH, grad->strideW, 1, 1, interior ? interior->padH : 0,
-              interior ? interior->padW : 0},
+              interior ? interior->padW : 0, /*groups=*/1},
              dx, grad->ops);
     // dY, freed once copied, now lives until the call reads it.
     for (Operation *free : grad->frees)
@@ -597,43 +578,55 @@ struct CUDALibraryCalls
     return success();
   }
 
-  /// Y += conv(X, W) as a cuDNN call, reading `x` padded by `padH` x
-  /// `padW` instead of the op's input if given. Returns the call.
-  Operation *lowerConvolution(linalg::Conv2DNchwFchwOp op, Value x = {},
-                              int64_t padH = 0, int64_t padW = 0,
-                              ArrayRef<Operation *> replaced = {}) {
-    if (!x)
-      x = op.getDpsInputOperand(0)->get();
-    Value w = op.getDpsInputOperand(1)->get();
-    Value y = op.getDpsInitOperand(0)->get();
-    if (!isF32Buffer(x) || !isF32Buffer(w) || !isF32Buffer(y))
-      return nullptr;
-    SmallVector<int64_t> strides(op.getStrides().getValues<int64_t>());
-    SmallVector<int64_t> dilations(op.getDilations().getValues<int64_t>());
-    OpBuilder builder(op);
-    Operation *callOp =
-        call(builder, op, "soaprt_cuda_conv2d_f32", {x, w, y},
-             {strides[0], strides[1], dilations[0], dilations[1], padH, padW},
-             y, replaced);
-    erase(op);
-    return callOp;
+  /// Whether cuDNN's views of `conv`'s operands (X replaced by `x` if
+  /// given) can be made.
+  static bool cudnnViewsExist(const CuDNNConvolution &conv, Value x = {}) {
+    auto fits = [](Value buffer, const CuDNNDims &dims) {
+      auto type = dyn_cast<MemRefType>(buffer.getType());
+      if (!type || !type.isStrided())
+        return false;
+      SmallVector<ReassociationIndices> groups;
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      (void)type.getStridesAndOffset(strides, offset);
+      // Each group's dims contiguous, outer over inner.
+      for (const auto &group : dims)
+        for (size_t i = 1; i < group.size(); ++i)
+          if (strides[group[i - 1]] !=
+              strides[group[i]] * type.getDimSize(group[i]))
+            return false;
+      return true;
+    };
+    return fits(x ? x : conv.x, conv.xDims) && fits(conv.w, conv.wDims) &&
+           fits(conv.y, conv.yDims);
   }
 
-  /// dW += the filter gradient as a cuDNN call, reading `x` padded by
-  /// `padH` x `padW` instead of the op's X if given. Returns the call.
-  Operation *lowerFilterGradient(linalg::GenericOp op, Value x = {},
-                                 int64_t padH = 0, int64_t padW = 0,
-                                 ArrayRef<Operation *> replaced = {}) {
-    std::optional<FilterGradient> grad = matchFilterGradient(op);
-    if (!grad)
+  /// A convolution (Y += conv(X, W)) or filter gradient (dW += ...) as a
+  /// cuDNN call on 4-D views of its operands, reading `x` padded by `padH`
+  /// x `padW` instead of the op's X if given. Returns the call, null if
+  /// `op` is none or cuDNN cannot view its operands.
+  Operation *lowerConvolution(linalg::LinalgOp op, Value x = {},
+                              int64_t padH = 0, int64_t padW = 0,
+                              ArrayRef<Operation *> replaced = {}) {
+    std::optional<CuDNNConvolution> conv = convolutionOf(op);
+    if (!conv || !cudnnViewsExist(*conv, x))
       return nullptr;
     OpBuilder builder(op);
+    Location loc = op.getLoc();
+    Value vx = cudnnView(builder, loc, x ? x : conv->x, conv->xDims);
+    Value vw = cudnnView(builder, loc, conv->w, conv->wDims);
+    Value vy = cudnnView(builder, loc, conv->y, conv->yDims);
+    assert(vx && vw && vy && "checked by cudnnViewsExist");
+    SmallVector<int64_t> scalars = {conv->strides[0],   conv->strides[1],
+                                    conv->dilations[0], conv->dilations[1],
+                                    padH,               padW,
+                                    conv->groups};
     Operation *callOp =
-        call(builder, op, "soaprt_cuda_conv2d_filter_grad_f32",
-             {x ? x : grad->x, grad->dy, grad->dw},
-             {grad->strides[0], grad->strides[1], grad->dilations[0],
-              grad->dilations[1], padH, padW},
-             grad->dw, replaced);
+        conv->filterGradient
+            ? call(builder, op, "soaprt_cuda_conv2d_filter_grad_f32",
+                   {vx, vy, vw}, scalars, conv->w, replaced)
+            : call(builder, op, "soaprt_cuda_conv2d_f32", {vx, vw, vy},
+                   scalars, conv->y, replaced);
     erase(op);
     return callOp;
   }
@@ -663,12 +656,7 @@ struct CUDALibraryCalls
     for (linalg::LinalgOp op : ops) {
       if (erased.contains(op.getOperation()))
         continue;
-      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
-        (void)lowerConvolution(conv);
-      else if (auto generic = dyn_cast<linalg::GenericOp>(*op);
-               generic && lowerFilterGradient(generic))
-        continue;
-      else
+      if (!lowerConvolution(op))
         (void)lowerContraction(op);
     }
   }

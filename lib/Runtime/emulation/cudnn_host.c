@@ -5,9 +5,11 @@
  *
  * The legacy convolution API libsoaprt_cuda uses: fp32 4-D tensors with any
  * positive strides (cudnnSetTensor4dDescriptorEx), packed NCHW filters,
- * padding, strides, dilations, cross-correlation or convolution (flipped
- * filter), alpha and beta (beta = 0: Y is not read). Computed in double,
- * rounded to fp32, for every math type.
+ * padding, strides, dilations, channel groups (cudnnSetConvolutionGroupCount:
+ * filter k of K reads X channels [g w->c, (g+1) w->c), g = k / (K / G)),
+ * cross-correlation or convolution (flipped filter), alpha and beta (beta =
+ * 0: Y is not read). Computed in double, rounded to fp32, for every math
+ * type.
  *
  * Algorithms: IMPLICIT_GEMM (no workspace), IMPLICIT_PRECOMP_GEMM (a small
  * index table) and GEMM (an im2col buffer of one image) are "supported";
@@ -51,6 +53,7 @@ struct cudnnFilterStruct {
 struct cudnnConvolutionStruct {
   int set;
   int ph, pw, sh, sw, dh, dw;
+  int groups; /* 0 (never set) is 1 */
   cudnnConvolutionMode_t mode;
   cudnnMathType_t math;
 };
@@ -251,6 +254,20 @@ cudnnStatus_t cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t d,
   return CUDNN_STATUS_SUCCESS;
 }
 
+cudnnStatus_t cudnnSetConvolutionGroupCount(cudnnConvolutionDescriptor_t d,
+                                            int groups) {
+  if (!live(d) || groups < 1)
+    return fail(CUDNN_STATUS_BAD_PARAM, "cudnnSetConvolutionGroupCount",
+                "group count %d", groups);
+  d->groups = groups;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+/* Channel groups of a convolution. */
+static int groupsOf(const struct cudnnConvolutionStruct *d) {
+  return d->groups > 0 ? d->groups : 1;
+}
+
 cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescriptor_t d,
                                           cudnnMathType_t math) {
   if (!live(d) || (unsigned)math > (unsigned)CUDNN_FMA_MATH)
@@ -273,9 +290,12 @@ cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(
   if (!live(conv) || !live(x) || !live(w) || !conv->set || !x->set ||
       !w->set || !n || !c || !h || !wd)
     return fail(CUDNN_STATUS_BAD_PARAM, call, "unset descriptor or NULL");
-  if (x->c != w->c)
+  int groups = groupsOf(conv);
+  if (x->c != w->c * groups || w->k % groups != 0)
     return fail(CUDNN_STATUS_BAD_PARAM, call,
-                "X has %d channels, the filter %d", x->c, w->c);
+                "X has %d channels, the filter %d filters of %d in %d "
+                "group(s)",
+                x->c, w->k, w->c, groups);
   int oh = outputSize(x->h, conv->ph, w->h, conv->dh, conv->sh);
   int ow = outputSize(x->w, conv->pw, w->w, conv->dw, conv->sw);
   if (oh < 1 || ow < 1)
@@ -392,18 +412,20 @@ static void convolve(double alpha, const struct cudnnTensorStruct *x,
                      double beta, const struct cudnnTensorStruct *y,
                      float *Y) {
   int flip = d->mode == CUDNN_CONVOLUTION;
+  int perGroup = w->k / groupsOf(d);
   for (int n = 0; n < y->n; ++n)
     for (int f = 0; f < y->c; ++f)
       for (int i = 0; i < y->h; ++i)
         for (int j = 0; j < y->w; ++j) {
           double sum = 0;
+          int c0 = f / perGroup * w->c; /* the group's first channel */
           for (int c = 0; c < w->c; ++c)
             for (int kh = 0; kh < w->h; ++kh) {
               int r = i * d->sh + kh * d->dh - d->ph;
               if (r < 0 || r >= x->h)
                 continue; /* zero padding */
-              const float *xrow =
-                  X + (long)n * x->ns + (long)c * x->cs + (long)r * x->hs;
+              const float *xrow = X + (long)n * x->ns + (long)(c0 + c) * x->cs +
+                                  (long)r * x->hs;
               for (int kw = 0; kw < w->w; ++kw) {
                 int q = j * d->sw + kw * d->dw - d->pw;
                 if (q < 0 || q >= x->w)
@@ -636,6 +658,7 @@ static void filterGradient(double alpha, const struct cudnnTensorStruct *x,
                            const struct cudnnConvolutionStruct *d, double beta,
                            const struct cudnnFilterStruct *w, float *DW) {
   int flip = d->mode == CUDNN_CONVOLUTION;
+  int perGroup = w->k / groupsOf(d);
   for (int f = 0; f < w->k; ++f)
     for (int c = 0; c < w->c; ++c)
       for (int kh = 0; kh < w->h; ++kh)
@@ -650,7 +673,8 @@ static void filterGradient(double alpha, const struct cudnnTensorStruct *x,
                 int q = j * d->sw + kw * d->dw - d->pw;
                 if (q < 0 || q >= x->w)
                   continue;
-                sum += (double)X[(long)n * x->ns + (long)c * x->cs +
+                sum += (double)X[(long)n * x->ns +
+                                 (long)(f / perGroup * w->c + c) * x->cs +
                                  (long)r * x->hs + (long)q * x->ws] *
                        DY[(long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
                           (long)j * y->ws];
@@ -751,10 +775,12 @@ static cudnnStatus_t dataGradient(const char *call, double alpha,
   if (!sum)
     return fail(CUDNN_STATUS_ALLOC_FAILED, call, "out of host memory");
   int flip = d->mode == CUDNN_CONVOLUTION;
+  int perGroup = w->k / groupsOf(d);
   for (int n = 0; n < y->n; ++n)
     for (int f = 0; f < y->c; ++f)
       for (int i = 0; i < y->h; ++i)
         for (int j = 0; j < y->w; ++j) {
+          int c0 = f / perGroup * w->c;
           double g = DY[(long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
                         (long)j * y->ws];
           for (int c = 0; c < w->c; ++c)
@@ -768,7 +794,7 @@ static cudnnStatus_t dataGradient(const char *call, double alpha,
                   continue;
                 int fh = flip ? w->h - 1 - kh : kh;
                 int fw = flip ? w->w - 1 - kw : kw;
-                sum[(((long)n * x->c + c) * x->h + r) * x->w + q] +=
+                sum[(((long)n * x->c + c0 + c) * x->h + r) * x->w + q] +=
                     g * W[(((long)f * w->c + c) * w->h + fh) * w->w + fw];
               }
             }

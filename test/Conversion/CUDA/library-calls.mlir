@@ -59,12 +59,12 @@ func.func @linear(%x: memref<4x8xf32>, %w: memref<16x8xf32>, %y: memref<4x16xf32
 // -----
 
 // A convolution becomes a cuDNN call with its strides and dilations.
-// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @conv(
 // CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : i64
 // CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : i64
 // CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : i64
-// CHECK:         call @soaprt_cuda_conv2d_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[C2]], %[[C2]], %[[C1]], %[[C3]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:         call @soaprt_cuda_conv2d_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[C2]], %[[C2]], %[[C1]], %[[C3]], %{{.*}}, %{{.*}}, %[[C1]], %{{.*}}, %{{.*}})
 // CHECK-NOT:     linalg.conv
 func.func @conv(%x: memref<2x3x17x17xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x8x8x6xf32>) {
   linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<[1, 3]> : tensor<2xi64>}
@@ -135,7 +135,7 @@ func.func @overwrite(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16x
 // CHECK:         %[[CX:.*]] = memref.cast %[[X]] : memref<2x3x8x8xf32> to memref<*xf32>
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
-// CHECK:         call @soaprt_cuda_conv2d_f32(%[[CX]], %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[TWO]], %[[ONE]], %[[TWO]], %{{.*}})
+// CHECK:         call @soaprt_cuda_conv2d_f32(%[[CX]], %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[TWO]], %[[ONE]], %[[ONE]], %[[TWO]], %{{.*}})
 // CHECK-NOT:     memref.dealloc
 // CHECK:         return
 func.func @padded_conv(%x: memref<2x3x8x8xf32>, %w: memref<4x3x5x3xf32>, %y: memref<2x4x8x8xf32>) {
@@ -256,13 +256,13 @@ func.func @fill_before_pad(%x: memref<2x3x8x8xf32>, %w: memref<4x3x3x3xf32>, %y:
 #x = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
 #dy = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
 #dw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
-// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_filter_grad_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_filter_grad_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @filter_grad(
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
 // CHECK-NOT:     linalg.fill
-// CHECK:         call @soaprt_cuda_conv2d_filter_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %[[TWO]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[TWO]], %{{.*}})
+// CHECK:         call @soaprt_cuda_conv2d_filter_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %[[TWO]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[TWO]], %{{.*}})
 // CHECK-NOT:     linalg.generic
 func.func @filter_grad(%x: memref<2x3x9x9xf32>, %dy: memref<2x4x4x4xf32>, %dw: memref<4x3x3x3xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -309,7 +309,7 @@ func.func @not_filter_grad(%x: memref<2x3x10x9xf32>, %dy: memref<2x4x4x4xf32>, %
 // copy go; the zero fill of dX is beta = 0 (flags 2).
 #flip3 = affine_map<(d0, d1, d2, d3) -> (d1, d0, 2 - d2, 2 - d3)>
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_input_grad_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_input_grad_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @input_grad_strided(
 // CHECK-SAME:    %[[W:.*]]: memref<4x3x3x3xf32>, %[[DY:.*]]: memref<2x4x5x5xf32>, %[[DX:.*]]: memref<2x3x11x11xf32>)
 // CHECK-NOT:     memref.alloc
@@ -320,7 +320,7 @@ func.func @not_filter_grad(%x: memref<2x3x10x9xf32>, %dy: memref<2x4x4x4xf32>, %
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
-// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%[[CW]], %[[CDY]], %[[CDX]], %[[TWO]], %[[TWO]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[TWO]], %{{.*}})
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%[[CW]], %[[CDY]], %[[CDX]], %[[TWO]], %[[TWO]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[TWO]], %{{.*}})
 // CHECK-NOT:     memref.
 // CHECK-NOT:     linalg.
 // CHECK:         return
@@ -366,7 +366,7 @@ func.func @input_grad_strided(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x5x5xf32>,
 // CHECK-LABEL: func.func @input_grad_1x1(
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
-// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %[[TWO]], %{{.*}}, %{{.*}}, %[[ZERO]], %[[ZERO]], %[[ZERO]], %{{.*}})
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %[[TWO]], %{{.*}}, %{{.*}}, %[[ZERO]], %[[ZERO]], %{{.*}}, %[[ZERO]], %{{.*}})
 // CHECK-NOT:     linalg.
 // CHECK-NOT:     memref.alloc
 // CHECK:         return
@@ -445,7 +445,7 @@ func.func @input_grad_all_reduce_between(%w: memref<6x4x1x1xf32>, %dy: memref<2x
 // CHECK-LABEL: func.func @input_grad_stride1(
 // CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
-// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %{{.*}})
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ZERO]], %{{.*}})
 // CHECK-NOT:     linalg.
 // CHECK-NOT:     memref.alloc
 // CHECK:         return
@@ -590,13 +590,13 @@ func.func @not_input_grad(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>, %dy
 // CHECK:         %[[CDX:.*]] = memref.cast %[[DX]] : memref<2x3x4x4xf32> to memref<*xf32>
 // CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
-// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %[[CDX]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[TWO]], %{{.*}})
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %[[CDX]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[TWO]], %{{.*}})
 // CHECK-NOT:     memref.subview
 // CHECK:         linalg.generic {{.*}} ins(%[[DX]] : memref<2x3x4x4xf32>) outs(%[[OUT]] : memref<2x3x4x4xf32>)
 // CHECK:         memref.dealloc %[[DX]] : memref<2x3x4x4xf32>
 // CHECK:         %[[DX2:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x3x6x6xf32>
 // CHECK:         %[[ZERO:.*]] = arith.constant 0 : i64
-// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[TWO]], %{{.*}})
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[TWO]], %{{.*}})
 // CHECK:         memref.copy %[[DX2]], %[[WHOLE]]
 func.func @input_grad_interior(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>, %out: memref<2x3x4x4xf32>, %whole: memref<2x3x6x6xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -767,5 +767,92 @@ func.func @input_grad_dy_freed(%w: memref<4x3x3x3xf32>, %dx: memref<2x3x6x6xf32>
     ins(%p, %wf : memref<2x4x8x8xf32>, memref<3x4x3x3xf32>) outs(%dx : memref<2x3x6x6xf32>)
   memref.dealloc %p : memref<2x4x8x8xf32>
   memref.dealloc %wf : memref<3x4x3x3xf32>
+  return
+}
+
+// -----
+
+// A depthwise convolution: one group per channel; cuDNN's filter view
+// gets a unit channel dim (C x 1 x KH x KW).
+// CHECK-LABEL: func.func @depthwise(
+// CHECK:         %[[W:.*]] = memref.expand_shape %arg1 {{\[}}[0, 1], [2], [3]] output_shape [8, 1, 3, 3] : memref<8x3x3xf32> into memref<8x1x3x3xf32>
+// CHECK:         %[[CW:.*]] = memref.cast %[[W]]
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[EIGHT:.*]] = arith.constant 8 : i64
+// CHECK:         call @soaprt_cuda_conv2d_f32(%{{.*}}, %[[CW]], %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %{{.*}}, %{{.*}}, %[[EIGHT]],
+// CHECK-NOT:     linalg.depthwise_conv_2d_nchw_chw
+func.func @depthwise(%x: memref<2x8x16x16xf32>, %w: memref<8x3x3xf32>, %y: memref<2x8x14x14xf32>) {
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%x, %w : memref<2x8x16x16xf32>, memref<8x3x3xf32>) outs(%y : memref<2x8x14x14xf32>)
+  return
+}
+
+// -----
+
+// A grouped convolution (torch-mlir: groups > 1): each group's channels
+// and filters merged with it into cuDNN's channel and filter dims.
+// CHECK-LABEL: func.func @grouped(
+// CHECK:         %[[X:.*]] = memref.collapse_shape %arg0 {{\[}}[0], [1, 2], [3], [4]] : memref<2x2x4x9x9xf32> into memref<2x8x9x9xf32>
+// CHECK:         %[[W:.*]] = memref.collapse_shape %arg1 {{\[}}[0, 1], [2], [3], [4]] : memref<2x6x4x3x3xf32> into memref<12x4x3x3xf32>
+// CHECK:         %[[Y:.*]] = memref.collapse_shape %arg2 {{\[}}[0], [1, 2], [3], [4]] : memref<2x2x6x4x4xf32> into memref<2x12x4x4xf32>
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_conv2d_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %[[TWO]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]],
+func.func @grouped(%x: memref<2x2x4x9x9xf32>, %w: memref<2x6x4x3x3xf32>, %y: memref<2x2x6x4x4xf32>) {
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+    ins(%x, %w : memref<2x2x4x9x9xf32>, memref<2x6x4x3x3xf32>) outs(%y : memref<2x2x6x4x4xf32>)
+  return
+}
+
+// -----
+
+// A grouped convolution on a tile of the channels within each group (a
+// split reduction): a group and its channels are not one run of memory,
+// so it stays a generated kernel.
+// CHECK-LABEL: func.func @grouped_channel_tile(
+// CHECK-NOT:     call @soaprt_cuda_conv2d_f32
+// CHECK:         linalg.conv_2d_ngchw_gfchw
+func.func @grouped_channel_tile(%x: memref<2x2x2x9x9xf32, strided<[648, 324, 81, 9, 1]>>, %w: memref<2x6x2x3x3xf32, strided<[216, 36, 9, 3, 1]>>, %y: memref<2x2x6x4x4xf32>) {
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+    ins(%x, %w : memref<2x2x2x9x9xf32, strided<[648, 324, 81, 9, 1]>>, memref<2x6x2x3x3xf32, strided<[216, 36, 9, 3, 1]>>) outs(%y : memref<2x2x6x4x4xf32>)
+  return
+}
+
+// -----
+
+// Channels-last (JAX, TensorFlow): X and Y viewed as NCHW by transposes
+// (cuDNN takes their strides), the HWCF filter as FCHW (packed by the
+// runtime).
+// CHECK-LABEL: func.func @nhwc(
+// CHECK:         %[[X:.*]] = memref.transpose %arg0 (d0, d1, d2, d3) -> (d0, d3, d1, d2) : memref<2x16x16x4xf32> to memref<2x4x16x16xf32, strided<[1024, 1, 64, 4]>>
+// CHECK:         %[[W:.*]] = memref.transpose %arg1 (d0, d1, d2, d3) -> (d3, d2, d0, d1) : memref<3x3x4x8xf32> to memref<8x4x3x3xf32, strided<[1, 8, 96, 32]>>
+// CHECK:         %[[Y:.*]] = memref.transpose %arg2 (d0, d1, d2, d3) -> (d0, d3, d1, d2) : memref<2x14x14x8xf32> to memref<2x8x14x14xf32, strided<[1568, 1, 112, 8]>>
+// CHECK:         call @soaprt_cuda_conv2d_f32(
+func.func @nhwc(%x: memref<2x16x16x4xf32>, %w: memref<3x3x4x8xf32>, %y: memref<2x14x14x8xf32>) {
+  linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%x, %w : memref<2x16x16x4xf32>, memref<3x3x4x8xf32>) outs(%y : memref<2x14x14x8xf32>)
+  return
+}
+
+// -----
+
+// A depthwise filter gradient as soap-training-step writes it (over the
+// forward loops (n, oh, ow, c, kh, kw); dW at (c, kh, kw)): cuDNN's
+// backward filter in 4 groups, dW viewed as 4 x 1 x 3 x 3.
+#xd = affine_map<(n, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#dyd = affine_map<(n, oh, ow, c, kh, kw) -> (n, c, oh, ow)>
+#dwd = affine_map<(n, oh, ow, c, kh, kw) -> (c, kh, kw)>
+// CHECK-LABEL: func.func @depthwise_filter_grad(
+// CHECK:         memref.expand_shape %arg2 {{\[}}[0, 1], [2], [3]] output_shape [4, 1, 3, 3]
+// CHECK-DAG:     %[[FOUR:.*]] = arith.constant 4 : i64
+// CHECK:         call @soaprt_cuda_conv2d_filter_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FOUR]],
+// CHECK-NOT:     linalg.generic
+func.func @depthwise_filter_grad(%x: memref<2x4x9x9xf32>, %dy: memref<2x4x4x4xf32>, %dw: memref<4x3x3xf32>) {
+  linalg.generic {indexing_maps = [#xd, #dyd, #dwd], iterator_types = ["reduction", "reduction", "reduction", "parallel", "parallel", "parallel"]}
+      ins(%x, %dy : memref<2x4x9x9xf32>, memref<2x4x4x4xf32>) outs(%dw : memref<4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
   return
 }
