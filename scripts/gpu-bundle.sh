@@ -39,10 +39,12 @@
 # Environment: SOAP_BIN (folder with soapc and soap-models; default build/bin,
 # else build-gpu/bin), SEED (inputs, default 1), DIFF_BATCH (zoo models in
 # the differential check, default 2), DIFF_MODELS (default: the numerics
-# inputs and "alexnet resnet101 inception_v3"; .mlir paths or zoo names),
+# inputs and "alexnet resnet101 inception_v3 mobilenet_v2"; .mlir paths or
+# zoo names),
 # TRAIN_DIFF_MODELS (training-step differential entries, default "small_mlp
 # small_cnn strided_cnn inception_block transformer_block residual_bn
-# constant_weights gelu_softmax scalar_loss grouped_convs nhwc_convs": names of
+# constant_weights gelu_softmax scalar_loss grouped_convs nhwc_convs
+# dilated_convs": names of
 # test/Numerics/Inputs/*.mlir or .mlir paths; "" for none),
 # TIMING_MODELS (default "alexnet:256 resnet101:64 inception_v3:64"; "" for
 # none), TRAIN_TIMING (1, the default: also the training step of each
@@ -75,9 +77,9 @@ SOAP_BIN=$(cd "$SOAP_BIN" && pwd)
 SEED=${SEED:-1}
 DIFF_BATCH=${DIFF_BATCH:-2}
 if [ -z "${DIFF_MODELS+x}" ]; then
-  DIFF_MODELS="$(printf '%s ' "$ROOT"/test/Numerics/Inputs/*.mlir)alexnet resnet101 inception_v3"
+  DIFF_MODELS="$(printf '%s ' "$ROOT"/test/Numerics/Inputs/*.mlir)alexnet resnet101 inception_v3 mobilenet_v2"
 fi
-TRAIN_DIFF_MODELS=${TRAIN_DIFF_MODELS-"small_mlp small_cnn strided_cnn inception_block transformer_block residual_bn constant_weights gelu_softmax scalar_loss grouped_convs nhwc_convs"}
+TRAIN_DIFF_MODELS=${TRAIN_DIFF_MODELS-"small_mlp small_cnn strided_cnn inception_block transformer_block residual_bn constant_weights gelu_softmax scalar_loss grouped_convs nhwc_convs dilated_convs"}
 TIMING_MODELS=${TIMING_MODELS-"alexnet:256 resnet101:64 inception_v3:64"}
 TRAIN_TIMING=${TRAIN_TIMING:-1}
 read -r -a TRAIN_FLAGS <<< "${TRAIN_FLAGS:-}"

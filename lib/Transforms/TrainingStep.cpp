@@ -179,10 +179,10 @@ static bool dependsOn(Value value, BlockArgument arg) {
 }
 
 /// How a convolution's input gradient is built. With Y = conv(X, W) of
-/// strides S, dX is the stride-1 convolution of the same kind over dY spread
-/// by S and padded by the window less one on each side (dilateAndPad), with
-/// the filter flipped in its window and its input and output channel dims
-/// swapped (the flipped filter's dim d is W's dim `filterDims[d]`, window
+/// strides S and dilations D, dX is the stride-1 convolution of the same
+/// kind and dilations over dY spread by S and padded by the window's span
+/// less one on each side (dilateAndPad), with the filter flipped in its
+/// window and its input and output channel dims swapped (the flipped filter's dim d is W's dim `filterDims[d]`, window
 /// dims reversed). Its loops follow the forward loops `loopMap`.
 struct ConvInputGradient {
   int64_t spatial;                 ///< X's and Y's rows dim (columns next)
@@ -800,8 +800,11 @@ TrainingStepBuilder::differentiateConvInput(ConvOp op, Value grad,
   auto xType = cast<RankedTensorType>(x.getType());
   auto wType = cast<RankedTensorType>(w.getType());
   SmallVector<int64_t> strides(op.getStrides().template getValues<int64_t>());
-  int64_t kh = wType.getDimSize(form.kernel);
-  int64_t kw = wType.getDimSize(form.kernel + 1);
+  SmallVector<int64_t> dilations(
+      op.getDilations().template getValues<int64_t>());
+  // The window's span: a dilated filter reaches (K - 1) D + 1 rows.
+  int64_t kh = (wType.getDimSize(form.kernel) - 1) * dilations[0] + 1;
+  int64_t kw = (wType.getDimSize(form.kernel + 1) - 1) * dilations[1] + 1;
   Value dilated =
       dilateAndPad(loc, grad, strides, {kh, kw},
                    {xType.getDimSize(form.spatial),
@@ -838,7 +841,7 @@ TrainingStepBuilder::differentiateConvInput(ConvOp op, Value grad,
                              ValueRange{dilated, flipped},
                              ValueRange{zeros(loc, xType)},
                              b.getI64TensorAttr({1, 1}),
-                             b.getI64TensorAttr({1, 1}));
+                             b.getI64TensorAttr(dilations));
   mapForwardConfig(conv, op, form.loopMap);
   contribute(x, conv->getResult(0));
   return success();
@@ -884,10 +887,6 @@ TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
                         [](int64_t d) { return d == 1; });
   };
   if (std::optional<ConvInputGradient> form = convInputGradient(op)) {
-    auto dilations = op->getAttrOfType<DenseIntElementsAttr>("dilations");
-    if (!checkUnitDilation(dilations))
-      return op->emitError() << "training step: dilated convolutions are "
-                                "not differentiated yet";
     if (active.contains(op.getDpsInputOperand(0)->get())) {
       LogicalResult status =
           TypeSwitch<Operation *, LogicalResult>(op)

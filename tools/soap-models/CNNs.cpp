@@ -104,6 +104,61 @@ OwningOpRef<ModuleOp> soapmodels::buildResNet101(MLIRContext *ctx,
 }
 
 //===----------------------------------------------------------------------===//
+// MobileNetV2
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> soapmodels::buildMobileNetV2(MLIRContext *ctx,
+                                                   int64_t batch) {
+  ModelBuilder mb(ctx, "mobilenet_v2", batch);
+  using Conv = ModelBuilder::Conv;
+  // torchvision's Conv2dNormActivation: conv (no bias) + batch norm +
+  // relu6, parameters "<name>.0.weight", "<name>.1.weight", ...
+  auto convBN = [&](Value x, int64_t out, int64_t k, int64_t stride,
+                    const std::string &name, bool activation = true) {
+    x = mb.conv2d(x, Conv{out, k, k, stride, stride, k / 2, k / 2},
+                  name + ".0");
+    x = mb.batchNorm(x, name + ".1");
+    return activation ? mb.relu6(x, name + ".2") : x;
+  };
+  Value x = mb.input({batch, 3, 224, 224}, mb.f32(), "input");
+  x = convBN(x, 32, 3, 2, "features.0");
+  // Inverted residual blocks: expansion t, output channels c, repeats n,
+  // first stride s.
+  struct Setting {
+    int64_t t, c, n, s;
+  };
+  const Setting settings[] = {{1, 16, 1, 1},  {6, 24, 2, 2}, {6, 32, 3, 2},
+                              {6, 64, 4, 2},  {6, 96, 3, 1}, {6, 160, 3, 2},
+                              {6, 320, 1, 1}};
+  int64_t in = 32, index = 1;
+  for (const Setting &set : settings) {
+    for (int64_t i = 0; i < set.n; ++i, ++index) {
+      std::string p = "features." + std::to_string(index) + ".conv";
+      int64_t stride = i == 0 ? set.s : 1, hidden = in * set.t;
+      Value out = x;
+      int64_t layer = 0;
+      if (set.t != 1)
+        out = convBN(out, hidden, 1, 1, p + "." + std::to_string(layer++));
+      std::string dw = p + "." + std::to_string(layer++);
+      out = mb.depthwiseConv2d(out, 3, stride, 1, dw + ".0");
+      out = mb.batchNorm(out, dw + ".1");
+      out = mb.relu6(out, dw + ".2");
+      out = mb.conv2d(out, Conv{set.c, 1, 1},
+                      p + "." + std::to_string(layer++));
+      out = mb.batchNorm(out, p + "." + std::to_string(layer++));
+      if (stride == 1 && in == set.c)
+        out = mb.add(x, out, p + ".add");
+      x = out;
+      in = set.c;
+    }
+  }
+  x = convBN(x, 1280, 1, 1, "features." + std::to_string(index));
+  x = mb.globalAvgPool(x, "avgpool");
+  x = mb.linear(x, 1000, "classifier.1");
+  return mb.finish({x});
+}
+
+//===----------------------------------------------------------------------===//
 // Inception-v3
 //===----------------------------------------------------------------------===//
 

@@ -294,6 +294,14 @@ Value ModelBuilder::relu(Value x, const Twine &name) {
   });
 }
 
+Value ModelBuilder::relu6(Value x, const Twine &name) {
+  Value zero = constant(0.0), six = constant(6.0);
+  return map({x}, name, [&](OpBuilder &nb, Location loc, ValueRange a) {
+    Value low = arith::MaximumFOp::create(nb, loc, a[0], zero);
+    return arith::MinimumFOp::create(nb, loc, low, six).getResult();
+  });
+}
+
 Value ModelBuilder::tanh(Value x, const Twine &name) {
   return map({x}, name, [](OpBuilder &nb, Location loc, ValueRange a) {
     return math::TanhOp::create(nb, loc, a[0]).getResult();
@@ -353,6 +361,24 @@ Value ModelBuilder::conv2d(Value x, const Conv &conv, const Twine &name) {
   if (conv.bias)
     out = channelBias(out, name + ".bias", name + ".bias_add");
   return out;
+}
+
+Value ModelBuilder::depthwiseConv2d(Value x, int64_t k, int64_t stride,
+                                    int64_t padding, const Twine &name) {
+  SmallVector<int64_t> shape = shapeOf(x);
+  int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
+  Value weight = param({c, k, k}, name + ".weight");
+  if (padding)
+    x = pad(x, {0, 0, padding, padding}, {0, 0, padding, padding}, 0.0,
+            name + ".pad");
+  int64_t oh = (h + 2 * padding - k) / stride + 1;
+  int64_t ow = (w + 2 * padding - k) / stride + 1;
+  Value init = filled({n, c, oh, ow}, 0.0, name + ".init");
+  return linalg::DepthwiseConv2DNchwChwOp::create(
+             b, at(name), TypeRange{init.getType()}, ValueRange{x, weight},
+             ValueRange{init}, b.getI64TensorAttr({stride, stride}),
+             b.getI64TensorAttr({1, 1}))
+      ->getResult(0);
 }
 
 /// (n, c, h, w) -> (c).

@@ -119,6 +119,8 @@ public:
 
   Value add(Value x, Value y, const llvm::Twine &name);
   Value relu(Value x, const llvm::Twine &name);
+  /// min(max(x, 0), 6).
+  Value relu6(Value x, const llvm::Twine &name);
   Value tanh(Value x, const llvm::Twine &name);
   /// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (GPT-2's gelu).
   Value gelu(Value x, const llvm::Twine &name);
@@ -135,6 +137,12 @@ public:
   /// NCHW convolution (linalg.conv_2d_nchw_fchw), weight [F, C, KH, KW]
   /// "<name>.weight", optional per-channel bias "<name>.bias".
   Value conv2d(Value x, const Conv &conv, const llvm::Twine &name);
+  /// Depthwise NCHW convolution, one KxK filter per channel
+  /// (linalg.depthwise_conv_2d_nchw_chw, as torch-mlir exports
+  /// `groups == channels`), weight [C, K, K] "<name>.weight", padding
+  /// `padding` on every side.
+  Value depthwiseConv2d(Value x, int64_t k, int64_t stride, int64_t padding,
+                        const llvm::Twine &name);
   /// Folded batch norm: y = x * weight[c] + bias[c] (params "<name>.weight",
   /// "<name>.bias").
   Value batchNorm(Value x, const llvm::Twine &name);
@@ -211,6 +219,8 @@ struct ModelInfo {
 
 mlir::OwningOpRef<mlir::ModuleOp> buildAlexNet(mlir::MLIRContext *, int64_t);
 mlir::OwningOpRef<mlir::ModuleOp> buildResNet101(mlir::MLIRContext *, int64_t);
+mlir::OwningOpRef<mlir::ModuleOp> buildMobileNetV2(mlir::MLIRContext *,
+                                                   int64_t);
 mlir::OwningOpRef<mlir::ModuleOp> buildInceptionV3(mlir::MLIRContext *,
                                                    int64_t);
 mlir::OwningOpRef<mlir::ModuleOp> buildRNNTC(mlir::MLIRContext *, int64_t);

@@ -1,8 +1,8 @@
 //===- soap-models.cpp - The SOAP benchmark model zoo ---------------------===//
 //
 // Writes the paper's benchmarks (AlexNet, Inception-v3, ResNet-101, RNNTC,
-// RNNLM, NMT) and two modern workloads (a GPT-2-medium-like Transformer, an
-// MLP) at their real sizes, in linalg on tensors, built with MLIR's C++
+// RNNLM, NMT) and three modern workloads (MobileNetV2, a GPT-2-medium-like
+// Transformer, an MLP) at their real sizes, in linalg on tensors, built with MLIR's C++
 // builders:
 //
 //   soap-models NAME [--batch=N] [-o FILE] [--stats]
@@ -41,6 +41,10 @@ static const ModelInfo kModels[] = {
      buildInceptionV3},
     {"resnet101", "ResNet-101 (torchvision v1.5), 224x224 ImageNet, batch 64",
      64, buildResNet101},
+    {"mobilenet_v2",
+     "MobileNetV2 (torchvision: depthwise convolutions), 224x224 ImageNet, "
+     "batch 64",
+     64, buildMobileNetV2},
     {"rnntc",
      "RNNTC: 4-layer LSTM text classifier, hidden 1024, vocab 20k, 40 steps, "
      "batch 64",
