@@ -28,7 +28,7 @@ if [[ -z "$graphs" ]]; then
   trap 'rm -rf "$graphs"' EXIT
 fi
 mkdir -p "$graphs"
-for model in alexnet inception_v3 resnet101 rnntc rnnlm nmt transformer; do
+for model in alexnet inception_v3 resnet101 mobilenet_v2 rnntc rnnlm nmt transformer; do
   if [[ ! -s "$graphs/$model.json" ]]; then
     "$build/bin/soap-models" "$model" |
       "$build/bin/soap-opt" --soap-dump-graph=json -o /dev/null \

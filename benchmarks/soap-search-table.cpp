@@ -59,9 +59,9 @@ int main(int argc, char **argv) {
   uint64_t seed = 0;
   double betaScale = SearchOptions().betaScale;
   int32_t threads = 1;
-  std::vector<std::string> models = {"alexnet", "inception_v3", "resnet101",
-                                     "rnntc",   "rnnlm",        "nmt",
-                                     "transformer"};
+  std::vector<std::string> models = {
+      "alexnet", "inception_v3", "resnet101",  "mobilenet_v2",
+      "rnntc",   "rnnlm",        "nmt",        "transformer"};
   std::vector<std::string> machines = {"p100-4x4", "k80-16x4"};
   for (int i = 1; i < argc; ++i) {
     StringRef a = argv[i];
