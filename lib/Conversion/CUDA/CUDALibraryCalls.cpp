@@ -294,47 +294,53 @@ struct CUDALibraryCalls
   }
 
   /// The input gradient of a convolution as soap-training-step writes it,
-  /// bufferized: a stride-1 convolution of dY, spread by the forward strides
-  /// and zero-padded by the window less one on each side, with the filter
-  /// flipped and its channels swapped:
+  /// bufferized: a stride-1 convolution of the same kind and dilations over
+  /// dY, spread by the forward strides and zero-padded by the window's span
+  /// less one on each side, with the filter flipped in its window and its
+  /// channel roles swapped (shown for NCHW; any layout cuDNN views, the
+  /// rows and columns dims from the convolution):
   ///
   ///   Wf = alloc; linalg.generic ins(W) outs(Wf), W[f, c, i, j] at
   ///        Wf[c, f, KH-1-i, KW-1-j]
   ///   (strides > 1) D6 = alloc N x F x OH x SH x OW x SW, zero fill,
   ///        copy of dY (expanded to N x F x OH x 1 x OW x 1) into
   ///        D6[:, :, :, 0:1, :, 0:1]; D = a leading part of D6 collapsed
-  ///   P = alloc, zero fill, copy of D (or dY) into P[:, :, KH-1:, KW-1:]
+  ///   P = alloc, zero fill, copy of D (or dY) into P[:, :, SH-1:, SW-1:]
+  ///        (S the window's span, (K - 1) D + 1)
   ///   dX += conv(P, Wf)
   ///
   /// which is cuDNN's backward data of the forward convolution (stride
-  /// SH x SW, no padding) from W and dY: no flipped filter, no spread or
-  /// padded copy, and none of the products with the spread's zeros.
+  /// SH x SW, the same dilations and groups, no padding) from W and dY: no
+  /// flipped filter, no spread or padded copy, and none of the products with
+  /// the spread's zeros.
   struct InputGradient {
+    CuDNNConvolution conv; // the stride-1 convolution
     Value w, dy;
+    CuDNNDims wDims;       // W's cuDNN view (the forward filter's)
     int64_t strideH = 1, strideW = 1;
     SmallVector<Operation *> ops;   // to erase, users first
     SmallVector<Operation *> frees; // of dY before the call, to move
   };
-  std::optional<InputGradient>
-  matchInputGradient(linalg::Conv2DNchwFchwOp conv) {
-    if (!llvm::all_of(conv.getStrides().getValues<int64_t>(),
-                      [](int64_t v) { return v == 1; }) ||
-        !llvm::all_of(conv.getDilations().getValues<int64_t>(),
-                      [](int64_t v) { return v == 1; }))
+  std::optional<InputGradient> matchInputGradient(linalg::LinalgOp op) {
+    std::optional<CuDNNConvolution> conv = convolutionOf(op);
+    if (!conv || conv->filterGradient || conv->strides[0] != 1 ||
+        conv->strides[1] != 1)
       return std::nullopt;
-    Value dx = conv.getDpsInitOperand(0)->get();
-    auto dxType = cast<MemRefType>(dx.getType());
     InputGradient result;
+    result.conv = *conv;
+    int64_t span[2];
+    for (int d = 0; d < 2; ++d)
+      span[d] = (conv->kernel[d] - 1) * conv->dilations[d] + 1;
 
-    // The flipped filter.
-    Value wf = conv.getDpsInputOperand(1)->get();
+    // The flipped filter: Wf dim d is W dim `wOf[d]`, the window reversed.
+    Value wf = conv->w;
     auto wfAlloc = wf.getDefiningOp<memref::AllocOp>();
-    if (!wfAlloc || wfAlloc->getBlock() != conv->getBlock())
+    if (!wfAlloc || wfAlloc->getBlock() != op->getBlock())
       return std::nullopt;
     linalg::GenericOp flip;
     SmallVector<Operation *> wfDeallocs;
     for (Operation *user : wfAlloc->getUsers()) {
-      if (user == conv)
+      if (user == op.getOperation())
         continue;
       if (isa<memref::DeallocOp>(user)) {
         wfDeallocs.push_back(user);
@@ -347,9 +353,11 @@ struct CUDALibraryCalls
         return std::nullopt;
       flip = generic;
     }
-    if (!flip || flip->getBlock() != conv->getBlock() ||
-        !flip->isBeforeInBlock(conv) || flip.getNumParallelLoops() != 4 ||
-        flip.getNumLoops() != 4)
+    auto wfType = cast<MemRefType>(wf.getType());
+    int64_t rank = wfType.getRank();
+    if (!flip || flip->getBlock() != op->getBlock() ||
+        !flip->isBeforeInBlock(op) || flip.getNumParallelLoops() != rank ||
+        flip.getNumLoops() != rank)
       return std::nullopt;
     Block &body = *flip.getBlock();
     if (body.getOperations().size() != 1 ||
@@ -357,37 +365,72 @@ struct CUDALibraryCalls
       return std::nullopt;
     Value w = flip.getDpsInputOperand(0)->get();
     auto wType = cast<MemRefType>(w.getType());
-    auto wfType = cast<MemRefType>(wf.getType());
-    if (!isF32Buffer(w) || !isF32Buffer(wf) || !isF32Buffer(dx) ||
-        wType.getRank() != 4)
+    if (!isF32Buffer(w) || wType.getRank() != rank)
       return std::nullopt;
-    int64_t F = wType.getDimSize(0), C = wType.getDimSize(1);
-    int64_t KH = wType.getDimSize(2), KW = wType.getDimSize(3);
-    if (wfType.getShape() != ArrayRef<int64_t>{C, F, KH, KW})
-      return std::nullopt;
-    MLIRContext *ctx = conv.getContext();
-    AffineExpr d0, d1, d2, d3;
-    bindDims(ctx, d0, d1, d2, d3);
-    AffineMap flipMap = simplifyAffineMap(
-        AffineMap::get(4, 0, {d1, d0, KH - 1 - d2, KW - 1 - d3}, ctx));
     SmallVector<AffineMap> maps = flip.getIndexingMapsArray();
-    if (simplifyAffineMap(maps[0]) != flipMap || !maps[1].isIdentity() ||
-        !writes.unchangedBetween(w, flip, conv))
+    if (!maps[1].isIdentity() || !writes.unchangedBetween(w, flip, op))
       return std::nullopt;
+    int64_t windowDims[2] = {conv->wDims[2][0], conv->wDims[3][0]};
+    SmallVector<int64_t> wOf(rank, -1);
+    for (auto [j, e] : llvm::enumerate(maps[0].getResults())) {
+      // W dim j read at Wf dim d (plain) or at K - 1 - d (window).
+      AffineExpr expr = simplifyAffineExpr(e, rank, 0);
+      int64_t d = -1;
+      if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+        d = dim.getPosition();
+        if (d == windowDims[0] || d == windowDims[1])
+          return std::nullopt;
+      } else {
+        for (int64_t k = 0; k < 2 && d < 0; ++k) {
+          AffineExpr reversed =
+              wfType.getDimSize(windowDims[k]) - 1 -
+              getAffineDimExpr(windowDims[k], op.getContext());
+          if (simplifyAffineExpr(reversed, rank, 0) == expr)
+            d = windowDims[k];
+        }
+        if (d < 0)
+          return std::nullopt;
+      }
+      if (wOf[d] >= 0 ||
+          wType.getDimSize(j) != wfType.getDimSize(d))
+        return std::nullopt;
+      wOf[d] = static_cast<int64_t>(j);
+    }
+    // The forward filter's view: [group, its filters | channels | rows |
+    // columns]; in the stride-1 convolution's roles its filters are the
+    // channels and its channels the filters.
+    const SmallVector<int64_t, 2> &gf = conv->wDims[0], &c = conv->wDims[1];
+    SmallVector<int64_t, 2> group, filters, channels;
+    size_t at = 0;
+    if (conv->grouped)
+      group.push_back(wOf[gf[at++]]);
+    for (; at < gf.size(); ++at)
+      channels.push_back(wOf[gf[at]]);
+    for (int64_t d : c)
+      filters.push_back(wOf[d]);
+    result.wDims = {llvm::to_vector<2>(llvm::concat<int64_t>(group, filters)),
+                    channels, SmallVector<int64_t, 2>{wOf[windowDims[0]]},
+                    SmallVector<int64_t, 2>{wOf[windowDims[1]]}};
     result.w = w;
 
-    // The padded (and spread) dY; a 1 x 1 window pads nothing.
-    Value spread = conv.getDpsInputOperand(0)->get();
+    // The padded (and spread) dY; a window spanning one row and column
+    // pads nothing.
+    int64_t rows = conv->xRows(), cols = conv->xCols();
+    Value spread = conv->x;
     SmallVector<Operation *> padOps;
-    if (KH > 1 || KW > 1) {
+    if (span[0] > 1 || span[1] > 1) {
       std::optional<ZeroPadded> padded = matchZeroPadded(
-          allocOf(spread), [&](Operation *op, Value) { return op == conv; });
+          allocOf(spread), [&](Operation *user, Value) { return user == op; });
       if (!padded || padded->readers.size() != 1)
         return std::nullopt;
       ArrayRef<int64_t> offsets = padded->interior.getStaticOffsets();
-      if (offsets.size() != 4 ||
-          offsets != ArrayRef<int64_t>{0, 0, KH - 1, KW - 1})
-        return std::nullopt;
+      for (auto [d, offset] : llvm::enumerate(offsets)) {
+        int64_t want = static_cast<int64_t>(d) == rows   ? span[0] - 1
+                       : static_cast<int64_t>(d) == cols ? span[1] - 1
+                                                         : 0;
+        if (offset != want)
+          return std::nullopt;
+      }
       spread = padded->source;
       padOps = std::move(padded->ops);
     }
@@ -401,66 +444,93 @@ struct CUDALibraryCalls
       spread = view.getSource();
     }
     Value dy = spread;
-    if (auto collapse = spread.getDefiningOp<memref::CollapseShapeOp>()) {
-      // D6 = alloc N x F x OH x SH x OW x SW with dY at [:, :, :, 0, :, 0].
-      SmallVector<ReassociationIndices> groups = {{0}, {1}, {2, 3}, {4, 5}};
+    // D6 = alloc with rows and columns each split into (dY's, stride), dY
+    // at offset 0 of each stride, collapsed. Anything else (another
+    // reshape) is dY itself, at stride 1.
+    auto matchSpread = [&](memref::CollapseShapeOp collapse) {
+      SmallVector<ReassociationIndices> groups;
+      SmallVector<int64_t> unitDims;
+      int64_t next = 0;
+      for (int64_t d = 0; d < spreadType.getRank(); ++d) {
+        if (d == rows || d == cols) {
+          groups.push_back({next, next + 1});
+          unitDims.push_back(next + 1);
+          next += 2;
+        } else {
+          groups.push_back({next++});
+        }
+      }
       if (!collapse->hasOneUse() ||
           collapse.getReassociationIndices() != groups)
-        return std::nullopt;
+        return false;
       std::optional<ZeroPadded> spreadBuffer =
           matchZeroPadded(collapse.getSrc().getDefiningOp<memref::AllocOp>(),
-                          [&](Operation *op, Value read) {
-                            return op == collapse && read == collapse.getSrc();
+                          [&](Operation *user, Value read) {
+                            return user == collapse &&
+                                   read == collapse.getSrc();
                           });
       if (!spreadBuffer || spreadBuffer->readers.size() != 1)
-        return std::nullopt;
+        return false;
       auto d6 = cast<MemRefType>(collapse.getSrcType());
       memref::SubViewOp interior = spreadBuffer->interior;
+      SmallVector<int64_t> interiorShape(d6.getShape());
+      for (int64_t u : unitDims)
+        interiorShape[u] = 1;
       auto expand = spreadBuffer->source.getDefiningOp<memref::ExpandShapeOp>();
+      SmallVector<Operation *> frees;
       if (!llvm::all_of(interior.getStaticOffsets(),
                         [](int64_t o) { return o == 0; }) ||
-          interior.getType().getShape() !=
-              ArrayRef<int64_t>{d6.getDimSize(0), d6.getDimSize(1),
-                                d6.getDimSize(2), 1, d6.getDimSize(4), 1} ||
+          interior.getType().getShape() != ArrayRef<int64_t>(interiorShape) ||
           !expand || !expand->hasOneUse() ||
           expand.getReassociationIndices() != groups ||
           !spreadBuffer->ops.front()->isBeforeInBlock(
-              padOps.empty() ? conv.getOperation() : padOps.front()) ||
+              padOps.empty() ? op.getOperation() : padOps.front()) ||
           !writes.unchangedBetween(expand.getSrc(), spreadBuffer->ops.front(),
-                                   conv, &result.frees))
-        return std::nullopt;
+                                   op, &frees))
+        return false;
       dy = expand.getSrc();
-      result.strideH = d6.getDimSize(3);
-      result.strideW = d6.getDimSize(5);
+      result.frees.append(frees);
+      result.strideH = d6.getDimSize(unitDims[0]);
+      result.strideW = d6.getDimSize(unitDims[1]);
       spreadOps = {collapse};
       spreadOps.append(spreadBuffer->ops);
       spreadOps.push_back(expand);
-    } else if (!padOps.empty() &&
-               !writes.unchangedBetween(dy, padOps.front(), conv,
-                                        &result.frees)) {
-      return std::nullopt;
+      return true;
+    };
+    auto collapse = spread.getDefiningOp<memref::CollapseShapeOp>();
+    if (!collapse || !matchSpread(collapse)) {
+      if (crop) { // dY is the leading view itself
+        dy = crop->getResult(0);
+        crop = nullptr;
+      }
+      if (!padOps.empty() &&
+          !writes.unchangedBetween(dy, padOps.front(), op, &result.frees))
+        return std::nullopt;
     }
     if (crop)
       spreadOps.insert(spreadOps.begin(), crop);
     auto dyType = cast<MemRefType>(dy.getType());
-    if (!isF32Buffer(dy) || dyType.getRank() != 4)
+    auto dxType = cast<MemRefType>(conv->y.getType());
+    if (!isF32Buffer(dy) || dyType.getRank() != spreadType.getRank())
       return std::nullopt;
-    // Shapes: dY N x F x OH x OW; the copied part of the spread dY holds
-    // every row dY has (more than (OH - 1) * SH) and no more than the
-    // spread; dX N x C x H x W with OH = (H - KH) / SH + 1.
+    // Shapes: dY as large as the spread dY but in the rows and columns; the
+    // copied part of the spread dY holds every row dY has (more than
+    // (OH - 1) * SH) and no more than the spread; dX's rows H with
+    // OH = (H - span) / SH + 1.
+    for (int64_t d = 0; d < dyType.getRank(); ++d)
+      if (d != rows && d != cols &&
+          dyType.getDimSize(d) != spreadType.getDimSize(d))
+        return std::nullopt;
     int64_t strides[2] = {result.strideH, result.strideW};
-    int64_t window[2] = {KH, KW};
-    if (dyType.getDimSize(0) != dxType.getDimSize(0) ||
-        dyType.getDimSize(1) != F || dxType.getDimSize(1) != C ||
-        spreadType.getDimSize(0) != dyType.getDimSize(0) ||
-        spreadType.getDimSize(1) != F)
-      return std::nullopt;
+    int64_t dyDims[2] = {rows, cols};
+    int64_t dxDims[2] = {conv->yDims[2][0], conv->yDims[3][0]};
     for (int d = 0; d < 2; ++d) {
-      int64_t oh = dyType.getDimSize(2 + d), h = dxType.getDimSize(2 + d);
-      int64_t copied = spreadType.getDimSize(2 + d);
-      if (strides[d] < 1 || oh < 1 || h < window[d] ||
+      int64_t oh = dyType.getDimSize(dyDims[d]);
+      int64_t h = dxType.getDimSize(dxDims[d]);
+      int64_t copied = spreadType.getDimSize(dyDims[d]);
+      if (strides[d] < 1 || oh < 1 || h < span[d] ||
           copied <= (oh - 1) * strides[d] || copied > oh * strides[d] ||
-          (h - window[d]) / strides[d] + 1 != oh)
+          (h - span[d]) / strides[d] + 1 != oh)
         return std::nullopt;
     }
     result.dy = dy;
@@ -474,28 +544,29 @@ struct CUDALibraryCalls
 
   /// The part of the gradient of a padded input that anyone reads: dX =
   /// alloc, zero-filled right before the gradient, read only through one
-  /// view at [0, 0, padH, padW] (the pad's gradient) whose users take any
-  /// layout (linalg ops, copies) and run after the gradient. With that padding
-  /// cuDNN computes just this interior, into a buffer of its own; the border
-  /// rows and columns, which the stride-1 convolution would have computed, are
-  /// never made.
+  /// view at offset 0 but in its rows and columns (padH, padW: the pad's
+  /// gradient) whose users take any layout (linalg ops, copies) and run
+  /// after the gradient. With that padding cuDNN computes just this
+  /// interior, into a buffer of its own; the border rows and columns, which
+  /// the stride-1 convolution would have computed, are never made.
   struct InteriorOutput {
     memref::AllocOp alloc;
     memref::SubViewOp interior;
     int64_t padH = 0, padW = 0;
   };
-  std::optional<InteriorOutput>
-  matchInteriorOutput(linalg::Conv2DNchwFchwOp conv, const InputGradient &grad,
-                      int64_t kh, int64_t kw, int64_t oh, int64_t ow) {
-    Value dx = conv.getDpsInitOperand(0)->get();
+  std::optional<InteriorOutput> matchInteriorOutput(linalg::LinalgOp op,
+                                                    const InputGradient &grad) {
+    const CuDNNConvolution &conv = grad.conv;
+    Value dx = conv.y;
     auto alloc = dx.getDefiningOp<memref::AllocOp>();
-    linalg::FillOp fill = zeroFillBefore(conv, dx, grad.ops);
-    if (!alloc || !fill || alloc->getBlock() != conv->getBlock())
+    linalg::FillOp fill = zeroFillBefore(op, dx, grad.ops);
+    if (!alloc || !fill || alloc->getBlock() != op->getBlock())
       return std::nullopt;
     InteriorOutput result;
     result.alloc = alloc;
     for (Operation *user : alloc->getUsers()) {
-      if (user == conv || user == fill || isa<memref::DeallocOp>(user))
+      if (user == op.getOperation() || user == fill ||
+          isa<memref::DeallocOp>(user))
         continue;
       auto view = dyn_cast<memref::SubViewOp>(user);
       if (!view || result.interior)
@@ -508,40 +579,54 @@ struct CUDALibraryCalls
       return std::nullopt;
     for (Operation *user : interior->getUsers())
       if (!isa<linalg::LinalgOp, memref::CopyOp>(user) ||
-          user->getBlock() != conv->getBlock() || !conv->isBeforeInBlock(user))
+          user->getBlock() != op->getBlock() || !op->isBeforeInBlock(user))
         return std::nullopt;
     ArrayRef<int64_t> offsets = interior.getStaticOffsets();
     ArrayRef<int64_t> sizes = interior.getType().getShape();
     auto dxType = cast<MemRefType>(dx.getType());
-    if (offsets.size() != 4 || ShapedType::isDynamicShape(offsets) ||
-        offsets[0] != 0 || offsets[1] != 0 ||
-        sizes[0] != dxType.getDimSize(0) || sizes[1] != dxType.getDimSize(1))
+    int64_t rows = conv.yDims[2][0], cols = conv.yDims[3][0];
+    if (ShapedType::isDynamicShape(offsets) ||
+        static_cast<int64_t>(sizes.size()) != dxType.getRank())
       return std::nullopt;
+    for (int64_t d = 0; d < dxType.getRank(); ++d)
+      if (d != rows && d != cols &&
+          (offsets[d] != 0 || sizes[d] != dxType.getDimSize(d)))
+        return std::nullopt;
     // cuDNN pads both sides alike: the interior with that padding must give
     // dY's size (a smaller high padding cuts only rows dX does not have).
-    int64_t window[2] = {kh, kw}, strides[2] = {grad.strideH, grad.strideW};
-    int64_t out[2] = {oh, ow};
-    for (int d = 0; d < 2; ++d)
-      if (sizes[2 + d] + 2 * offsets[2 + d] < window[d] ||
-          (sizes[2 + d] + 2 * offsets[2 + d] - window[d]) / strides[d] + 1 !=
-              out[d])
+    auto dyType = cast<MemRefType>(grad.dy.getType());
+    int64_t strides[2] = {grad.strideH, grad.strideW};
+    int64_t dims[2] = {rows, cols};
+    int64_t dyDims[2] = {conv.xRows(), conv.xCols()};
+    for (int d = 0; d < 2; ++d) {
+      int64_t span = (conv.kernel[d] - 1) * conv.dilations[d] + 1;
+      int64_t size = sizes[dims[d]], pad = offsets[dims[d]];
+      if (size + 2 * pad < span ||
+          (size + 2 * pad - span) / strides[d] + 1 !=
+              dyType.getDimSize(dyDims[d]))
         return std::nullopt;
-    result.padH = offsets[2];
-    result.padW = offsets[3];
+    }
+    result.padH = offsets[rows];
+    result.padW = offsets[cols];
     return result;
   }
 
   /// dX += the input gradient of a convolution as a cuDNN call.
-  LogicalResult lowerInputGradient(linalg::Conv2DNchwFchwOp op) {
+  LogicalResult lowerInputGradient(linalg::LinalgOp op) {
     std::optional<InputGradient> grad = matchInputGradient(op);
     if (!grad)
       return failure();
-    Value dx = op.getDpsInitOperand(0)->get();
-    auto wType = cast<MemRefType>(grad->w.getType());
+    const CuDNNConvolution &conv = grad->conv;
+    Value dx = conv.y;
     auto dyType = cast<MemRefType>(grad->dy.getType());
-    std::optional<InteriorOutput> interior =
-        matchInteriorOutput(op, *grad, wType.getDimSize(2), wType.getDimSize(3),
-                            dyType.getDimSize(2), dyType.getDimSize(3));
+    std::optional<InteriorOutput> interior = matchInteriorOutput(op, *grad);
+    // cuDNN's views of W, dY and dX must exist before anything changes.
+    CuDNNConvolution check = conv;
+    check.x = grad->dy;
+    check.w = grad->w;
+    check.wDims = grad->wDims;
+    if (!cudnnViewsExist(check))
+      return failure();
     Value target = dx;
     if (interior) {
       // A buffer of the interior's size where dX was allocated.
@@ -553,11 +638,16 @@ struct CUDALibraryCalls
       target = alloc;
     }
     OpBuilder builder(op);
+    Location loc = op.getLoc();
+    Value vw = cudnnView(builder, loc, grad->w, grad->wDims);
+    Value vdy = cudnnView(builder, loc, grad->dy, conv.xDims);
+    Value vdx = cudnnView(builder, loc, target, conv.yDims);
+    assert(vw && vdy && vdx && "checked by cudnnViewsExist");
     func::CallOp callOp =
-        call(builder, op, "soaprt_cuda_conv2d_input_grad_f32",
-             {grad->w, grad->dy, target},
-             {grad->strideH, grad->strideW, 1, 1, interior ? interior->padH : 0,
-              interior ? interior->padW : 0, /*groups=*/1},
+        call(builder, op, "soaprt_cuda_conv2d_input_grad_f32", {vw, vdy, vdx},
+             {grad->strideH, grad->strideW, conv.dilations[0],
+              conv.dilations[1], interior ? interior->padH : 0,
+              interior ? interior->padW : 0, conv.groups},
              dx, grad->ops);
     // dY, freed once copied, now lives until the call reads it.
     for (Operation *free : grad->frees)
@@ -647,8 +737,7 @@ struct CUDALibraryCalls
     for (linalg::LinalgOp op : ops) {
       if (erased.contains(op.getOperation()))
         continue;
-      if (auto conv = dyn_cast<linalg::Conv2DNchwFchwOp>(*op))
-        (void)lowerInputGradient(conv);
+      (void)lowerInputGradient(op);
     }
     for (memref::AllocOp alloc : allocs)
       if (!erased.contains(alloc.getOperation()))

@@ -163,6 +163,7 @@ std::optional<CuDNNConvolution> matchCuDNNConvolution(linalg::LinalgOp op) {
                 SmallVector<int64_t, 2>{wAt[kerLoops[0]]},
                 SmallVector<int64_t, 2>{wAt[kerLoops[1]]}};
   conv.groups = g ? loopRanges[*g] : 1;
+  conv.grouped = g.has_value();
   return conv;
 }
 

@@ -43,6 +43,9 @@ struct CuDNNConvolution {
   Value x, w, y;
   int64_t strides[2] = {1, 1}, dilations[2] = {1, 1};
   int64_t groups = 1;
+  /// Whether a group loop exists (xDims[1], yDims[1] and wDims[0] then
+  /// start with its dim, even when it has one group).
+  bool grouped = false;
   int64_t kernel[2] = {1, 1}, out[2] = {1, 1};
   CuDNNDims xDims, wDims, yDims;
   /// X's rows and columns dims (xDims[2], xDims[3]).
