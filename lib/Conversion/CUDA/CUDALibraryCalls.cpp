@@ -5,10 +5,14 @@
 // (include/soap/Runtime/soaprt_cuda.h):
 //
 //   contraction (1 batch?, 1 M, 1 N, 1 K)  -> soaprt_cuda_matmul_f32(A, B, C)
-//   linalg.conv_2d_nchw_fchw                -> soaprt_cuda_conv2d_f32(X, W, Y)
+//   a 2-D convolution (NCHW, NHWC, depthwise, grouped: ConvolutionPatterns.h)
+//                                           -> soaprt_cuda_conv2d_f32(X, W, Y)
 //   its filter gradient (a linalg.generic)  -> ..._conv2d_filter_grad_f32
 //   its input gradient (a conv of the spread, padded dY with the flipped
 //   filter)                                  -> ..._conv2d_input_grad_f32
+//
+// Convolutions take cuDNN's 4-D views of their operands (transposes,
+// reshapes) and a group count.
 //
 // The copies that only feed these calls go with them: a zero-padded input
 // (tensor.pad bufferized) becomes cuDNN's own padding for every convolution
