@@ -26,6 +26,21 @@ namespace mlir {
 namespace soap {
 namespace cuda {
 
+MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return {};
+  SmallVector<int64_t> newSizes, newStrides;
+  for (unsigned d : perm) {
+    newSizes.push_back(type.getDimSize(d));
+    newStrides.push_back(strides[d]);
+  }
+  auto layout = StridedLayoutAttr::get(type.getContext(), offset, newStrides);
+  return MemRefType::get(newSizes, type.getElementType(), layout,
+                         type.getMemorySpace());
+}
+
 bool isF32Buffer(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && type.getElementType().isF32() && type.hasStaticShape();

@@ -25,6 +25,10 @@ namespace cuda {
 /// Whether `v` is a statically shaped f32 memref.
 bool isF32Buffer(Value v);
 
+/// `type` (strided) with its dimensions permuted (result dim r = source dim
+/// perm[r]): what memref.transpose makes; null if it has no strides.
+MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm);
+
 /// The zero fill of `output` right before `op` (only side-effect-free ops
 /// in between, or ops in `replaced`, which go with `op`), which the
 /// library call can do itself (beta = 0).

@@ -52,22 +52,6 @@ using namespace mlir::soap::cuda;
 
 namespace {
 
-/// `type` with its dimensions permuted (result dim r = source dim perm[r]).
-static MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return {};
-  SmallVector<int64_t> newSizes, newStrides;
-  for (unsigned d : perm) {
-    newSizes.push_back(type.getDimSize(d));
-    newStrides.push_back(strides[d]);
-  }
-  auto layout = StridedLayoutAttr::get(type.getContext(), offset, newStrides);
-  return MemRefType::get(newSizes, type.getElementType(), layout,
-                         type.getMemorySpace());
-}
-
 /// A view of `value` whose dims are `order` (loop dims) given that dim r of
 /// `value` is loop dim `map.getResult(r)`; null if the map does not allow it.
 static Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
@@ -675,24 +659,8 @@ struct CUDALibraryCalls
   /// Whether cuDNN's views of `conv`'s operands (X replaced by `x` if
   /// given) can be made.
   static bool cudnnViewsExist(const CuDNNConvolution &conv, Value x = {}) {
-    auto fits = [](Value buffer, const CuDNNDims &dims) {
-      auto type = dyn_cast<MemRefType>(buffer.getType());
-      if (!type || !type.isStrided())
-        return false;
-      SmallVector<ReassociationIndices> groups;
-      SmallVector<int64_t> strides;
-      int64_t offset;
-      (void)type.getStridesAndOffset(strides, offset);
-      // Each group's dims contiguous, outer over inner.
-      for (const auto &group : dims)
-        for (size_t i = 1; i < group.size(); ++i)
-          if (strides[group[i - 1]] !=
-              strides[group[i]] * type.getDimSize(group[i]))
-            return false;
-      return true;
-    };
-    return fits(x ? x : conv.x, conv.xDims) && fits(conv.w, conv.wDims) &&
-           fits(conv.y, conv.yDims);
+    return hasCuDNNView(x ? x : conv.x, conv.xDims) &&
+           hasCuDNNView(conv.w, conv.wDims) && hasCuDNNView(conv.y, conv.yDims);
   }
 
   /// A convolution (Y += conv(X, W)) or filter gradient (dW += ...) as a

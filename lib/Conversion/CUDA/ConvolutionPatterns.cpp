@@ -1,6 +1,7 @@
 //===- ConvolutionPatterns.cpp - Convolutions cuDNN computes -------------===//
 
 #include "ConvolutionPatterns.h"
+#include "BufferPatterns.h"
 
 #include "soap/Analysis/OpGraphExtraction.h"
 
@@ -167,75 +168,96 @@ std::optional<CuDNNConvolution> matchCuDNNConvolution(linalg::LinalgOp op) {
   return conv;
 }
 
-Value cudnnView(OpBuilder &b, Location loc, Value buffer,
-                const CuDNNDims &dims) {
-  auto type = dyn_cast<MemRefType>(buffer.getType());
-  if (!type)
-    return {};
-  // Transposed so that the groups' dims come in order.
+namespace {
+/// How cuDNN's view of a buffer is made: a transpose (if `order` is not the
+/// identity), a collapse of each group's dims (if any has several), an
+/// expand adding the unit dims (if a group is empty).
+struct ViewPlan {
   SmallVector<unsigned> order;
+  MemRefType transposed;
+  SmallVector<ReassociationIndices> collapse;
+  bool merges = false;
+  SmallVector<ReassociationIndices> expand;
+  SmallVector<int64_t> shape;
+};
+} // namespace
+
+static FailureOr<ViewPlan> planView(MemRefType type, const CuDNNDims &dims) {
+  ViewPlan plan;
   for (const auto &group : dims)
     for (int64_t d : group)
-      order.push_back(static_cast<unsigned>(d));
-  if (static_cast<int64_t>(order.size()) != type.getRank())
-    return {};
-  Value view = buffer;
-  if (!llvm::equal(order, llvm::seq<unsigned>(0, order.size()))) {
-    SmallVector<int64_t> strides, newSizes, newStrides;
-    int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)))
-      return {};
-    for (unsigned d : order) {
-      newSizes.push_back(type.getDimSize(d));
-      newStrides.push_back(strides[d]);
-    }
-    auto transposed = MemRefType::get(
-        newSizes, type.getElementType(),
-        StridedLayoutAttr::get(b.getContext(), offset, newStrides),
-        type.getMemorySpace());
-    AffineMap permutation = AffineMap::getPermutationMap(order, b.getContext());
-    view = memref::TransposeOp::create(b, loc, transposed, view,
-                                       AffineMapAttr::get(permutation));
-    type = transposed;
-  }
+      plan.order.push_back(static_cast<unsigned>(d));
+  if (static_cast<int64_t>(plan.order.size()) != type.getRank())
+    return failure();
+  plan.transposed = permutedType(type, plan.order);
+  if (!plan.transposed)
+    return failure();
   // Each group's dims merged.
-  SmallVector<ReassociationIndices> collapse;
   int64_t next = 0;
-  bool merges = false;
   for (const auto &group : dims) {
     if (group.empty())
       continue;
     ReassociationIndices indices;
     for (size_t i = 0; i < group.size(); ++i)
       indices.push_back(next++);
-    merges |= indices.size() > 1;
-    collapse.push_back(indices);
+    plan.merges |= indices.size() > 1;
+    plan.collapse.push_back(indices);
   }
-  if (merges) {
-    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, collapse))
-      return {};
-    view = memref::CollapseShapeOp::create(b, loc, view, collapse);
-    type = cast<MemRefType>(view.getType());
+  MemRefType collapsed = plan.transposed;
+  if (plan.merges) {
+    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(plan.transposed,
+                                                          plan.collapse))
+      return failure();
+    collapsed = memref::CollapseShapeOp::computeCollapsedType(plan.transposed,
+                                                              plan.collapse);
   }
   // A unit dim for each empty group (with the group before it, or the
   // first one after it).
   if (llvm::all_of(dims, [](const auto &group) { return !group.empty(); }))
-    return view;
-  if (type.getRank() == 0)
-    return {};
-  SmallVector<ReassociationIndices> expand(type.getRank());
-  SmallVector<int64_t> shape;
+    return plan;
+  if (collapsed.getRank() == 0)
+    return failure();
+  plan.expand.resize(collapsed.getRank());
   int64_t source = -1;
   for (auto [i, group] : llvm::enumerate(dims)) {
-    int64_t at = static_cast<int64_t>(i);
     if (!group.empty())
       ++source;
-    expand[std::max<int64_t>(source, 0)].push_back(at);
-    shape.push_back(group.empty() ? 1 : type.getDimSize(source));
+    plan.expand[std::max<int64_t>(source, 0)].push_back(
+        static_cast<int64_t>(i));
+    plan.shape.push_back(group.empty() ? 1 : collapsed.getDimSize(source));
   }
-  if (failed(memref::ExpandShapeOp::computeExpandedType(type, shape, expand)))
+  if (failed(memref::ExpandShapeOp::computeExpandedType(collapsed, plan.shape,
+                                                        plan.expand)))
+    return failure();
+  return plan;
+}
+
+bool hasCuDNNView(Value buffer, const CuDNNDims &dims) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  return type && succeeded(planView(type, dims));
+}
+
+Value cudnnView(OpBuilder &b, Location loc, Value buffer,
+                const CuDNNDims &dims) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  if (!type)
     return {};
-  return memref::ExpandShapeOp::create(b, loc, shape, view, expand);
+  FailureOr<ViewPlan> plan = planView(type, dims);
+  if (failed(plan))
+    return {};
+  Value view = buffer;
+  if (!llvm::equal(plan->order, llvm::seq<unsigned>(0, plan->order.size()))) {
+    AffineMap permutation =
+        AffineMap::getPermutationMap(plan->order, b.getContext());
+    view = memref::TransposeOp::create(b, loc, plan->transposed, view,
+                                       AffineMapAttr::get(permutation));
+  }
+  if (plan->merges)
+    view = memref::CollapseShapeOp::create(b, loc, view, plan->collapse);
+  if (!plan->expand.empty())
+    view = memref::ExpandShapeOp::create(b, loc, plan->shape, view,
+                                         plan->expand);
+  return view;
 }
 
 } // namespace cuda

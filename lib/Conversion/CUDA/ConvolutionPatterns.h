@@ -58,8 +58,12 @@ struct CuDNNConvolution {
 /// linalg.generic as a filter gradient.
 std::optional<CuDNNConvolution> matchCuDNNConvolution(linalg::LinalgOp op);
 
-/// The 4-D strided view cuDNN reads of `buffer` (a memref with a strided
-/// layout) given `dims`; null if a group's dims are not contiguous.
+/// Whether cudnnView can view `buffer` (a memref with a strided layout):
+/// each group's dims one run of memory.
+bool hasCuDNNView(Value buffer, const CuDNNDims &dims);
+
+/// The 4-D strided view cuDNN reads of `buffer` given `dims`; null if
+/// there is none (hasCuDNNView).
 Value cudnnView(OpBuilder &b, Location loc, Value buffer,
                 const CuDNNDims &dims);
 
