@@ -212,8 +212,9 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
     selection reduction of, or an elementwise expression (with one or more
     results) over, arith / math ops (add, sub, mul, div, neg, max, min,
     select, exp, log, tanh, erf, powf, sqrt, rsqrt, abs, casts), operands read at
-    constant indices included, dilation-1 NCHW convolutions and poolings
-    (any stride), tensor.pad,
+    constant indices included, 2-D convolutions (NCHW and NHWC, depthwise,
+    grouped; any stride and dilation), dilation-1 NCHW poolings (any
+    stride), tensor.pad,
     extract_slice, insert_slice, concat and reshapes. Anything else on the
     path from a parameter to a result is a located error.
   }];

@@ -8,7 +8,6 @@
 #include "ConvolutionPatterns.h"
 
 #include "soap/Analysis/IterationSpace.h"
-#include "soap/Analysis/OpGraphExtraction.h"
 #include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,7 +17,6 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
-#include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 
