@@ -182,8 +182,9 @@ static bool dependsOn(Value value, BlockArgument arg) {
 /// strides S and dilations D, dX is the stride-1 convolution of the same
 /// kind and dilations over dY spread by S and padded by the window's span
 /// less one on each side (dilateAndPad), with the filter flipped in its
-/// window and its input and output channel dims swapped (the flipped filter's dim d is W's dim `filterDims[d]`, window
-/// dims reversed). Its loops follow the forward loops `loopMap`.
+/// window and its input and output channel dims swapped (the flipped
+/// filter's dim d is W's dim `filterDims[d]`, window dims reversed). Its
+/// loops follow the forward loops `loopMap`.
 struct ConvInputGradient {
   int64_t spatial;                 ///< X's and Y's rows dim (columns next)
   SmallVector<int64_t> filterDims; ///< flipped dim -> W dim
@@ -232,7 +233,7 @@ private:
   /// d(result)/d(operand) over the op's own loops (see Passes.td).
   LogicalResult differentiateOperand(linalg::LinalgOp op, OpOperand *operand,
                                      ArrayRef<Value> grads);
-  /// dX of a convolution (see ConvInputGradient below): the stride-1
+  /// dX of a convolution (see ConvInputGradient above): the stride-1
   /// convolution of the same kind over dY spread and padded, with the
   /// filter flipped in its window and its channel roles swapped.
   template <typename ConvOp>
