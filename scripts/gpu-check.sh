@@ -353,7 +353,10 @@ if [ "$HAVE_BUNDLE" = 1 ]; then
         med=$(printf '%s\n' "${times[@]:$skip}" | median)
         best=$(printf '%s\n' "${times[@]:$skip}" | sort -g | head -1)
       fi
-      peak=$(grep -i -m1 'peak' "$log" | sed 's/^[[:space:]]*//')
+      # The peak after the first iteration (cuDNN's algorithm search is in
+      # the first), else the one line there is.
+      peak=$( (grep -m1 'after the first iteration' "$log" || grep -i -m1 'peak' "$log") |
+        sed 's/^[[:space:]]*//')
       if [ "$rc" = 0 ]; then status=OK
       elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then status=TIMEOUT note="after $t s, $n iterations"
       else status=ERROR note="exit status $rc: $(grep -m1 -i error "$log" || tail -1 "$log")"; fi
@@ -497,8 +500,10 @@ def torch_cell(r):
 
 def peak_of(r):
     peak = r[8] if r else ""
-    for word in ("soaprt:", "peak device memory:", "peak memory:"):
+    for word in ("soaprt:", "peak device memory after the first iteration:",
+                 "peak device memory:", "peak memory:"):
         peak = peak.replace(word, "").strip() if peak.lower().startswith(word) else peak
+    peak = peak.replace("library workspaces: ", "workspaces ")
     return peak.replace("|", "/")[:40]
 
 def status_of(r):

@@ -274,6 +274,8 @@ int64_t soaprt_max_over_ranks(int64_t value) {
 /* The CPU back end has no device work to wait for nor device memory. */
 void soaprt_device_synchronize(void) {}
 int64_t soaprt_device_peak_bytes(void) { return -1; }
+void soaprt_device_reset_peak(void) {}
+int64_t soaprt_device_workspace_bytes(void) { return 0; }
 #endif
 
 /* ------------------------------------------------------------ transfers */

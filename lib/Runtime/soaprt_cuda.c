@@ -168,6 +168,20 @@ int64_t soaprt_device_peak_bytes(void) {
   return (int64_t)high + soaprt_cuda.outsidePoolBytes;
 }
 
+void soaprt_device_reset_peak(void) {
+  if (!soaprt_cuda.initialized || soaprt_cuda.finalized)
+    return;
+  uint64_t zero = 0; /* resets the high-water mark to the current use */
+  SOAPRT_CUDA_CHECK(cudaMemPoolSetAttribute(soaprt_cuda.pool,
+                                            cudaMemPoolAttrUsedMemHigh, &zero),
+                    "soaprt_device_reset_peak");
+}
+
+int64_t soaprt_device_workspace_bytes(void) {
+  return soaprt_cuda_blas_workspace_bytes() +
+         soaprt_cuda_dnn_workspace_bytes();
+}
+
 /* ---------------------------------------------------------------- inputs */
 
 void soaprt_cuda_bind_input(soaprt_binding_t *b, const soaprt_region_t *view) {

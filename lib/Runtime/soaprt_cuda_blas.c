@@ -56,6 +56,10 @@ static cublasHandle_t handle(const char *op) {
   return gHandle;
 }
 
+int64_t soaprt_cuda_blas_workspace_bytes(void) {
+  return gWorkspace ? (int64_t)WORKSPACE_BYTES : 0;
+}
+
 void soaprt_cuda_blas_finalize(void) {
   if (gHandle)
     SOAPRT_CUBLAS_CHECK(cublasDestroy(gHandle), "soaprt_finalize");

@@ -423,6 +423,10 @@ static void *workspace(size_t bytes, const char *op) {
   return gWorkspace;
 }
 
+int64_t soaprt_cuda_dnn_workspace_bytes(void) {
+  return (int64_t)gWorkspaceBytes;
+}
+
 void soaprt_cuda_dnn_finalize(void) {
   const char *op = "soaprt_finalize";
   while (gPlans) {

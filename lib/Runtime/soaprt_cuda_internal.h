@@ -121,5 +121,8 @@ void soaprt_cuda_comm_finalize(void);
 void soaprt_cuda_mgpu_finalize(void);
 void soaprt_cuda_blas_finalize(void);
 void soaprt_cuda_dnn_finalize(void);
+/* The workspace each library holds now (bytes; 0 before its first call). */
+int64_t soaprt_cuda_blas_workspace_bytes(void);
+int64_t soaprt_cuda_dnn_workspace_bytes(void);
 
 #endif /* SOAP_RUNTIME_SOAPRT_CUDA_INTERNAL_H */

@@ -57,6 +57,12 @@ int64_t soaprt_max_over_ranks(int64_t value);
 /* Peak bytes of device memory the program allocated on this rank (tensors,
    inputs, constants, library workspaces); -1 on the CPU back end. */
 int64_t soaprt_device_peak_bytes(void);
+/* Starts the peak over again from what is allocated now (no-op on the CPU
+   back end). */
+void soaprt_device_reset_peak(void);
+/* Device memory the libraries hold now as workspace (cuBLAS's fixed one and
+   cuDNN's shared one), included in the peak; 0 on the CPU back end. */
+int64_t soaprt_device_workspace_bytes(void);
 
 #ifdef SOAPRT_HAVE_MPI
 #include <mpi.h>

@@ -93,10 +93,29 @@ static int32_t plainLoop(const ::soap::DimAccess &dim) {
   return dim.terms[0].loop;
 }
 
+/// Loop j of a layer -> the loop of another layer over the same dims of a
+/// tensor they both access (`mine`: this layer's access, `theirs`: the
+/// other's); -1 where a dim is not one plain loop in both.
+static SmallVector<int32_t> sharedLoops(const ::soap::Operand &mine,
+                                        const ::soap::Operand &theirs,
+                                        int32_t numLoops) {
+  SmallVector<int32_t> loopMap(numLoops, -1);
+  for (auto [a, b] : llvm::zip(mine.dims, theirs.dims)) {
+    int32_t j = plainLoop(a), l = plainLoop(b);
+    if (j >= 0 && l >= 0 && a.constant == b.constant && loopMap[j] < 0 &&
+        !llvm::is_contained(loopMap, l))
+      loopMap[j] = l;
+  }
+  return loopMap;
+}
+
 /// Gives every layer of `func` without a #soap.config one: a layer that
 /// reads a tensor another layer produces takes that layer's split of the
-/// tensor (same split, same devices: no transfer), else runs on the device of
-/// the first tile of a producer, else on device 0.
+/// tensor (same split, same devices: no transfer); else (a layer on graph
+/// inputs only, such as the zero padding of the image that the first
+/// convolution and its filter gradient share) the split its configured
+/// readers take of what it writes, so that each device makes its own part
+/// rather than one device all of it for the others; else device 0.
 static LogicalResult fillMissingConfigs(func::FuncOp func) {
   OpGraphExtractionOptions options;
   options.remarkReplicated = false;
@@ -129,20 +148,39 @@ static LogicalResult fillMissingConfigs(func::FuncOp func) {
           written = &out;
       if (!written)
         continue;
-      // Loop j of this layer -> the producer's loop over the same dim.
-      SmallVector<int32_t> loopMap(node.numLoops(), -1);
-      for (auto [mine, theirs] : llvm::zip(in.dims, written->dims)) {
-        int32_t j = plainLoop(mine), l = plainLoop(theirs);
-        if (j >= 0 && l >= 0 && mine.constant == theirs.constant &&
-            loopMap[j] < 0 && !llvm::is_contained(loopMap, l))
-          loopMap[j] = l;
-      }
       ParallelConfigAttr candidate =
-          mapConfig(configs[producer], extents, loopMap);
+          mapConfig(configs[producer], extents,
+                    sharedLoops(in, *written, node.numLoops()));
       if (!best || candidate.getNumTiles() > bestTiles) {
         best = candidate;
         bestTiles = candidate.getNumTiles();
       }
+    }
+    bool producedInput = llvm::any_of(node.inputs, [&](auto &in) {
+      return graph.tensors[in.tensor].producer >= 0;
+    });
+    for (size_t r = 0; !producedInput && r < graph.nodes.size(); ++r) {
+      // Readers come later in the graph's order: their configs are the
+      // ones on their ops (the strategy's, or the backward op's).
+      auto readerConfig =
+          extracted->nodeOps[r].front()->getAttrOfType<ParallelConfigAttr>(
+              SOAPDialect::kConfigAttrName);
+      const ::soap::Node &reader = graph.nodes[r];
+      if (r == i || !readerConfig ||
+          readerConfig.getDegrees().size() != reader.extents.size())
+        continue;
+      for (const ::soap::Operand &out : node.outputs)
+        for (const ::soap::Operand &in : reader.inputs) {
+          if (in.tensor != out.tensor)
+            continue;
+          ParallelConfigAttr candidate =
+              mapConfig(readerConfig, extents,
+                        sharedLoops(out, in, node.numLoops()));
+          if (!best || candidate.getNumTiles() > bestTiles) {
+            best = candidate;
+            bestTiles = candidate.getNumTiles();
+          }
+        }
     }
     if (!best) {
       ::soap::ParallelConfig single;

@@ -293,3 +293,28 @@ func.func @pools(%x: tensor<1x2x5x5xf32>, %s: tensor<2xf32> {soap.parameter}) ->
       ins(%xs, %win5 : tensor<1x2x5x5xf32>, tensor<5x4xf32>) outs(%fg : tensor<1x2x1x1xf32>) -> tensor<1x2x1x1xf32>
   return %mp, %gp : tensor<1x2x2x2xf32>, tensor<1x2x1x1xf32>
 }
+
+// -----
+
+// The image's zero padding, shared by the convolution and its filter
+// gradient, becomes a layer of its own; reading only a graph input, it takes
+// the split its readers take of the padded image (the batch over devices 1
+// and 0), so each device pads its own samples instead of device 0 padding
+// all of them for the others.
+
+// CHECK-LABEL: func.func @padded_image(
+// CHECK: %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: } {soap.config = #soap.config<degrees = [2, 1, 1, 1], devices = [1, 0]>}
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}}soap.config = #soap.config<degrees = [2, 1, 1, 1, 1, 1, 1], devices = [1, 0]>{{.*}} ins(%[[P]], %arg1
+func.func @padded_image(%x: tensor<4x3x8x8xf32>, %w: tensor<6x3x3x3xf32> {soap.parameter}) -> tensor<4x6x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<4x3x8x8xf32> to tensor<4x3x10x10xf32>
+  %e = tensor.empty() : tensor<4x6x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x6x8x8xf32>) -> tensor<4x6x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, soap.config = #soap.config<degrees = [2, 1, 1, 1, 1, 1, 1], devices = [1, 0]>}
+    ins(%p, %w : tensor<4x3x10x10xf32>, tensor<6x3x3x3xf32>) outs(%f : tensor<4x6x8x8xf32>) -> tensor<4x6x8x8xf32>
+  return %c : tensor<4x6x8x8xf32>
+}
