@@ -1,6 +1,7 @@
 // soap-search-table: the paper's evaluation (§8), in simulation (issue 5).
 //
 //   soap-search-table [--graphs=DIR] [--budget=SECONDS] [--quick]
+//                     [--proposals=N]
 //                     [--models=a,b,...] [--machines=p100-4x4,k80-16x4]
 //                     [--seed=N] [--beta-scale=K] [--threads=N] [--progress]
 //
@@ -8,9 +9,11 @@
 // --soap-dump-graph=json`) and machine, runs the MCMC search with a fixed
 // budget (30 s by default; --quick: 3 s) and prints one row of a Markdown
 // table: data-parallel, expert and found iteration time, speedup over data
-// parallelism, search seconds and simulations per second. A model whose JSON
-// is missing is reported and skipped. benchmarks/search-table.sh generates the
-// graphs and runs this.
+// parallelism, search seconds and simulations per second. --proposals=N
+// bounds the search by proposals instead (by time too only when --budget is
+// also given): the same result on any machine, for comparing changes to the
+// search. A model whose JSON is missing is reported and skipped.
+// benchmarks/search-table.sh generates the graphs and runs this.
 #include "soap/Simulator/OpGraphJSON.h"
 #include "soap/Simulator/Search.h"
 
@@ -38,8 +41,8 @@ static std::vector<std::string> splitList(StringRef s) {
 static int usage(const char *msg) {
   llvm::errs() << "soap-search-table: " << msg << "\n"
                << "usage: soap-search-table [--graphs=DIR] [--budget=SECONDS] "
-                  "[--quick] [--models=a,b] [--machines=a,b] [--seed=N] "
-                  "[--beta-scale=K] [--threads=N] [--progress]\n";
+                  "[--quick] [--proposals=N] [--models=a,b] [--machines=a,b] "
+                  "[--seed=N] [--beta-scale=K] [--threads=N] [--progress]\n";
   return 2;
 }
 
@@ -57,6 +60,7 @@ int main(int argc, char **argv) {
   double budget = 30;
   bool quick = false, progress = false, budgetSet = false;
   uint64_t seed = 0;
+  int64_t maxProposals = 0;
   double betaScale = SearchOptions().betaScale;
   int32_t threads = 1;
   std::vector<std::string> models = {
@@ -71,6 +75,9 @@ int main(int argc, char **argv) {
       if (a.getAsDouble(budget) || budget <= 0)
         return usage("--budget needs a positive number of seconds");
       budgetSet = true;
+    } else if (a.consume_front("--proposals=")) {
+      if (a.getAsInteger(10, maxProposals) || maxProposals <= 0)
+        return usage("--proposals needs a positive integer");
     } else if (a == "--quick") {
       quick = true;
     } else if (a == "--progress") {
@@ -94,9 +101,17 @@ int main(int argc, char **argv) {
   }
   if (quick && !budgetSet)
     budget = 3;
+  if (maxProposals > 0 && !budgetSet && !quick)
+    budget = 0; // proposals only
 
-  llvm::outs() << "Search budget " << llvm::format("%g", budget)
-               << " s per model and machine, seed " << seed << ", beta scale "
+  llvm::outs() << "Search budget ";
+  if (budget > 0)
+    llvm::outs() << llvm::format("%g", budget) << " s";
+  if (budget > 0 && maxProposals > 0)
+    llvm::outs() << " or ";
+  if (maxProposals > 0)
+    llvm::outs() << maxProposals << " proposals";
+  llvm::outs() << " per model and machine, seed " << seed << ", beta scale "
                << llvm::format("%g", betaScale) << ", "
                << threads << " thread(s).\n\n"
                << "| model | machine | devices | data parallel ms | expert ms "
@@ -130,6 +145,7 @@ int main(int argc, char **argv) {
       CostModel costs(*machine);
       SearchOptions o;
       o.budgetSeconds = budget;
+      o.maxProposals = maxProposals;
       o.seed = seed;
       o.betaScale = betaScale;
       o.threads = threads;

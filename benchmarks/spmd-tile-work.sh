@@ -17,7 +17,9 @@
 #  - cpu ms: the median per-iteration time of the CPU executable on RANKS
 #    MPI ranks (--iterations=ITERS);
 #  - emu MiB: the peak device memory of the CUDA executable run under the
-#    host emulation (n/a without libsoaprt_cuda_emu);
+#    host emulation, in its second iteration (n/a without
+#    libsoaprt_cuda_emu), and ws MiB: the library workspaces in it (cuBLAS's
+#    fixed 32 MiB, cuDNN's): the rest is the program's buffers;
 #  - predicted: the simulator's peak memory per device (a training step:
 #    parameters, gradients and kept activations).
 # RUN=0 skips running the executables (the static figures only); TRAIN=1
@@ -78,7 +80,7 @@ lower_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN {print b - a}')
 read -r launches threads < <(python3 "$WORK/count.py" kernels \
   "$WORK/cuda.mlir" "$RANKS")
 
-cpu_ms=n/a peak=n/a
+cpu_ms=n/a peak=n/a workspaces=n/a
 if [ "$RUN" = 1 ]; then
   "$BIN/soapc" "$WORK/model.mlir" "${common[@]}" --emit=exe \
     -o "$WORK/cpu" > /dev/null
@@ -88,17 +90,20 @@ if [ "$RUN" = 1 ]; then
     awk '{v[NR]=$1} END {print (NR ? v[int((NR+1)/2)] : "n/a")}')
   if "$BIN/soapc" "$WORK/model.mlir" "${common[@]}" --target=cuda \
       --cuda-host-emulation --emit=exe -o "$WORK/emu" > /dev/null 2>&1; then
-    peak=$("${MPIRUN[@]}" "$WORK/emu" --random-inputs=1 \
-      --output-dir="$WORK/out-emu" |
-      sed -n 's/^peak device memory: \([0-9.]*\) MiB$/\1/p')
+    "${MPIRUN[@]}" "$WORK/emu" --random-inputs=1 --iterations=2 \
+      --output-dir="$WORK/out-emu" > "$WORK/emu.log"
+    line='^peak device memory after the first iteration: \([0-9.]*\) MiB'
+    line+=' (library workspaces: \([0-9.]*\) MiB)$'
+    peak=$(sed -n "s/$line/\1/p" "$WORK/emu.log")
+    workspaces=$(sed -n "s/$line/\2/p" "$WORK/emu.log")
   fi
 fi
 
-format='%-12s %-14s %5s %5s %14s %12s %14s %10s %8s %8s %10s\n'
+format='%-12s %-14s %5s %5s %14s %12s %14s %10s %8s %8s %7s %10s\n'
 # shellcheck disable=SC2059
 printf "$format" model strategy ranks batch "fill/pad elems" "kernels/rank" \
-  "threads/rank" "lowering s" "cpu ms" "emu MiB" predicted
+  "threads/rank" "lowering s" "cpu ms" "emu MiB" "ws MiB" predicted
 # shellcheck disable=SC2059
 printf "$format" "$MODEL" "$STRATEGY" "$RANKS" "$BATCH" "$elements" \
   "$launches" "$threads" "$(printf '%.1f' "$lower_s")" "$cpu_ms" "$peak" \
-  "$predicted"
+  "$workspaces" "$predicted"
