@@ -318,3 +318,32 @@ func.func @padded_image(%x: tensor<4x3x8x8xf32>, %w: tensor<6x3x3x3xf32> {soap.p
     ins(%p, %w : tensor<4x3x10x10xf32>, tensor<6x3x3x3xf32>) outs(%f : tensor<4x6x8x8xf32>) -> tensor<4x6x8x8xf32>
   return %c : tensor<4x6x8x8xf32>
 }
+
+// -----
+
+// A last layer whose bias add (fused after the matmul, so without a config
+// of its own) reads nothing but the matmul: the bias gradient reads only
+// the cotangent. It takes the layout the bias add gets from the matmul (the
+// batch split over devices 1 and 0), so each device sums its own samples
+// (a partial sum the partitioner all-reduces) instead of device 0 summing
+// the whole batch and sending the others the result.
+
+// CHECK-LABEL: func.func @last_bias(
+// CHECK: linalg.matmul
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} attrs = {soap.config = #soap.config<degrees = [2, 1], devices = [1, 0]>}
+// CHECK: %[[DB:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%arg3 : tensor<8x6xf32>) {{.*}}soap.config = #soap.config<degrees = [2, 1], devices = [1, 0]>
+func.func @last_bias(%x: tensor<8x4xf32>, %w: tensor<4x6xf32> {soap.parameter},
+                     %b: tensor<6xf32> {soap.parameter}) -> tensor<8x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x6xf32>) -> tensor<8x6xf32>
+  %m = linalg.matmul {soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 0]>}
+      ins(%x, %w : tensor<8x4xf32>, tensor<4x6xf32>) outs(%f : tensor<8x6xf32>) -> tensor<8x6xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %b : tensor<8x6xf32>, tensor<6xf32>) outs(%e : tensor<8x6xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<8x6xf32>
+  return %y : tensor<8x6xf32>
+}

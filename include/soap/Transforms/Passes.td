@@ -194,7 +194,9 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
     Backward ops are linalg ops too, so soap-partition partitions them:
     - the gradient of an operand of a linalg op is an op over the SAME loops
       (a loop that does not index the operand becomes a reduction), and it
-      takes the forward op's `#soap.config` as it is. Splitting the batch
+      takes the forward op's `#soap.config` as it is (an elementwise op
+      without one, fused after its layer's anchor, first takes the layout
+      of the configured op it reads). Splitting the batch
       loop thus splits the weight gradient's reduction: partial sums and an
       all-reduce, FlexFlow's gradient synchronization, fall out of the
       partitioner's reduction splitting;
