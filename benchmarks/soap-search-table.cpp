@@ -112,8 +112,8 @@ int main(int argc, char **argv) {
   if (maxProposals > 0)
     llvm::outs() << maxProposals << " proposals";
   llvm::outs() << " per model and machine, seed " << seed << ", beta scale "
-               << llvm::format("%g", betaScale) << ", "
-               << threads << " thread(s).\n\n"
+               << llvm::format("%g", betaScale) << ", " << threads
+               << " thread(s).\n\n"
                << "| model | machine | devices | data parallel ms | expert ms "
                   "| found ms | speedup vs DP | search s | simulations/s |\n"
                << "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";

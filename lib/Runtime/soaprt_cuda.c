@@ -178,8 +178,7 @@ void soaprt_device_reset_peak(void) {
 }
 
 int64_t soaprt_device_workspace_bytes(void) {
-  return soaprt_cuda_blas_workspace_bytes() +
-         soaprt_cuda_dnn_workspace_bytes();
+  return soaprt_cuda_blas_workspace_bytes() + soaprt_cuda_dnn_workspace_bytes();
 }
 
 /* ---------------------------------------------------------------- inputs */

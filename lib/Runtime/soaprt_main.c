@@ -494,8 +494,7 @@ int main(int argc, char **argv) {
   int64_t peak = soaprt_device_peak_bytes();
   if (peak >= 0) {
     int64_t later = firstPeak >= 0 ? soaprt_max_over_ranks(peak) : -1;
-    int64_t workspaces =
-        soaprt_max_over_ranks(soaprt_device_workspace_bytes());
+    int64_t workspaces = soaprt_max_over_ranks(soaprt_device_workspace_bytes());
     peak = soaprt_max_over_ranks(peak > firstPeak ? peak : firstPeak);
     if (!gQuiet && soaprt_rank() == 0) {
       printf("peak device memory: %.1f MiB\n", (double)peak / 1048576.0);

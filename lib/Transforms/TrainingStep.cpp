@@ -86,22 +86,43 @@ static ParallelConfigAttr mapConfig(ParallelConfigAttr from,
   return configToAttr(from.getContext(), config);
 }
 
-/// The one loop that indexes `dim` with coefficient 1, or -1.
-static int32_t plainLoop(const ::soap::DimAccess &dim) {
-  if (dim.whole || dim.terms.size() != 1 || dim.terms[0].coefficient != 1)
+/// The loop whose blocks are blocks of `dim`: the one loop that indexes it
+/// with coefficient 1, or the outermost loop of several merged into it (a
+/// reshape's collapsed dim, `a * |b| + b`: splitting `a` in d splits the dim
+/// in d blocks); -1 otherwise. `extents`: the loops' extents.
+static int32_t blockLoop(const ::soap::DimAccess &dim,
+                         ArrayRef<int64_t> extents) {
+  if (dim.whole || dim.terms.empty())
     return -1;
-  return dim.terms[0].loop;
+  if (dim.terms.size() == 1)
+    return dim.terms[0].coefficient == 1 ? dim.terms[0].loop : -1;
+  if (dim.constant != 0)
+    return -1;
+  SmallVector<::soap::LoopTerm> terms(dim.terms.begin(), dim.terms.end());
+  llvm::sort(terms, [](const ::soap::LoopTerm &x, const ::soap::LoopTerm &y) {
+    return x.coefficient > y.coefficient;
+  });
+  // Mixed radix: each coefficient the next one times the next loop's extent.
+  if (terms.back().coefficient != 1)
+    return -1;
+  for (size_t t = 0; t + 1 < terms.size(); ++t)
+    if (terms[t].coefficient !=
+        terms[t + 1].coefficient * extents[terms[t + 1].loop])
+      return -1;
+  return terms.front().loop;
 }
 
-/// Loop j of a layer -> the loop of another layer over the same dims of a
-/// tensor they both access (`mine`: this layer's access, `theirs`: the
-/// other's); -1 where a dim is not one plain loop in both.
-static SmallVector<int32_t> sharedLoops(const ::soap::Operand &mine,
-                                        const ::soap::Operand &theirs,
-                                        int32_t numLoops) {
-  SmallVector<int32_t> loopMap(numLoops, -1);
-  for (auto [a, b] : llvm::zip(mine.dims, theirs.dims)) {
-    int32_t j = plainLoop(a), l = plainLoop(b);
+/// Loop j of a layer (loop extents `mine`) -> the loop of another layer
+/// (`theirs`) over the same blocks of a tensor they both access (`in`:
+/// this layer's access, `out`: the other's); -1 where a dim has no such
+/// loop in both.
+static SmallVector<int32_t> sharedLoops(const ::soap::Operand &in,
+                                        ArrayRef<int64_t> mine,
+                                        const ::soap::Operand &out,
+                                        ArrayRef<int64_t> theirs) {
+  SmallVector<int32_t> loopMap(mine.size(), -1);
+  for (auto [a, b] : llvm::zip(in.dims, out.dims)) {
+    int32_t j = blockLoop(a, mine), l = blockLoop(b, theirs);
     if (j >= 0 && l >= 0 && a.constant == b.constant && loopMap[j] < 0 &&
         !llvm::is_contained(loopMap, l))
       loopMap[j] = l;
@@ -109,13 +130,21 @@ static SmallVector<int32_t> sharedLoops(const ::soap::Operand &mine,
   return loopMap;
 }
 
-/// Gives every layer of `func` without a #soap.config one: a layer that
-/// reads a tensor another layer produces takes that layer's split of the
-/// tensor (same split, same devices: no transfer); else (a layer on graph
-/// inputs only, such as the zero padding of the image that the first
-/// convolution and its filter gradient share) the split its configured
-/// readers take of what it writes, so that each device makes its own part
-/// rather than one device all of it for the others; else device 0.
+/// Gives every layer of `func` without a #soap.config one, so that layouts
+/// flow along the tensors (same split, same devices: no transfer):
+///  1. in order, a layer that reads a tensor a configured layer produces
+///     takes that layer's split of it, or the config of an op fused after
+///     its anchor over the same loops (a gradient that took its forward
+///     op's; of several candidates, the one of most tiles);
+///  2. in reverse order, a layer still without one takes the split its
+///     configured readers take of what it writes: the layers on graph
+///     inputs only, such as the image's zero padding (shared by the first
+///     convolution and its filter gradient) or the slices of the cotangent
+///     a concatenation's gradient takes, and what they feed, so that each
+///     device makes its own part rather than device 0 all of it for the
+///     others;
+///  3. in order, what is left follows its producers again, else runs on
+///     device 0.
 static LogicalResult fillMissingConfigs(func::FuncOp func) {
   OpGraphExtractionOptions options;
   options.remarkReplicated = false;
@@ -123,73 +152,108 @@ static LogicalResult fillMissingConfigs(func::FuncOp func) {
   if (failed(extracted))
     return failure();
   const ::soap::OpGraph &graph = extracted->graph;
-  SmallVector<ParallelConfigAttr> configs(graph.nodes.size());
-  for (auto [i, node] : llvm::enumerate(graph.nodes)) {
-    Operation *anchor = extracted->nodeOps[i].front();
-    if (node.extents.empty())
-      continue;
-    auto attr = anchor->getAttrOfType<ParallelConfigAttr>(
-        SOAPDialect::kConfigAttrName);
-    if (attr && attr.getDegrees().size() == node.extents.size()) {
-      configs[i] = attr;
-      continue;
-    }
-    SmallVector<int64_t> extents(node.extents.begin(), node.extents.end());
+  size_t numNodes = graph.nodes.size();
+  SmallVector<ParallelConfigAttr> configs(numNodes);
+  SmallVector<bool> missing(numNodes, false);
+  // Readers of each tensor: (node, input).
+  SmallVector<SmallVector<std::pair<size_t, size_t>>> readers(
+      graph.tensors.size());
+  for (auto [r, node] : llvm::enumerate(graph.nodes))
+    for (auto [k, in] : llvm::enumerate(node.inputs))
+      readers[in.tensor].push_back({r, k});
+
+  // The candidate of most tiles (first on ties).
+  auto consider = [](ParallelConfigAttr &best, ParallelConfigAttr candidate) {
+    if (candidate && (!best || candidate.getNumTiles() > best.getNumTiles()))
+      best = candidate;
+  };
+  auto fromProducers = [&](size_t i) {
+    const ::soap::Node &node = graph.nodes[i];
     ParallelConfigAttr best;
-    int64_t bestTiles = 0;
     for (const ::soap::Operand &in : node.inputs) {
       int32_t producer = graph.tensors[in.tensor].producer;
       if (producer < 0 || !configs[producer])
         continue;
-      const ::soap::Node &from = graph.nodes[producer];
-      const ::soap::Operand *written = nullptr;
-      for (const ::soap::Operand &out : from.outputs)
+      for (const ::soap::Operand &out : graph.nodes[producer].outputs)
         if (out.tensor == in.tensor)
-          written = &out;
-      if (!written)
-        continue;
-      ParallelConfigAttr candidate =
-          mapConfig(configs[producer], extents,
-                    sharedLoops(in, *written, node.numLoops()));
-      if (!best || candidate.getNumTiles() > bestTiles) {
-        best = candidate;
-        bestTiles = candidate.getNumTiles();
-      }
+          consider(best, mapConfig(configs[producer], node.extents,
+                                   sharedLoops(in, node.extents, out,
+                                               graph.nodes[producer].extents)));
     }
-    bool producedInput = llvm::any_of(node.inputs, [&](auto &in) {
-      return graph.tensors[in.tensor].producer >= 0;
-    });
-    for (size_t r = 0; !producedInput && r < graph.nodes.size(); ++r) {
-      // Readers come later in the graph's order: their configs are the
-      // ones on their ops (the strategy's, or the backward op's).
-      auto readerConfig =
-          extracted->nodeOps[r].front()->getAttrOfType<ParallelConfigAttr>(
-              SOAPDialect::kConfigAttrName);
-      const ::soap::Node &reader = graph.nodes[r];
-      if (r == i || !readerConfig ||
-          readerConfig.getDegrees().size() != reader.extents.size())
-        continue;
-      for (const ::soap::Operand &out : node.outputs)
-        for (const ::soap::Operand &in : reader.inputs) {
-          if (in.tensor != out.tensor)
-            continue;
-          ParallelConfigAttr candidate =
-              mapConfig(readerConfig, extents,
-                        sharedLoops(out, in, node.numLoops()));
-          if (!best || candidate.getNumTiles() > bestTiles) {
-            best = candidate;
-            bestTiles = candidate.getNumTiles();
-          }
-        }
+    return best;
+  };
+  auto fromReaders = [&](size_t i) {
+    const ::soap::Node &node = graph.nodes[i];
+    ParallelConfigAttr best;
+    for (const ::soap::Operand &out : node.outputs)
+      for (auto [r, k] : readers[out.tensor])
+        if (r != i && configs[r])
+          consider(best, mapConfig(configs[r], node.extents,
+                                   sharedLoops(out, node.extents,
+                                               graph.nodes[r].inputs[k],
+                                               graph.nodes[r].extents)));
+    return best;
+  };
+  // The config of an op fused into the layer after its anchor (a gradient
+  // that took its forward op's) over the same loops: its loops are the
+  // layer's when it writes its result in loop order over the layer's
+  // extents and the layer writes its output with dim p = loop p (a wrong
+  // guess would only cost transfers: any config computes the same).
+  auto fromFusedOps = [&](size_t i) {
+    const ::soap::Node &node = graph.nodes[i];
+    ParallelConfigAttr best;
+    if (node.outputs.empty())
+      return best;
+    for (auto [p, dim] : llvm::enumerate(node.outputs.front().dims))
+      if (dim.whole || dim.constant != 0 || dim.terms.size() != 1 ||
+          dim.terms[0].coefficient != 1 ||
+          dim.terms[0].loop != static_cast<int32_t>(p))
+        return best;
+    for (Operation *member : llvm::drop_begin(extracted->nodeOps[i])) {
+      auto fused = dyn_cast<linalg::LinalgOp>(member);
+      auto config = member->getAttrOfType<ParallelConfigAttr>(
+          SOAPDialect::kConfigAttrName);
+      if (fused && config && fused.getNumDpsInits() == 1 &&
+          config.getDegrees().size() == node.extents.size() &&
+          fused.getMatchingIndexingMap(fused.getDpsInitOperand(0))
+              .isIdentity() &&
+          ArrayRef<int64_t>(fused.getStaticLoopRanges()) ==
+              ArrayRef<int64_t>(node.extents))
+        consider(best, config);
     }
-    if (!best) {
+    return best;
+  };
+
+  for (auto [i, node] : llvm::enumerate(graph.nodes)) {
+    if (node.extents.empty())
+      continue;
+    auto attr =
+        extracted->nodeOps[i].front()->getAttrOfType<ParallelConfigAttr>(
+            SOAPDialect::kConfigAttrName);
+    if (attr && attr.getDegrees().size() == node.extents.size()) {
+      configs[i] = attr;
+      continue;
+    }
+    missing[i] = true;
+    configs[i] = fromProducers(i);
+    consider(configs[i], fromFusedOps(i));
+  }
+  for (size_t i = numNodes; i-- > 0;)
+    if (missing[i] && !configs[i])
+      configs[i] = fromReaders(i);
+  for (size_t i = 0; i < numNodes; ++i) {
+    if (!missing[i])
+      continue;
+    if (!configs[i])
+      configs[i] = fromProducers(i);
+    if (!configs[i]) {
       ::soap::ParallelConfig single;
-      single.degrees.assign(extents.size(), 1);
+      single.degrees.assign(graph.nodes[i].extents.size(), 1);
       single.devices = {0};
-      best = configToAttr(func.getContext(), single);
+      configs[i] = configToAttr(func.getContext(), single);
     }
-    configs[i] = best;
-    anchor->setAttr(SOAPDialect::kConfigAttrName, best);
+    extracted->nodeOps[i].front()->setAttr(SOAPDialect::kConfigAttrName,
+                                           configs[i]);
   }
   return success();
 }

@@ -208,9 +208,10 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
       mapped onto its loops;
     - every other new layer follows the layout of the tensor it reads
       (same split, same devices), so it needs no transfer; one that reads
-      graph inputs only (the image's zero padding, shared by the first
-      convolution and its filter gradient) takes the split its readers take
-      of what it writes.
+      no configured layer (the image's zero padding, shared by the first
+      convolution and its filter gradient; the slices and zero fills of a
+      concatenation's gradient) takes the split its readers take of what
+      it writes; blocks of a reshape's merged dims count.
     Configs are filled in only when the forward function has them.
 
     Differentiable: linalg ops whose body is a sum, max, min or one-hot
