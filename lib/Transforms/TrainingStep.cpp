@@ -145,9 +145,18 @@ static SmallVector<int32_t> sharedLoops(const ::soap::Operand &in,
 ///     others;
 ///  3. in order, what is left follows its producers again, else runs on
 ///     device 0.
-static LogicalResult fillMissingConfigs(func::FuncOp func) {
+///
+/// With `groupOps` false every op is a layer of its own: run so on the
+/// forward function, it gives the ops a layer's group fuses after its anchor
+/// (a bias add, an activation) the anchor's layout, which their gradients
+/// then take as they are (the last layer's bias gradient, reading only the
+/// cotangent, would otherwise run whole on device 0 and be sent to the
+/// others instead of being summed where each device's samples are).
+static LogicalResult fillMissingConfigs(func::FuncOp func,
+                                        bool groupOps = true) {
   OpGraphExtractionOptions options;
   options.remarkReplicated = false;
+  options.groupOps = groupOps;
   FailureOr<ExtractedOpGraph> extracted = extractOpGraph(func, options);
   if (failed(extracted))
     return failure();
@@ -256,54 +265,6 @@ static LogicalResult fillMissingConfigs(func::FuncOp func) {
                                            configs[i]);
   }
   return success();
-}
-
-/// Gives each elementwise linalg op of the forward function that has no
-/// #soap.config the layout of the configured op whose result it reads (the
-/// one of most tiles): the ops a layer's group fuses after its anchor (a
-/// bias add, an activation) have none, and their gradients, which take the
-/// forward op's config as it is, would otherwise have to guess one. The
-/// last layer's bias gradient reads only the cotangent, so it ran whole on
-/// device 0 and was sent to the others instead of being summed where each
-/// device's samples are and all-reduced.
-static void giveElementwiseOpsTheirProducersConfig(func::FuncOp func) {
-  func.walk([&](linalg::LinalgOp op) {
-    if (op->hasAttr(SOAPDialect::kConfigAttrName) ||
-        op.getNumParallelLoops() != op.getNumLoops() ||
-        !op.hasPureTensorSemantics())
-      return;
-    SmallVector<int64_t> extents = op.getStaticLoopRanges();
-    if (llvm::any_of(extents, ShapedType::isDynamic))
-      return;
-    ParallelConfigAttr best;
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      auto result = dyn_cast<OpResult>(in->get());
-      auto producer =
-          result ? dyn_cast<linalg::LinalgOp>(result.getOwner()) : nullptr;
-      auto from = producer ? producer->getAttrOfType<ParallelConfigAttr>(
-                                 SOAPDialect::kConfigAttrName)
-                           : nullptr;
-      if (!from || from.getDegrees().size() != producer.getNumLoops())
-        continue;
-      AffineMap written = producer.getMatchingIndexingMap(
-          producer.getDpsInitOperand(result.getResultNumber()));
-      AffineMap read = op.getMatchingIndexingMap(in);
-      // Loop j of this op -> the producer's loop over the same dim.
-      SmallVector<int32_t> loopMap(op.getNumLoops(), -1);
-      for (auto [w, r] : llvm::zip(written.getResults(), read.getResults())) {
-        auto l = dyn_cast<AffineDimExpr>(w);
-        auto j = dyn_cast<AffineDimExpr>(r);
-        if (l && j && loopMap[j.getPosition()] < 0 &&
-            !llvm::is_contained(loopMap, int32_t(l.getPosition())))
-          loopMap[j.getPosition()] = l.getPosition();
-      }
-      ParallelConfigAttr candidate = mapConfig(from, extents, loopMap);
-      if (!best || candidate.getNumTiles() > best.getNumTiles())
-        best = candidate;
-    }
-    if (best)
-      op->setAttr(SOAPDialect::kConfigAttrName, best);
-  });
 }
 
 //===----------------------------------------------------------------------===//
@@ -1331,8 +1292,8 @@ LogicalResult TrainingStepBuilder::run() {
     contribute(result, func.getArgument(func.getNumArguments() - 1));
   }
 
-  if (anyConfig)
-    giveElementwiseOpsTheirProducersConfig(func);
+  if (anyConfig && failed(fillMissingConfigs(func, /*groupOps=*/false)))
+    return failure();
   b.setInsertionPoint(ret);
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
