@@ -124,6 +124,17 @@ public:
 
 private:
   LogicalResult partitionNode(int32_t node);
+  /// The output region of each tile of `node`'s anchor and the tile's device
+  /// (where a split reduction leaves its partial results).
+  SmallVector<std::pair<Box, int32_t>> partialPieces(int32_t node);
+  /// Whether the partial results of split reduction `node` (sum) need not be
+  /// combined: its result only starts the accumulation of another split sum
+  /// whose tiles cover the same output regions on the same devices (a
+  /// gradient accumulated along the time steps that share a weight: see
+  /// soap-training-step). Each of that node's tiles then starts from its
+  /// device's partial result, and one all-reduce at the end of the chain
+  /// combines them all.
+  bool partialsFeedNextSum(int32_t node);
   /// An in-place update of argument `arg` (a node of its own): computed on
   /// every device that reads a part of `arg`, that part each.
   LogicalResult partitionUpdate(int32_t node, int64_t arg);
@@ -169,6 +180,11 @@ private:
   llvm::DenseMap<Value, Layout> layouts;
   /// The ops of the op graph's nodes (the original ones).
   llvm::DenseSet<Operation *> nodeOpSet;
+  /// The node of each anchor op.
+  llvm::DenseMap<Operation *, int32_t> nodeOfAnchor;
+  /// Results of split sums left uncombined: each device of a tile holds its
+  /// partial result of the tile's region (partialsFeedNextSum).
+  llvm::DenseSet<Value> uncombined;
   /// Value -> device -> the bounding box of what the device reads of it
   /// (ensureValid's requests; absent: nothing).
   llvm::DenseMap<Value, std::map<int32_t, Box>> reads;
@@ -375,6 +391,67 @@ Partitioner::emitTile(OpBuilder &b, int32_t nodeIndex, const Box &loopBox,
   return outputs;
 }
 
+SmallVector<std::pair<Box, int32_t>>
+Partitioner::partialPieces(int32_t nodeIndex) {
+  const ::soap::Node &node = extracted.graph.nodes[nodeIndex];
+  const ::soap::ParallelConfig &config = strategy.configs[nodeIndex];
+  auto anchor = cast<linalg::LinalgOp>(extracted.nodeOps[nodeIndex].front());
+  ::soap::Operand access;
+  for (const ::soap::DimAccess &dim : getDimAccesses(
+           anchor.getMatchingIndexingMap(anchor.getDpsInitOperand(0))))
+    access.dims.push_back(dim);
+  ::soap::Tensor tensor;
+  auto type = cast<RankedTensorType>(anchor->getResult(0).getType());
+  tensor.shape.assign(type.getShape().begin(), type.getShape().end());
+  SmallVector<std::pair<Box, int32_t>> pieces;
+  for (int32_t t = 0; t < ::soap::numTiles(config.degrees); ++t)
+    pieces.push_back(
+        {::soap::accessRegion(access, tensor,
+                              ::soap::tileLoopBox(node, config.degrees, t)),
+         config.devices[t]});
+  return pieces;
+}
+
+bool Partitioner::partialsFeedNextSum(int32_t nodeIndex) {
+  const ::soap::Node &node = extracted.graph.nodes[nodeIndex];
+  ArrayRef<Operation *> ops = extracted.nodeOps[nodeIndex];
+  Operation *anchor = ops.front();
+  // No epilogue: the node's one output is the anchor's sum.
+  if (node.outputs.size() != 1 || anchor->getNumResults() != 1 ||
+      extracted.tensorValues[node.outputs.front().tensor] !=
+          anchor->getResult(0) ||
+      llvm::any_of(ops, [&](Operation *op) {
+        return anchor->isBeforeInBlock(op);
+      }))
+    return false;
+  FailureOr<ReductionKind> kind = getReductionCombiner(anchor);
+  Value result = anchor->getResult(0);
+  if (failed(kind) || *kind != ReductionKind::Sum || !result.hasOneUse())
+    return false;
+  OpOperand &use = *result.use_begin();
+  auto next = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  auto it = nodeOfAnchor.find(use.getOwner());
+  if (!next || it == nodeOfAnchor.end() || !next.isDpsInit(&use) ||
+      !next.payloadUsesValueFromOperand(&use))
+    return false;
+  FailureOr<ReductionKind> nextKind = getReductionCombiner(next);
+  if (failed(nextKind) || *nextKind != ReductionKind::Sum)
+    return false;
+  // The same (region, device) pieces, each once: every partial result is
+  // taken up by exactly one tile of the next sum.
+  SmallVector<std::pair<Box, int32_t>> mine = partialPieces(nodeIndex);
+  SmallVector<std::pair<Box, int32_t>> theirs = partialPieces(it->second);
+  if (mine.size() != theirs.size())
+    return false;
+  for (auto [i, piece] : llvm::enumerate(mine)) {
+    if (llvm::count(ArrayRef(mine).take_front(i), piece))
+      return false;
+    if (!llvm::is_contained(theirs, piece))
+      return false;
+  }
+  return true;
+}
+
 LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
   const ::soap::OpGraph &graph = extracted.graph;
   const ::soap::Node &node = graph.nodes[nodeIndex];
@@ -397,13 +474,46 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
             extracted.tensorValues[node.outputs.front().tensor]))
       return partitionUpdate(nodeIndex, *arg);
 
+  std::array<int32_t, ::soap::kMaxRank> coords;
+  auto reductionCoordinatesZero = [&](int32_t t) {
+    ::soap::tileCoordinates(config.degrees, t, coords);
+    for (int32_t l = 0; l < node.numLoops(); ++l)
+      if (node.loopKinds[l] == ::soap::LoopKind::Reduction && coords[l] != 0)
+        return false;
+    return true;
+  };
+  // A split reduction's tiles start from the combiner's identity, except
+  // those of the first reduction coordinates, which start from the init;
+  // when the init is left uncombined (partial results of a previous split
+  // sum on the same devices), every tile starts from its device's part.
+  OpOperand *anchorInit =
+      splitsReduction ? cast<linalg::LinalgOp>(anchor).getDpsInitOperand(0)
+                      : nullptr;
+  bool initUncombined = anchorInit && uncombined.contains(anchorInit->get());
+  auto startsFromIdentity = [&](int32_t t) {
+    return splitsReduction && !initUncombined && !reductionCoordinatesZero(t);
+  };
+  // The anchor's init, when nothing else in the group reads it: a tile
+  // starting from the identity does not read it at all.
+  Value initOnly;
+  if (anchorInit &&
+      llvm::all_of(extracted.nodeOps[nodeIndex], [&](Operation *op) {
+        return llvm::all_of(op->getOpOperands(), [&](OpOperand &use) {
+          return use.get() != anchorInit->get() || &use == anchorInit;
+        });
+      }))
+    initOnly = anchorInit->get();
+
   // Inputs each tile reads, moved to the tile's device.
   for (int32_t t = 0; t < tiles; ++t) {
     Box loops = ::soap::tileLoopBox(node, config.degrees, t);
     for (const ::soap::Operand &in : node.inputs) {
+      Value value = extracted.tensorValues[in.tensor];
+      if (value == initOnly && startsFromIdentity(t))
+        continue;
       const ::soap::Tensor &tensor = graph.tensors[in.tensor];
-      ensureValid(extracted.tensorValues[in.tensor],
-                  ::soap::accessRegion(in, tensor, loops), config.devices[t]);
+      ensureValid(value, ::soap::accessRegion(in, tensor, loops),
+                  config.devices[t]);
     }
   }
 
@@ -416,15 +526,6 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
   SmallVector<Value> outputs;
   for (const ::soap::Operand &out : node.outputs)
     outputs.push_back(emptyLike(extracted.tensorValues[out.tensor]));
-
-  std::array<int32_t, ::soap::kMaxRank> coords;
-  auto reductionCoordinatesZero = [&](int32_t t) {
-    ::soap::tileCoordinates(config.degrees, t, coords);
-    for (int32_t l = 0; l < node.numLoops(); ++l)
-      if (node.loopKinds[l] == ::soap::LoopKind::Reduction && coords[l] != 0)
-        return false;
-    return true;
-  };
 
   // The loop box of each tile whose outputs are meaningful, and its device.
   SmallVector<std::pair<Box, int32_t>, 4> owned;
@@ -446,7 +547,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     SmallVector<Value> partial{emptyLike(anchorOut)};
     for (int32_t t = 0; t < tiles; ++t) {
       Box loops = ::soap::tileLoopBox(node, config.degrees, t);
-      bool identity = !reductionCoordinatesZero(t);
+      bool identity = startsFromIdentity(t);
       SmallVector<Value> next = emitOnDevice(
           config.devices[t], partial, [&](OpBuilder &b) {
             return emitTile(b, nodeIndex, loops, true, true, identity, {});
@@ -462,40 +563,31 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
       return anchor->emitError()
              << "cannot split the reduction of '" << anchor->getName()
              << "': its combiner is not a sum, max or min";
-    AffineMap outMap = cast<linalg::LinalgOp>(anchor).getMatchingIndexingMap(
-        cast<linalg::LinalgOp>(anchor).getDpsInitOperand(0));
-    ::soap::Operand anchorAccess;
-    for (const ::soap::DimAccess &dim : getDimAccesses(outMap))
-      anchorAccess.dims.push_back(dim);
-    ::soap::Tensor anchorTensor;
-    auto anchorType = cast<RankedTensorType>(anchorOut.getType());
-    anchorTensor.shape.assign(anchorType.getShape().begin(),
-                              anchorType.getShape().end());
     SmallVector<std::pair<Box, SmallVector<int64_t>>, 4> groups;
     SmallVector<size_t> groupOf; // per tile
-    for (int32_t t = 0; t < tiles; ++t) {
-      Box region = ::soap::accessRegion(
-          anchorAccess, anchorTensor,
-          ::soap::tileLoopBox(node, config.degrees, t));
+    for (auto &[region, device] : partialPieces(nodeIndex)) {
       auto it = llvm::find_if(groups, [&](auto &g) { return g.first == region; });
       groupOf.push_back(it - groups.begin());
       if (it == groups.end())
-        groups.push_back({region, {config.devices[t]}});
+        groups.push_back({region, {device}});
       else
-        it->second.push_back(config.devices[t]);
+        it->second.push_back(device);
     }
-    for (auto &[region, devices] : groups) {
-      SmallVector<int64_t> offsets, sizes;
-      for (int32_t d = 0; d < region.rank; ++d) {
-        offsets.push_back(region.dims[d].lo);
-        sizes.push_back(region.dims[d].size());
+    if (partialsFeedNextSum(nodeIndex))
+      uncombined.insert(anchorOut);
+    else
+      for (auto &[region, devices] : groups) {
+        SmallVector<int64_t> offsets, sizes;
+        for (int32_t d = 0; d < region.rank; ++d) {
+          offsets.push_back(region.dims[d].lo);
+          sizes.push_back(region.dims[d].size());
+        }
+        partial[0] = AllReduceOp::create(
+            builder, loc, partial[0], builder.getDenseI64ArrayAttr(offsets),
+            builder.getDenseI64ArrayAttr(sizes),
+            ReductionKindAttr::get(builder.getContext(), *kind),
+            builder.getDenseI64ArrayAttr(devices));
       }
-      partial[0] = AllReduceOp::create(
-          builder, loc, partial[0], builder.getDenseI64ArrayAttr(offsets),
-          builder.getDenseI64ArrayAttr(sizes),
-          ReductionKindAttr::get(builder.getContext(), *kind),
-          builder.getDenseI64ArrayAttr(devices));
-    }
     // Phase 3: the rest of the group on every device of each group.
     // Ops of the group after the anchor (its elementwise epilogue).
     Operation *anchorOp = anchor;
@@ -663,8 +755,10 @@ LogicalResult Partitioner::run() {
   if (failed(graph))
     return failure();
   extracted = std::move(*graph);
-  for (auto &ops : extracted.nodeOps)
+  for (auto [n, ops] : llvm::enumerate(extracted.nodeOps)) {
     nodeOpSet.insert(ops.begin(), ops.end());
+    nodeOfAnchor[ops.front()] = n;
+  }
   FailureOr<::soap::Strategy> read = readStrategyFromIR(extracted);
   if (failed(read))
     return failure();

@@ -373,6 +373,12 @@ private:
   }
   /// The sum of the contributions to `value`'s gradient; null if none.
   Value gradient(Value value);
+  /// `part`, an operand's gradient without the dims it is read at constant
+  /// indices in (`constantAt`: the index, or -1 for a dim it keeps), placed
+  /// at those indices in zeros of `fullType`.
+  Value placeAtConstants(Location loc, Value part,
+                         ArrayRef<int64_t> constantAt,
+                         RankedTensorType fullType);
   Value zeros(Location loc, Type type);
   /// `part` placed at `offsets` in zeros of `type` (a tensor.pad, which the
   /// partitioner splits like any layer).
@@ -404,6 +410,13 @@ private:
   /// The operand-gradient ops, to drop the inputs they do not read.
   SmallVector<Operation *> created;
   llvm::DenseMap<Value, SmallVector<Value, 2>> contributions;
+  /// The sum so far of a function argument's gradient over its readers that
+  /// reduce, per set of constant indices it is read at (differentiateOperand).
+  struct GradientChain {
+    SmallVector<int64_t> constantAt;
+    Value sum;
+  };
+  llvm::DenseMap<Value, SmallVector<GradientChain>> argumentChains;
 };
 
 Value TrainingStepBuilder::zeros(Location loc, Type type) {
@@ -429,7 +442,38 @@ Value TrainingStepBuilder::placeInZeros(Location loc, Value part,
       .getResult();
 }
 
+Value TrainingStepBuilder::placeAtConstants(Location loc, Value part,
+                                            ArrayRef<int64_t> constantAt,
+                                            RankedTensorType fullType) {
+  auto type = cast<RankedTensorType>(part.getType());
+  SmallVector<int64_t> unitShape, offsets;
+  for (auto [d, at] : llvm::enumerate(constantAt)) {
+    unitShape.push_back(at < 0 ? fullType.getDimSize(d) : 1);
+    offsets.push_back(at < 0 ? 0 : at);
+  }
+  auto unitType = RankedTensorType::get(unitShape, type.getElementType());
+  std::optional<SmallVector<ReassociationIndices>> groups =
+      getReassociationIndicesForReshape(type, unitType);
+  assert(groups && "checked before the gradient op was made");
+  Value expanded =
+      tensor::ExpandShapeOp::create(b, loc, unitType, part, *groups);
+  return placeInZeros(loc, expanded, offsets, fullType);
+}
+
 Value TrainingStepBuilder::gradient(Value value) {
+  // The argument's gradient chains end here.
+  if (auto chains = argumentChains.find(value);
+      chains != argumentChains.end()) {
+    auto fullType = cast<RankedTensorType>(value.getType());
+    for (GradientChain &chain : chains->second) {
+      Value sum = chain.sum;
+      if (llvm::any_of(chain.constantAt, [](int64_t at) { return at >= 0; }))
+        sum = placeAtConstants(value.getLoc(), sum, chain.constantAt,
+                               fullType);
+      contributions[value].push_back(sum);
+    }
+    argumentChains.erase(chains);
+  }
   auto it = contributions.find(value);
   if (it == contributions.end() || it->second.empty())
     return nullptr;
@@ -657,8 +701,15 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
                                  op.getContext());
   bool hasConstants = dimResults.size() != fullMap.getNumResults();
   auto fullType = type;
-  if (hasConstants)
+  if (hasConstants) {
     type = RankedTensorType::get(reducedShape, type.getElementType());
+    if (!getReassociationIndicesForReshape(
+            type, RankedTensorType::get(unitShape, type.getElementType())))
+      return op->emitError() << "training step: cannot place the gradient of "
+                                "operand "
+                             << operand->getOperandNumber() << " of '"
+                             << op->getName() << "'";
+  }
   // (No dimension at all: a scalar, whose gradient sums over every loop.)
   if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
     return op->emitError()
@@ -750,10 +801,33 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
                                 : utils::IteratorType::reduction);
     reduces |= !indexes;
   }
-  Value init = reduces ? zeros(loc, type)
-                       : tensor::EmptyOp::create(b, loc, type.getShape(),
-                                                 type.getElementType())
-                             .getResult();
+  // A function argument read by several ops (a weight shared by an RNN's
+  // time steps): the sums over its readers' loops accumulate in one chain
+  // (one per constant index it is read at: an LSTM's gate biases), each
+  // starting from the sum so far, instead of separate sums added at the end.
+  // Split over the batch, the partial sums then stay where they are along
+  // the chain and are all-reduced once (soap-partition), as the simulator
+  // synchronizes a shared parameter once, not once per reader.
+  auto arg = dyn_cast<BlockArgument>(operand->get());
+  GradientChain *chain = nullptr;
+  if (reduces && arg && arg.getOwner() == &func.getBody().front() &&
+      active.contains(arg)) {
+    SmallVector<GradientChain> &chains = argumentChains[arg];
+    auto it = llvm::find_if(chains, [&](const GradientChain &c) {
+      return c.constantAt == constantAt && c.sum.getType() == type;
+    });
+    if (it == chains.end()) {
+      chains.push_back({SmallVector<int64_t>(constantAt), Value()});
+      it = std::prev(chains.end());
+    }
+    chain = &*it;
+  }
+  Value init = chain && chain->sum ? chain->sum
+               : reduces           ? zeros(loc, type)
+                                   : tensor::EmptyOp::create(
+                                         b, loc, type.getShape(),
+                                         type.getElementType())
+                                         .getResult();
   LogicalResult status = success();
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
@@ -813,23 +887,13 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
   if (Attribute config = op->getAttr(SOAPDialect::kConfigAttrName))
     generic->setAttr(SOAPDialect::kConfigAttrName, config);
   Value result = generic.getResult(0);
-  if (hasConstants) {
-    std::optional<SmallVector<ReassociationIndices>> groups =
-        getReassociationIndicesForReshape(
-            type, RankedTensorType::get(unitShape, type.getElementType()));
-    if (!groups)
-      return op->emitError() << "training step: cannot place the gradient of "
-                                "operand "
-                             << operand->getOperandNumber() << " of '"
-                             << op->getName() << "'";
-    Value expanded = tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get(unitShape, type.getElementType()),
-        result, *groups);
-    SmallVector<int64_t> offsets;
-    for (int64_t at : constantAt)
-      offsets.push_back(at < 0 ? 0 : at);
-    result = placeInZeros(loc, expanded, offsets, fullType);
+  if (chain) {
+    // Placed (below) when the argument's gradient is asked for.
+    chain->sum = result;
+    return success();
   }
+  if (hasConstants)
+    result = placeAtConstants(loc, result, constantAt, fullType);
   contribute(operand->get(), result);
   return success();
 }

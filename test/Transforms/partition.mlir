@@ -188,3 +188,89 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
     return %m, %nw : tensor<8x6xf32>, tensor<4x6xf32>
   }
 }
+
+// -----
+
+// Two sums over a batch split in two on the same devices (a weight's
+// gradient accumulated over the two time steps that read it): the first
+// sum's partial results are not combined. Each tile of the second starts
+// from its own device's partial result, and one all-reduce combines both
+// sums.
+
+// CHECK-LABEL: func.func @chained_sums(
+// CHECK-NOT: soap.all_reduce
+// CHECK: %[[P1:.*]] = scf.if
+// CHECK: %[[P0:.*]] = scf.if
+// CHECK-NOT: soap.all_reduce
+// CHECK: linalg.generic {{.*}} outs(%[[P0]] : tensor<4x4xf32>)
+// CHECK-NOT: soap.all_reduce
+// CHECK: linalg.generic {{.*}} outs(%[[P0]] : tensor<4x4xf32>)
+// CHECK: %[[SUM:.*]] = soap.all_reduce %{{.*}} [0, 0] [4, 4] sum devices [0, 1]
+// CHECK-NOT: soap.all_reduce
+// CHECK: return %[[SUM]]
+
+#xt = affine_map<(b, i, j) -> (b, i)>
+#dy = affine_map<(b, i, j) -> (b, j)>
+#w = affine_map<(b, i, j) -> (i, j)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @chained_sums(%x: tensor<8x4xf32>, %y: tensor<8x4xf32>, %dy: tensor<8x4xf32>) -> tensor<4x4xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %a = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 0]>}
+        ins(%x, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%z : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    %b = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1, 1], devices = [0, 1]>}
+        ins(%y, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%a : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    return %b : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// The second sum on other devices: the first is combined on devices 1 and
+// 0, and only the second's first tile (device 2) reads it; device 3 starts
+// from zeros and receives nothing.
+
+// CHECK-LABEL: func.func @chained_sums_elsewhere(
+// CHECK: soap.all_reduce %{{.*}} [0, 0] [4, 4] sum devices [1, 0]
+// CHECK-NEXT: %[[IN:.*]] = soap.transfer %{{.*}} [0, 0] [4, 4] from 1 to 2
+// CHECK-NOT: soap.transfer
+// CHECK: linalg.generic {{.*}} outs(%[[IN]] : tensor<4x4xf32>)
+// CHECK: linalg.fill
+// CHECK: soap.all_reduce %{{.*}} [0, 0] [4, 4] sum devices [2, 3]
+
+#xt = affine_map<(b, i, j) -> (b, i)>
+#dy = affine_map<(b, i, j) -> (b, j)>
+#w = affine_map<(b, i, j) -> (i, j)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @chained_sums_elsewhere(%x: tensor<8x4xf32>, %y: tensor<8x4xf32>, %dy: tensor<8x4xf32>) -> tensor<4x4xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %a = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 0]>}
+        ins(%x, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%z : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    %b = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1, 1], devices = [2, 3]>}
+        ins(%y, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%a : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    return %b : tensor<4x4xf32>
+  }
+}

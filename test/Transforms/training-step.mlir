@@ -406,3 +406,66 @@ func.func @inserted(%x: tensor<8x6xf32>, %p: tensor<8x6xf32> {soap.parameter}) -
   %i2 = tensor.insert_slice %a into %i1[0, 6] [8, 6] [1, 1] {soap.config = #soap.config<degrees = [2, 1], devices = [1, 0]>} : tensor<8x6xf32> into tensor<8x12xf32>
   return %i2 : tensor<8x12xf32>
 }
+
+// -----
+
+// A weight read by two matmuls (an RNN's time steps) and a bias read at
+// constant rows (an LSTM's stacked gate biases: row 0 by both steps, row 1
+// by the second): each gradient accumulates along its readers, the sum of
+// the earlier steps (later in the backward pass) starting from the sum so
+// far, one chain per row read, instead of separate sums from zeros added
+// at the end. Split over the batch, the partial sums then stay on their
+// devices along the chain, and one all-reduce per chain combines them
+// (soap-partition).
+
+// CHECK-LABEL: func.func @shared_weight(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32>, %[[W:[^:]*]]: tensor<4x4xf32> {soap.parameter}, %[[B:[^:]*]]: tensor<2x4xf32> {soap.parameter}, %[[DY:[^:]*]]: tensor<8x4xf32>)
+// The second step's bias rows 0 and 1, from zeros (one chain each):
+// CHECK: %[[Z0:.*]] = linalg.fill {{.*}} -> tensor<4xf32>
+// CHECK: %[[ROW0:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[B]], %[[DY]] : {{.*}}) outs(%[[Z0]] : tensor<4xf32>)
+// CHECK: %[[Z1:.*]] = linalg.fill {{.*}} -> tensor<4xf32>
+// CHECK: %[[ROW1:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.*}}, %[[B]], %[[DY]] : {{.*}}) outs(%[[Z1]] : tensor<4xf32>)
+// The second matmul's weight gradient, from zeros:
+// CHECK: %[[ZW:.*]] = linalg.fill {{.*}} -> tensor<4x4xf32>
+// CHECK: %[[DW2:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<8x4xf32>) outs(%[[ZW]] : tensor<4x4xf32>)
+// The first step's row 0 and weight gradients, onto the second's:
+// CHECK: %[[ROW0ALL:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : tensor<8x4xf32>) outs(%[[ROW0]] : tensor<4xf32>)
+// CHECK: %[[DW:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[X]], %{{.*}} : tensor<8x4xf32>, tensor<8x4xf32>) outs(%[[DW2]] : tensor<4x4xf32>)
+// No sum of separate gradients:
+// CHECK-NOT: ins(%[[DW2]]
+// CHECK: linalg.generic {{.*}} ins(%[[W]], %[[DW]] :
+// Each chain placed at its row, then the rows added:
+// CHECK: tensor.expand_shape %[[ROW0ALL]]
+// CHECK: %[[R0:.*]] = tensor.pad %{{.*}} low[0, 0] high[1, 0]
+// CHECK: tensor.expand_shape %[[ROW1]]
+// CHECK: %[[R1:.*]] = tensor.pad %{{.*}} low[1, 0] high[0, 0]
+// CHECK: %[[DB:.*]] = linalg.generic {{.*}} ins(%[[R0]], %[[R1]] :
+// CHECK: linalg.generic {{.*}} ins(%[[B]], %[[DB]] :
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row0 = affine_map<(d0, d1) -> (0, d1)>
+#row1 = affine_map<(d0, d1) -> (1, d1)>
+func.func @shared_weight(%x: tensor<8x4xf32>, %w: tensor<4x4xf32> {soap.parameter},
+                         %b: tensor<2x4xf32> {soap.parameter}) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %h1 = linalg.matmul {soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 0]>}
+      ins(%x, %w : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %a1 = linalg.generic {indexing_maps = [#id, #row0, #id], iterator_types = ["parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1], devices = [1, 0]>}
+      ins(%h1, %b : tensor<8x4xf32>, tensor<2x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %h2 = linalg.matmul {soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 0]>}
+      ins(%a1, %w : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %a2 = linalg.generic {indexing_maps = [#id, #row0, #row1, #id], iterator_types = ["parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1], devices = [1, 0]>}
+      ins(%h2, %b, %b : tensor<8x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%p: f32, %q: f32, %r: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    %t = arith.mulf %s, %r : f32
+    linalg.yield %t : f32
+  } -> tensor<8x4xf32>
+  return %a2 : tensor<8x4xf32>
+}
