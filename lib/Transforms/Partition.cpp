@@ -420,9 +420,8 @@ bool Partitioner::partialsFeedNextSum(int32_t nodeIndex) {
   if (node.outputs.size() != 1 || anchor->getNumResults() != 1 ||
       extracted.tensorValues[node.outputs.front().tensor] !=
           anchor->getResult(0) ||
-      llvm::any_of(ops, [&](Operation *op) {
-        return anchor->isBeforeInBlock(op);
-      }))
+      llvm::any_of(ops,
+                   [&](Operation *op) { return anchor->isBeforeInBlock(op); }))
     return false;
   FailureOr<ReductionKind> kind = getReductionCombiner(anchor);
   Value result = anchor->getResult(0);
@@ -565,13 +564,14 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
              << "': its combiner is not a sum, max or min";
     SmallVector<std::pair<Box, SmallVector<int64_t>>, 4> groups;
     SmallVector<size_t> groupOf; // per tile
-    for (auto &[region, device] : partialPieces(nodeIndex)) {
-      auto it = llvm::find_if(groups, [&](auto &g) { return g.first == region; });
+    for (const std::pair<Box, int32_t> &piece : partialPieces(nodeIndex)) {
+      auto it = llvm::find_if(
+          groups, [&](auto &g) { return g.first == piece.first; });
       groupOf.push_back(it - groups.begin());
       if (it == groups.end())
-        groups.push_back({region, {device}});
+        groups.push_back({piece.first, {piece.second}});
       else
-        it->second.push_back(device);
+        it->second.push_back(piece.second);
     }
     if (partialsFeedNextSum(nodeIndex))
       uncombined.insert(anchorOut);

@@ -376,8 +376,7 @@ private:
   /// `part`, an operand's gradient without the dims it is read at constant
   /// indices in (`constantAt`: the index, or -1 for a dim it keeps), placed
   /// at those indices in zeros of `fullType`.
-  Value placeAtConstants(Location loc, Value part,
-                         ArrayRef<int64_t> constantAt,
+  Value placeAtConstants(Location loc, Value part, ArrayRef<int64_t> constantAt,
                          RankedTensorType fullType);
   Value zeros(Location loc, Type type);
   /// `part` placed at `offsets` in zeros of `type` (a tensor.pad, which the
@@ -468,8 +467,7 @@ Value TrainingStepBuilder::gradient(Value value) {
     for (GradientChain &chain : chains->second) {
       Value sum = chain.sum;
       if (llvm::any_of(chain.constantAt, [](int64_t at) { return at >= 0; }))
-        sum = placeAtConstants(value.getLoc(), sum, chain.constantAt,
-                               fullType);
+        sum = placeAtConstants(value.getLoc(), sum, chain.constantAt, fullType);
       contributions[value].push_back(sum);
     }
     argumentChains.erase(chains);
@@ -705,10 +703,9 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
     type = RankedTensorType::get(reducedShape, type.getElementType());
     if (!getReassociationIndicesForReshape(
             type, RankedTensorType::get(unitShape, type.getElementType())))
-      return op->emitError() << "training step: cannot place the gradient of "
-                                "operand "
-                             << operand->getOperandNumber() << " of '"
-                             << op->getName() << "'";
+      return op->emitError()
+             << "training step: cannot place the gradient of operand "
+             << operand->getOperandNumber() << " of '" << op->getName() << "'";
   }
   // (No dimension at all: a scalar, whose gradient sums over every loop.)
   if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
@@ -824,10 +821,9 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
   }
   Value init = chain && chain->sum ? chain->sum
                : reduces           ? zeros(loc, type)
-                                   : tensor::EmptyOp::create(
-                                         b, loc, type.getShape(),
-                                         type.getElementType())
-                                         .getResult();
+                         : tensor::EmptyOp::create(b, loc, type.getShape(),
+                                                   type.getElementType())
+                               .getResult();
   LogicalResult status = success();
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
