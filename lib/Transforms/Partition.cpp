@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -127,14 +128,37 @@ private:
   /// The output region of each tile of `node`'s anchor and the tile's device
   /// (where a split reduction leaves its partial results).
   SmallVector<std::pair<Box, int32_t>> partialPieces(int32_t node);
-  /// Whether the partial results of split reduction `node` (sum) need not be
-  /// combined: its result only starts the accumulation of another split sum
-  /// whose tiles cover the same output regions on the same devices (a
-  /// gradient accumulated along the time steps that share a weight: see
-  /// soap-training-step). Each of that node's tiles then starts from its
-  /// device's partial result, and one all-reduce at the end of the chain
-  /// combines them all.
-  bool partialsFeedNextSum(int32_t node);
+  /// Whether tile `t` of `node` is at the first coordinate of every
+  /// reduction loop (the tile of a split reduction that starts from the
+  /// init; the others start from the combiner's identity).
+  bool firstReductionTile(int32_t node, int32_t t);
+  /// The init of `node`'s anchor when nothing else in its group reads it
+  /// (a tile starting from the identity then reads nothing of it); null
+  /// otherwise.
+  Value initReadOnlyAsInit(int32_t node);
+  /// The node whose anchor sums onto `node`'s sum: `node`'s result is only
+  /// that sum's init, both are sums, `node` has no epilogue and the next one
+  /// only one whose result is the node's one output (then it ends the
+  /// chain); -1 if none.
+  int32_t nextSumOf(int32_t node);
+  /// Whether `node`'s group has ops after its anchor (an elementwise
+  /// epilogue).
+  bool hasEpilogue(int32_t node);
+  /// Whether `node` starts a chain of sums (nextSumOf) whose partial results
+  /// can stay on their devices, and the devices whose partial sums start as
+  /// a whole tensor of zeros: those with a tile that writes a region partly
+  /// over what its earlier tiles wrote (it reads the sums so far there and
+  /// zeros elsewhere). The others start each region from the identity. A
+  /// chain with such devices must start from zeros (the training step's).
+  std::optional<SmallVector<int32_t>> sumChainZeroedDevices(int32_t node);
+  /// A sum of such a chain (a weight's gradient accumulated over the time
+  /// steps that share it: soap-training-step). Every device accumulates its
+  /// own partial sums, each tile starting from what its device summed of
+  /// its region so far (or from the identity where it summed nothing), and
+  /// the last sum of the chain all-reduces each region over the devices
+  /// that hold partial sums of it: the one synchronization per parameter
+  /// the simulator charges, instead of one per sum.
+  LogicalResult partitionChainedSum(int32_t node);
   /// An in-place update of argument `arg` (a node of its own): computed on
   /// every device that reads a part of `arg`, that part each.
   LogicalResult partitionUpdate(int32_t node, int64_t arg);
@@ -152,10 +176,13 @@ private:
   /// Clones the group's ops (in program order) into `b`; the anchor (and,
   /// after it, the grouped elementwise ops) are tiled to `loopBox`. Returns
   /// the full-size values of the group's outputs.
+  /// `identityInto`: with `identityInit`, the full-size value the anchor's
+  /// tile is written into (default: a new one).
   FailureOr<SmallVector<Value>> emitTile(OpBuilder &b, int32_t node,
                                          const Box &loopBox, bool tiled,
                                          bool anchorOnly, bool identityInit,
-                                         Value anchorResult);
+                                         Value anchorResult,
+                                         Value identityInto = {});
   Value current(Value original) {
     auto it = versions.find(original);
     return it == versions.end() ? original : it->second;
@@ -182,9 +209,18 @@ private:
   llvm::DenseSet<Operation *> nodeOpSet;
   /// The node of each anchor op.
   llvm::DenseMap<Operation *, int32_t> nodeOfAnchor;
-  /// Results of split sums left uncombined: each device of a tile holds its
-  /// partial result of the tile's region (partialsFeedNextSum).
-  llvm::DenseSet<Value> uncombined;
+  /// The partial sums of a chain (partitionChainedSum) so far.
+  struct PartialSums {
+    /// On each device, its partial sums (full size, meaningful where the
+    /// device wrote).
+    Value partial;
+    /// The regions written, and by which device.
+    SmallVector<std::pair<Box, int32_t>, 8> written;
+    /// The devices whose partial sums started as zeros, whole.
+    SmallVector<int32_t> zeroed;
+  };
+  /// The result of each sum of a chain but the last (uncombined).
+  llvm::DenseMap<Value, PartialSums> uncombined;
   /// Value -> device -> the bounding box of what the device reads of it
   /// (ensureValid's requests; absent: nothing).
   llvm::DenseMap<Value, std::map<int32_t, Box>> reads;
@@ -275,7 +311,7 @@ SmallVector<Value> Partitioner::emitOnDevice(
 FailureOr<SmallVector<Value>>
 Partitioner::emitTile(OpBuilder &b, int32_t nodeIndex, const Box &loopBox,
                       bool tiled, bool anchorOnly, bool identityInit,
-                      Value anchorResult) {
+                      Value anchorResult, Value identityInto) {
   const ::soap::Node &node = extracted.graph.nodes[nodeIndex];
   SmallVector<Operation *> ops(extracted.nodeOps[nodeIndex]);
   Operation *anchor = ops.front();
@@ -335,9 +371,14 @@ Partitioner::emitTile(OpBuilder &b, int32_t nodeIndex, const Box &loopBox,
         auto type = cast<RankedTensorType>(init->get().getType());
         Value cst = arith::ConstantOp::create(
             b, loc, getReductionIdentity(b, *kind, type.getElementType()));
-        Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                              type.getElementType());
-        Value fill = linalg::FillOp::create(b, loc, cst, empty).getResult(0);
+        // Only the tile's part of the fill stays (shrinkInitializersToTile)
+        // and the tile is inserted into what the fill writes over.
+        Value into = identityInto
+                         ? identityInto
+                         : tensor::EmptyOp::create(b, loc, type.getShape(),
+                                                   type.getElementType())
+                               .getResult();
+        Value fill = linalg::FillOp::create(b, loc, cst, into).getResult(0);
         init->set(fill);
       }
     } else {
@@ -412,43 +453,279 @@ Partitioner::partialPieces(int32_t nodeIndex) {
   return pieces;
 }
 
-bool Partitioner::partialsFeedNextSum(int32_t nodeIndex) {
+bool Partitioner::firstReductionTile(int32_t nodeIndex, int32_t t) {
   const ::soap::Node &node = extracted.graph.nodes[nodeIndex];
-  ArrayRef<Operation *> ops = extracted.nodeOps[nodeIndex];
-  Operation *anchor = ops.front();
-  // No epilogue: the node's one output is the anchor's sum.
-  if (node.outputs.size() != 1 || anchor->getNumResults() != 1 ||
-      extracted.tensorValues[node.outputs.front().tensor] !=
-          anchor->getResult(0) ||
-      llvm::any_of(ops,
-                   [&](Operation *op) { return anchor->isBeforeInBlock(op); }))
-    return false;
-  FailureOr<ReductionKind> kind = getReductionCombiner(anchor);
-  Value result = anchor->getResult(0);
-  if (failed(kind) || *kind != ReductionKind::Sum || !result.hasOneUse())
-    return false;
+  std::array<int32_t, ::soap::kMaxRank> coords;
+  ::soap::tileCoordinates(strategy.configs[nodeIndex].degrees, t, coords);
+  for (int32_t l = 0; l < node.numLoops(); ++l)
+    if (node.loopKinds[l] == ::soap::LoopKind::Reduction && coords[l] != 0)
+      return false;
+  return true;
+}
+
+Value Partitioner::initReadOnlyAsInit(int32_t nodeIndex) {
+  auto anchor =
+      dyn_cast<linalg::LinalgOp>(extracted.nodeOps[nodeIndex].front());
+  if (!anchor || anchor.getNumDpsInits() != 1)
+    return {};
+  OpOperand *init = anchor.getDpsInitOperand(0);
+  for (Operation *op : extracted.nodeOps[nodeIndex])
+    for (OpOperand &use : op->getOpOperands())
+      if (use.get() == init->get() && &use != init)
+        return {};
+  return init->get();
+}
+
+bool Partitioner::hasEpilogue(int32_t nodeIndex) {
+  Operation *anchor = extracted.nodeOps[nodeIndex].front();
+  return llvm::any_of(extracted.nodeOps[nodeIndex], [&](Operation *op) {
+    return anchor->isBeforeInBlock(op);
+  });
+}
+
+int32_t Partitioner::nextSumOf(int32_t nodeIndex) {
+  // A sum whose anchor is the whole node, or (the chain's last) whose one
+  // output is its epilogue's, the anchor's sum read only there.
+  auto isSum = [&](int32_t n, bool last) {
+    const ::soap::Node &node = extracted.graph.nodes[n];
+    ArrayRef<Operation *> ops = extracted.nodeOps[n];
+    Operation *anchor = ops.front();
+    if (!isa<linalg::LinalgOp>(anchor) || !isa<TilingInterface>(anchor) ||
+        node.outputs.size() != 1 || anchor->getNumResults() != 1)
+      return false;
+    bool plain = extracted.tensorValues[node.outputs.front().tensor] ==
+                     anchor->getResult(0) &&
+                 !hasEpilogue(n);
+    bool epilogue =
+        last && llvm::all_of(anchor->getUsers(), [&](Operation *user) {
+          return llvm::is_contained(ops, user);
+        });
+    if (!plain && !epilogue)
+      return false;
+    FailureOr<ReductionKind> kind = getReductionCombiner(anchor);
+    return succeeded(kind) && *kind == ReductionKind::Sum;
+  };
+  if (!isSum(nodeIndex, /*last=*/false))
+    return -1;
+  Value result = extracted.nodeOps[nodeIndex].front()->getResult(0);
+  if (!result.hasOneUse())
+    return -1;
   OpOperand &use = *result.use_begin();
   auto next = dyn_cast<linalg::LinalgOp>(use.getOwner());
   auto it = nodeOfAnchor.find(use.getOwner());
   if (!next || it == nodeOfAnchor.end() || !next.isDpsInit(&use) ||
-      !next.payloadUsesValueFromOperand(&use))
-    return false;
-  FailureOr<ReductionKind> nextKind = getReductionCombiner(next);
-  if (failed(nextKind) || *nextKind != ReductionKind::Sum)
-    return false;
-  // The same (region, device) pieces, each once: every partial result is
-  // taken up by exactly one tile of the next sum.
-  SmallVector<std::pair<Box, int32_t>> mine = partialPieces(nodeIndex);
-  SmallVector<std::pair<Box, int32_t>> theirs = partialPieces(it->second);
-  if (mine.size() != theirs.size())
-    return false;
-  for (auto [i, piece] : llvm::enumerate(mine)) {
-    if (llvm::count(ArrayRef(mine).take_front(i), piece))
-      return false;
-    if (!llvm::is_contained(theirs, piece))
-      return false;
+      !next.payloadUsesValueFromOperand(&use) ||
+      !isSum(it->second, /*last=*/true))
+    return -1;
+  return it->second;
+}
+
+std::optional<SmallVector<int32_t>>
+Partitioner::sumChainZeroedDevices(int32_t nodeIndex) {
+  if (nextSumOf(nodeIndex) < 0)
+    return std::nullopt;
+  SmallVector<int32_t> zeroed;
+  SmallVector<std::pair<Box, int32_t>> written = partialPieces(nodeIndex);
+  for (int32_t n = nextSumOf(nodeIndex); n >= 0; n = nextSumOf(n)) {
+    SmallVector<std::pair<Box, int32_t>> pieces = partialPieces(n);
+    for (const std::pair<Box, int32_t> &piece : pieces) {
+      bool inside = false, outside = true;
+      for (const std::pair<Box, int32_t> &w : written)
+        if (w.second == piece.second) {
+          inside |= covers(w.first, piece.first);
+          outside &= ::soap::intersect(w.first, piece.first).empty();
+        }
+      if (!inside && !outside && !llvm::is_contained(zeroed, piece.second))
+        zeroed.push_back(piece.second);
+    }
+    llvm::append_range(written, pieces);
   }
-  return true;
+  if (!zeroed.empty()) {
+    auto anchor = cast<linalg::LinalgOp>(extracted.nodeOps[nodeIndex].front());
+    auto fill =
+        anchor.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+    if (!fill || !matchPattern(fill.getInputs().front(), m_AnyZeroFloat()))
+      return std::nullopt;
+  }
+  return zeroed;
+}
+
+LogicalResult Partitioner::partitionChainedSum(int32_t nodeIndex) {
+  const ::soap::OpGraph &graph = extracted.graph;
+  const ::soap::Node &node = graph.nodes[nodeIndex];
+  const ::soap::ParallelConfig &config = strategy.configs[nodeIndex];
+  auto anchor = cast<linalg::LinalgOp>(extracted.nodeOps[nodeIndex].front());
+  Value init = anchor.getDpsInitOperand(0)->get();
+  Value result = anchor->getResult(0);
+  SmallVector<std::pair<Box, int32_t>> pieces = partialPieces(nodeIndex);
+  PartialSums sums;
+  auto found = uncombined.find(init);
+  bool continues = found != uncombined.end();
+  if (continues) {
+    sums = std::move(found->second);
+    uncombined.erase(found);
+  } else {
+    auto type = cast<RankedTensorType>(result.getType());
+    sums.partial = tensor::EmptyOp::create(builder, anchor.getLoc(),
+                                           type.getShape(),
+                                           type.getElementType());
+    sums.zeroed = *sumChainZeroedDevices(nodeIndex);
+    for (int32_t device : sums.zeroed)
+      sums.partial =
+          emitOnDevice(device, sums.partial, [&](OpBuilder &b) {
+            Value zero = arith::ConstantOp::create(
+                b, anchor.getLoc(), b.getZeroAttr(type.getElementType()));
+            return SmallVector<Value>{
+                linalg::FillOp::create(b, anchor.getLoc(), zero, sums.partial)
+                    .getResult(0)};
+          }).front();
+  }
+  // The chain's first sum starts from its init like any split reduction
+  // (from zeros on the devices whose partial sums start as zeros); the
+  // others from their device's partial sums, or from the identity where the
+  // device summed nothing of the region yet.
+  SmallVector<bool> identity;
+  for (int32_t t = 0; t < static_cast<int32_t>(pieces.size()); ++t) {
+    const std::pair<Box, int32_t> &piece = pieces[t];
+    bool zeroed = llvm::is_contained(sums.zeroed, piece.second);
+    if (!continues)
+      identity.push_back(zeroed || !firstReductionTile(nodeIndex, t));
+    else
+      identity.push_back(
+          !zeroed && llvm::none_of(sums.written, [&](const auto &w) {
+            return w.second == piece.second && covers(w.first, piece.first);
+          }));
+  }
+  Value initOnly = initReadOnlyAsInit(nodeIndex);
+  for (int32_t t = 0; t < static_cast<int32_t>(pieces.size()); ++t) {
+    Box loops = ::soap::tileLoopBox(node, config.degrees, t);
+    for (const ::soap::Operand &in : node.inputs) {
+      Value value = extracted.tensorValues[in.tensor];
+      if (value == init && (continues || (value == initOnly && identity[t])))
+        continue;
+      ensureValid(value,
+                  ::soap::accessRegion(in, graph.tensors[in.tensor], loops),
+                  config.devices[t]);
+    }
+  }
+  for (auto [t, piece] : llvm::enumerate(pieces)) {
+    Box loops = ::soap::tileLoopBox(node, config.degrees, t);
+    if (continues)
+      versions[init] = sums.partial;
+    Value into = sums.partial;
+    bool fromIdentity = identity[t];
+    SmallVector<Value> next = emitOnDevice(
+        piece.second, sums.partial, [&](OpBuilder &b) {
+          return emitTile(b, nodeIndex, loops, true, true, fromIdentity, {},
+                          into);
+        });
+    if (next.empty())
+      return failure();
+    sums.partial = next.front();
+    sums.written.push_back(piece);
+  }
+  versions[result] = sums.partial;
+  if (nextSumOf(nodeIndex) >= 0) {
+    layouts[result] = Layout();
+    uncombined[result] = std::move(sums);
+    return success();
+  }
+
+  // The last sum: each region summed on several devices is all-reduced over
+  // them. The regions are the written ones when any two are equal or
+  // disjoint, otherwise the cells of the grid all their bounds make.
+  SmallVector<Box> regions;
+  for (auto &[region, device] : sums.written)
+    if (!llvm::is_contained(regions, region))
+      regions.push_back(region);
+  bool disjoint = llvm::all_of(regions, [&](const Box &a) {
+    return llvm::all_of(regions, [&](const Box &b) {
+      return a == b || ::soap::intersect(a, b).empty();
+    });
+  });
+  if (!disjoint) {
+    int32_t rank = regions.front().rank;
+    SmallVector<SmallVector<int64_t>> bounds(rank);
+    for (const Box &r : regions)
+      for (int32_t d = 0; d < rank; ++d) {
+        bounds[d].push_back(r.dims[d].lo);
+        bounds[d].push_back(r.dims[d].hi);
+      }
+    for (SmallVector<int64_t> &b : bounds) {
+      llvm::sort(b);
+      b.erase(std::unique(b.begin(), b.end()), b.end());
+    }
+    SmallVector<Box> cells{regions.front()};
+    for (int32_t d = 0; d < rank; ++d) {
+      SmallVector<Box> split;
+      for (const Box &cell : cells)
+        for (size_t i = 0; i + 1 < bounds[d].size(); ++i) {
+          Box c = cell;
+          c.dims[d].lo = bounds[d][i];
+          c.dims[d].hi = bounds[d][i + 1];
+          split.push_back(c);
+        }
+      cells = std::move(split);
+    }
+    regions.clear();
+    for (const Box &cell : cells)
+      if (llvm::any_of(sums.written,
+                       [&](const auto &w) { return covers(w.first, cell); }))
+        regions.push_back(cell);
+  }
+  Layout layout;
+  FailureOr<ReductionKind> kind = getReductionCombiner(anchor);
+  for (const Box &region : regions) {
+    SmallVector<int64_t> devices;
+    for (auto &[written, device] : sums.written)
+      if (covers(written, region) && !llvm::is_contained(devices, device))
+        devices.push_back(device);
+    llvm::sort(devices); // one communicator per device set
+    for (int64_t device : devices)
+      layout.pieces.push_back({region, static_cast<int32_t>(device)});
+    if (devices.size() < 2)
+      continue;
+    SmallVector<int64_t> offsets, sizes;
+    for (int32_t d = 0; d < region.rank; ++d) {
+      offsets.push_back(region.dims[d].lo);
+      sizes.push_back(region.dims[d].size());
+    }
+    sums.partial = AllReduceOp::create(
+        builder, anchor.getLoc(), sums.partial,
+        builder.getDenseI64ArrayAttr(offsets),
+        builder.getDenseI64ArrayAttr(sizes),
+        ReductionKindAttr::get(builder.getContext(), *kind),
+        builder.getDenseI64ArrayAttr(devices));
+  }
+  versions[result] = sums.partial;
+  layouts[result] = layout;
+  if (!hasEpilogue(nodeIndex))
+    return success();
+
+  // The epilogue, on each tile's device over the tile's region (all its
+  // cells were combined there: the device summed all of the region).
+  Value output = extracted.tensorValues[node.outputs.front().tensor];
+  auto outputType = cast<RankedTensorType>(output.getType());
+  SmallVector<Value> outputs{tensor::EmptyOp::create(
+      builder, anchor.getLoc(), outputType.getShape(),
+      outputType.getElementType())};
+  Layout outputLayout;
+  for (int32_t t = 0; t < static_cast<int32_t>(pieces.size()); ++t) {
+    Box loops = ::soap::tileLoopBox(node, config.degrees, t);
+    Value combined = sums.partial;
+    outputs = emitOnDevice(pieces[t].second, outputs, [&](OpBuilder &b) {
+      return emitTile(b, nodeIndex, loops, true, false, false, combined);
+    });
+    if (outputs.empty())
+      return failure();
+    for (const Box &box : ::soap::exactAccessRegions(
+             node.outputs.front(),
+             graph.tensors[node.outputs.front().tensor], loops))
+      outputLayout.pieces.push_back({box, pieces[t].second});
+  }
+  versions[output] = outputs.front();
+  layouts[output] = outputLayout;
+  return success();
 }
 
 LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
@@ -473,35 +750,21 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
             extracted.tensorValues[node.outputs.front().tensor]))
       return partitionUpdate(nodeIndex, *arg);
 
-  std::array<int32_t, ::soap::kMaxRank> coords;
-  auto reductionCoordinatesZero = [&](int32_t t) {
-    ::soap::tileCoordinates(config.degrees, t, coords);
-    for (int32_t l = 0; l < node.numLoops(); ++l)
-      if (node.loopKinds[l] == ::soap::LoopKind::Reduction && coords[l] != 0)
-        return false;
-    return true;
-  };
+  // Sums accumulated one onto the other.
+  if (tileable) {
+    auto linalgOp = cast<linalg::LinalgOp>(anchor);
+    if (linalgOp.getNumDpsInits() == 1 &&
+        (uncombined.count(linalgOp.getDpsInitOperand(0)->get()) ||
+         sumChainZeroedDevices(nodeIndex)))
+      return partitionChainedSum(nodeIndex);
+  }
+
   // A split reduction's tiles start from the combiner's identity, except
-  // those of the first reduction coordinates, which start from the init;
-  // when the init is left uncombined (partial results of a previous split
-  // sum on the same devices), every tile starts from its device's part.
-  OpOperand *anchorInit =
-      splitsReduction ? cast<linalg::LinalgOp>(anchor).getDpsInitOperand(0)
-                      : nullptr;
-  bool initUncombined = anchorInit && uncombined.contains(anchorInit->get());
+  // those of the first reduction coordinates, which start from the init.
   auto startsFromIdentity = [&](int32_t t) {
-    return splitsReduction && !initUncombined && !reductionCoordinatesZero(t);
+    return splitsReduction && !firstReductionTile(nodeIndex, t);
   };
-  // The anchor's init, when nothing else in the group reads it: a tile
-  // starting from the identity does not read it at all.
-  Value initOnly;
-  if (anchorInit &&
-      llvm::all_of(extracted.nodeOps[nodeIndex], [&](Operation *op) {
-        return llvm::all_of(op->getOpOperands(), [&](OpOperand &use) {
-          return use.get() != anchorInit->get() || &use == anchorInit;
-        });
-      }))
-    initOnly = anchorInit->get();
+  Value initOnly = splitsReduction ? initReadOnlyAsInit(nodeIndex) : Value();
 
   // Inputs each tile reads, moved to the tile's device.
   for (int32_t t = 0; t < tiles; ++t) {
@@ -573,21 +836,18 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
       else
         it->second.push_back(piece.second);
     }
-    if (partialsFeedNextSum(nodeIndex))
-      uncombined.insert(anchorOut);
-    else
-      for (auto &[region, devices] : groups) {
-        SmallVector<int64_t> offsets, sizes;
-        for (int32_t d = 0; d < region.rank; ++d) {
-          offsets.push_back(region.dims[d].lo);
-          sizes.push_back(region.dims[d].size());
-        }
-        partial[0] = AllReduceOp::create(
-            builder, loc, partial[0], builder.getDenseI64ArrayAttr(offsets),
-            builder.getDenseI64ArrayAttr(sizes),
-            ReductionKindAttr::get(builder.getContext(), *kind),
-            builder.getDenseI64ArrayAttr(devices));
+    for (auto &[region, devices] : groups) {
+      SmallVector<int64_t> offsets, sizes;
+      for (int32_t d = 0; d < region.rank; ++d) {
+        offsets.push_back(region.dims[d].lo);
+        sizes.push_back(region.dims[d].size());
       }
+      partial[0] = AllReduceOp::create(
+          builder, loc, partial[0], builder.getDenseI64ArrayAttr(offsets),
+          builder.getDenseI64ArrayAttr(sizes),
+          ReductionKindAttr::get(builder.getContext(), *kind),
+          builder.getDenseI64ArrayAttr(devices));
+    }
     // Phase 3: the rest of the group on every device of each group.
     // Ops of the group after the anchor (its elementwise epilogue).
     Operation *anchorOp = anchor;

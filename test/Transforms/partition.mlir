@@ -202,10 +202,12 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
 // CHECK: %[[P1:.*]] = scf.if
 // CHECK: %[[P0:.*]] = scf.if
 // CHECK-NOT: soap.all_reduce
+// CHECK: %[[Q0:.*]] = scf.if
 // CHECK: linalg.generic {{.*}} outs(%[[P0]] : tensor<4x4xf32>)
 // CHECK-NOT: soap.all_reduce
-// CHECK: linalg.generic {{.*}} outs(%[[P0]] : tensor<4x4xf32>)
-// CHECK: %[[SUM:.*]] = soap.all_reduce %{{.*}} [0, 0] [4, 4] sum devices [0, 1]
+// CHECK: %[[Q1:.*]] = scf.if
+// CHECK: linalg.generic {{.*}} outs(%[[Q0]] : tensor<4x4xf32>)
+// CHECK: %[[SUM:.*]] = soap.all_reduce %[[Q1]] [0, 0] [4, 4] sum devices [0, 1]
 // CHECK-NOT: soap.all_reduce
 // CHECK: return %[[SUM]]
 
@@ -237,17 +239,25 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4,
 
 // -----
 
-// The second sum on other devices: the first is combined on devices 1 and
-// 0, and only the second's first tile (device 2) reads it; device 3 starts
-// from zeros and receives nothing.
+// The second sum on other devices: each device still sums its own part
+// (devices 2 and 3 from zeros), nothing is sent, and one all-reduce over
+// the four devices combines both sums (the simulator synchronizes a
+// parameter over the devices whose tiles read it, once).
 
 // CHECK-LABEL: func.func @chained_sums_elsewhere(
-// CHECK: soap.all_reduce %{{.*}} [0, 0] [4, 4] sum devices [1, 0]
-// CHECK-NEXT: %[[IN:.*]] = soap.transfer %{{.*}} [0, 0] [4, 4] from 1 to 2
 // CHECK-NOT: soap.transfer
-// CHECK: linalg.generic {{.*}} outs(%[[IN]] : tensor<4x4xf32>)
-// CHECK: linalg.fill
-// CHECK: soap.all_reduce %{{.*}} [0, 0] [4, 4] sum devices [2, 3]
+// CHECK: %[[P:.*]] = scf.if
+// CHECK: %[[Q:.*]] = scf.if
+// CHECK-NOT: soap.all_reduce
+// CHECK: %[[R:.*]] = scf.if
+// CHECK: linalg.fill {{.*}} outs(%[[Q]] : tensor<4x4xf32>)
+// CHECK: %[[S:.*]] = scf.if
+// CHECK: linalg.fill {{.*}} outs(%[[R]] : tensor<4x4xf32>)
+// CHECK-NOT: soap.transfer
+// CHECK: %[[SUM:.*]] = soap.all_reduce %[[S]] [0, 0] [4, 4] sum devices [0, 1, 2, 3]
+// CHECK-NOT: soap.all_reduce
+// CHECK-NOT: soap.transfer
+// CHECK: return %[[SUM]]
 
 #xt = affine_map<(b, i, j) -> (b, i)>
 #dy = affine_map<(b, i, j) -> (b, j)>
@@ -265,6 +275,53 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4,
       linalg.yield %s : f32
     } -> tensor<4x4xf32>
     %b = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1, 1], devices = [2, 3]>}
+        ins(%y, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%a : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    return %b : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// The second sum whole on device 0, which summed only the left half of
+// the first: device 0's partial sums start as zeros (a fill of the whole
+// tensor), so its tile of the second sum reads its sums so far on the left
+// and zeros on the right; device 1 summed the right half only. The right
+// half is all-reduced over both devices, the left stays on device 0.
+
+// CHECK-LABEL: func.func @chained_sums_overlap(
+// CHECK: %[[Z:.*]] = scf.if
+// CHECK: linalg.fill {{.*}} -> tensor<4x4xf32>
+// CHECK: %[[L:.*]] = scf.if
+// CHECK: tensor.insert_slice {{.*}} into %[[Z]][0, 0] [4, 2]
+// CHECK: %[[R:.*]] = scf.if
+// CHECK: tensor.insert_slice {{.*}} into %{{.*}}[0, 2] [4, 2]
+// CHECK: %[[W:.*]] = scf.if
+// CHECK: linalg.generic {{.*}} outs(%[[R]] : tensor<4x4xf32>)
+// CHECK-NOT: soap.transfer
+// CHECK: %[[SUM:.*]] = soap.all_reduce %[[W]] [0, 2] [4, 2] sum devices [0, 1]
+// CHECK-NOT: soap.all_reduce
+// CHECK: return %[[SUM]]
+#xt = affine_map<(b, i, j) -> (b, i)>
+#dy = affine_map<(b, i, j) -> (b, j)>
+#w = affine_map<(b, i, j) -> (i, j)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @chained_sums_overlap(%x: tensor<8x4xf32>, %y: tensor<8x4xf32>, %dy: tensor<8x4xf32>) -> tensor<4x4xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %a = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [1, 1, 2], devices = [0, 1]>}
+        ins(%x, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%z : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    %b = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [1, 1, 1], devices = [0]>}
         ins(%y, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%a : tensor<4x4xf32>) {
     ^bb0(%p: f32, %q: f32, %o: f32):
       %m = arith.mulf %p, %q : f32
