@@ -182,6 +182,47 @@ TEST(Simulator, SharedWeightAllReducedOnce) {
   EXPECT_EQ(sim.simulateDelta(1, dataParallelStrategy(g, 2).configs[1]), t);
 }
 
+TEST(Simulator, SharedWeightOverlappingRegions) {
+  // Tied weights, fc1's columns split over devices 0 and 1, fc2 whole on
+  // device 0: device 0 holds gradients of all of w, device 1 of its right
+  // half. The regions (left, right, whole) overlap, so the sync works on the
+  // cells of their grid: the left half only on device 0 (no all-reduce),
+  // the right half all-reduced over both devices, as soap-partition
+  // combines the chain of partial sums (before: one sync per distinct
+  // region, each held by one device, so none at all).
+  GraphBuilder b("tied");
+  int32_t x = b.input("x", {64, 128});
+  int32_t w = b.parameter("w", {128, 128});
+  int32_t h = b.matmul("fc1", x, w);
+  b.markOutput(b.matmul("fc2", h, w));
+  OpGraph g = b.take();
+  ASSERT_EQ(g.validate(), "");
+  Machine m = testMachine(2);
+  CostModel costs(m);
+  Strategy s;
+  s.configs.push_back({{1, 2, 1}, {0, 1}}); // fc1: w's columns split
+  s.configs.push_back({{1, 1, 1}, {0}});    // fc2: whole on device 0
+  Simulator sim(g, m, costs);
+  sim.simulateFull(s);
+  EXPECT_EQ(sim.verifySchedule(), "");
+  // One all-reduce, of the right half (listed once per link of its ring).
+  const int64_t half = 128 * 64 * 4;
+  int32_t ringLinks = 0;
+  for (const ScheduledTask &st : sim.scheduledTasks())
+    if (st.kind == TaskKind::AllReduce) {
+      ++ringLinks;
+      EXPECT_EQ(st.bytes, half);
+    }
+  EXPECT_GE(ringLinks, 1);
+  Strategy whole = s;
+  whole.configs[0] = {{1, 1, 1}, {0}};
+  // Delta from the single-device strategy agrees with the full simulation.
+  Simulator delta(g, m, costs);
+  delta.simulateFull(whole);
+  EXPECT_EQ(delta.simulateDelta(0, s.configs[0]), sim.simulateFull(s));
+  EXPECT_EQ(delta.communicationBytes(), sim.communicationBytes());
+}
+
 TEST(Simulator, SplitReductionCombinesPartialSums) {
   OpGraph g = singleMatmul(64, 128, 256);
   Machine m = testMachine(2);
