@@ -34,15 +34,18 @@
 // updates all of the node's own parameters on that tile.
 // A parameter shared by several nodes (RNN weights, tied embeddings) is
 // synchronized per parameter, not per node: its gradient contributions are
-// summed locally and all-reduced once. Its replica groups: for each
-// distinct region of it read by some reader tile (any reading node), the
-// distinct devices of the reader tiles holding exactly that region; a group
-// of k > 1 devices gets one ring all-reduce (as above) of the region's
-// bytes, after the backward tasks of every reader tile whose region meets
-// it (all readers, so with readers whose tile layouts differ, each distinct
-// (region, device set) is all-reduced once over the union of the
-// overlapping contributions: an approximation). It is emitted right after
-// B of its first reader (the last of its readers in the backward pass).
+// summed locally and all-reduced once (as soap-partition's chains of
+// partial sums do). Its replica groups: for each distinct region of it read
+// by some reader tile (any reading node), the distinct devices of the
+// reader tiles holding exactly that region; a group of k > 1 devices gets
+// one ring all-reduce (as above) of the region's bytes, after the backward
+// tasks of every reader tile whose region meets it. When regions overlap
+// (readers whose tile layouts differ), the regions are the cells of the
+// grid their bounds make, each synchronized over the devices with a region
+// that covers it; past 64 cells the distinct regions are kept (overlaps
+// then counted once per region: an approximation). It is emitted right
+// after B of its first reader (the last of its readers in the backward
+// pass).
 // Then one update per (region, device) follows it (or, for k = 1, the
 // contributing backward tasks), emitted after the first reader's updates.
 //
@@ -75,8 +78,8 @@
 // Neither allocates once the task pools have reached their size.
 //
 // Memory per device (bytes, exact integers): parameters and their gradients
-// for the regions each tile reads (a shared parameter's once per distinct
-// region and device), the output regions each tile keeps for
+// for the regions each tile reads (a shared parameter's once per
+// synchronized region and device), the output regions each tile keeps for
 // backward, graph-input regions it reads, and activations it receives from
 // other devices. Nothing is freed within the iteration, so the total is the
 // peak; a device over the machine's capacity makes the strategy over
