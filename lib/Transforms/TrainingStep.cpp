@@ -884,7 +884,8 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
     generic->setAttr(SOAPDialect::kConfigAttrName, config);
   Value result = generic.getResult(0);
   if (chain) {
-    // Placed (below) when the argument's gradient is asked for.
+    // Placed at its constant indices when the argument's gradient is asked
+    // for (gradient()).
     chain->sum = result;
     return success();
   }

@@ -154,6 +154,12 @@ def Partition : Pass<"soap-partition", "ModuleOp"> {
     - a split reduction loop leaves partial results, combined by
       `soap.all_reduce` over the devices that share an output region (the
       other tiles of a reduction group start from the combiner's identity);
+    - a chain of sums, each only the init of the next (a weight's gradient
+      accumulated over the time steps that share it), is combined once:
+      every device keeps its own partial sums along the chain (a tile
+      starts from what its device summed of its region so far, or from the
+      identity), and the last sum all-reduces each region over the devices
+      that summed part of it;
     - the function's results are gathered to rank 0.
 
     Every rank holds full-size tensors; only the regions it owns (or has
@@ -199,7 +205,9 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
       of the configured op it reads). Splitting the batch
       loop thus splits the weight gradient's reduction: partial sums and an
       all-reduce, FlexFlow's gradient synchronization, fall out of the
-      partitioner's reduction splitting;
+      partitioner's reduction splitting; the sums for an argument read by
+      several ops (an RNN's shared weights) accumulate in one chain, each
+      starting from the sum so far, so the partitioner combines them once;
     - a convolution's or pooling's input gradient, which the forward loops
       cannot write without overlap, is a stride-1 convolution of the output
       gradient dilated by the stride (pooling: a reduction, per input
