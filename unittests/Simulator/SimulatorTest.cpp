@@ -122,14 +122,18 @@ TEST(Simulator, DataParallelAllReduce) {
   }
 }
 
-TEST(Simulator, SharedWeightAllReducedOnce) {
-  // h = x * w; y = h * w: one parameter read by two nodes (tied weights).
+/// h = x * w; y = h * w: one parameter read by two nodes (tied weights).
+static OpGraph tiedWeights() {
   GraphBuilder b("tied");
   int32_t x = b.input("x", {64, 128});
   int32_t w = b.parameter("w", {128, 128});
   int32_t h = b.matmul("fc1", x, w);
   b.markOutput(b.matmul("fc2", h, w));
-  OpGraph g = b.take();
+  return b.take();
+}
+
+TEST(Simulator, SharedWeightAllReducedOnce) {
+  OpGraph g = tiedWeights();
   ASSERT_EQ(g.validate(), "");
   Machine m = testMachine(2);
   ProfileTable prof;
@@ -190,12 +194,7 @@ TEST(Simulator, SharedWeightOverlappingRegions) {
   // the right half all-reduced over both devices, as soap-partition
   // combines the chain of partial sums (before: one sync per distinct
   // region, each held by one device, so none at all).
-  GraphBuilder b("tied");
-  int32_t x = b.input("x", {64, 128});
-  int32_t w = b.parameter("w", {128, 128});
-  int32_t h = b.matmul("fc1", x, w);
-  b.markOutput(b.matmul("fc2", h, w));
-  OpGraph g = b.take();
+  OpGraph g = tiedWeights();
   ASSERT_EQ(g.validate(), "");
   Machine m = testMachine(2);
   CostModel costs(m);
