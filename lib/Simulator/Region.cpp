@@ -2,6 +2,7 @@
 
 #include "soap/Simulator/Region.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cstdlib>
 
@@ -174,3 +175,57 @@ std::vector<Box> soap::exactAccessRegions(const Operand &operand,
   return boxes;
 }
 
+bool soap::combinationRegions(const std::vector<Box> &regions, size_t maxCells,
+                              std::vector<Box> &cells,
+                              std::vector<int64_t> &bounds) {
+  cells.clear();
+  bool overlap = false;
+  for (size_t a = 0; a < regions.size() && !overlap; ++a)
+    for (size_t b = a + 1; b < regions.size() && !overlap; ++b)
+      overlap = intersectionVolume(regions[a], regions[b]) > 0;
+  if (!overlap) {
+    cells = regions;
+    return true;
+  }
+  int32_t rank = regions.front().rank;
+  // The sorted distinct bounds of dimension d.
+  auto boundsOf = [&](int32_t d) {
+    bounds.clear();
+    for (const Box &r : regions) {
+      bounds.push_back(r.dims[d].lo);
+      bounds.push_back(r.dims[d].hi);
+    }
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  };
+  size_t count = 1;
+  for (int32_t d = 0; d < rank && count <= maxCells; ++d) {
+    boundsOf(d);
+    count *= bounds.size() - 1;
+  }
+  if (count > maxCells)
+    return false;
+  cells.push_back(regions.front());
+  for (int32_t d = 0; d < rank; ++d) {
+    boundsOf(d);
+    size_t before = cells.size();
+    for (size_t c = 0; c < before; ++c)
+      for (size_t i = 0; i + 1 < bounds.size(); ++i) {
+        Box cell = cells[c];
+        cell.dims[d].lo = bounds[i];
+        cell.dims[d].hi = bounds[i + 1];
+        cells.push_back(cell);
+      }
+    cells.erase(cells.begin(), cells.begin() + before);
+  }
+  // The cells some region covers (the grid is aligned to the regions).
+  cells.erase(std::remove_if(cells.begin(), cells.end(),
+                             [&](const Box &cell) {
+                               for (const Box &r : regions)
+                                 if (intersectionVolume(r, cell) > 0)
+                                   return false;
+                               return true;
+                             }),
+              cells.end());
+  return true;
+}

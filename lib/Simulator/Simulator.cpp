@@ -275,8 +275,8 @@ struct Simulator::Impl {
   std::vector<int64_t> groupDevices; ///< owner * D + device, sorted
   std::vector<uint64_t> masks, candMasks, dimMasks;
   std::vector<Range> distinctRanges;
-  /// buildSync's grid cells of overlapping regions.
-  std::vector<Range> cellRanges, splitCells;
+  /// buildSync's regions as boxes and the cells it synchronizes.
+  std::vector<Box> syncBoxes, syncCells;
   std::vector<int64_t> cellBounds;
 
   Impl(const OpGraph &g, const Machine &m, const CostModel &c,
@@ -1306,82 +1306,25 @@ struct Simulator::Impl {
     int32_t J = rank == 0 ? (keys.empty() ? 0 : 1)
                           : static_cast<int32_t>(distinctRanges.size() / rank);
     int32_t C = static_cast<int32_t>(keys.size());
-    auto intersects = [&](const Range *a, const Range *b) {
-      for (int32_t d = 0; d < rank; ++d)
-        if (std::min(a[d].hi, b[d].hi) <= std::max(a[d].lo, b[d].lo))
-          return false;
-      return true;
-    };
-    // The regions synchronized: the distinct ones when no two overlap,
-    // otherwise the cells of the grid their bounds make that some cover
-    // (as soap-partition combines a chain of partial sums): a device takes
-    // part in a cell's all-reduce when one of its regions covers the cell.
-    // Grids of more than kMaxSyncCells cells (readers split every which way,
-    // as random strategies do) keep the distinct regions: an approximation
-    // (overlaps counted once per region) that keeps the simulation fast.
-    constexpr int64_t kMaxSyncCells = 64;
-    bool overlap = false;
-    for (int32_t a = 0; a < J && !overlap && rank > 0; ++a)
-      for (int32_t b = a + 1; b < J && !overlap; ++b)
-        overlap = intersects(distinctRanges.data() + size_t(a) * rank,
-                             distinctRanges.data() + size_t(b) * rank);
-    if (overlap) {
-      int64_t cells = 1;
-      for (int32_t d = 0; d < rank && cells <= kMaxSyncCells; ++d) {
-        cellBounds.clear();
-        for (int32_t q = 0; q < J; ++q) {
-          cellBounds.push_back(distinctRanges[size_t(q) * rank + d].lo);
-          cellBounds.push_back(distinctRanges[size_t(q) * rank + d].hi);
-        }
-        std::sort(cellBounds.begin(), cellBounds.end());
-        cells *= std::unique(cellBounds.begin(), cellBounds.end()) -
-                 cellBounds.begin() - 1;
-      }
-      overlap = cells <= kMaxSyncCells;
+    // The regions synchronized (combinationRegions, shared with
+    // soap-partition): the distinct ones when no two overlap, otherwise the
+    // cells of the grid their bounds make. Grids of more than kMaxSyncCells
+    // cells (readers split every which way, as random strategies do) keep
+    // the distinct regions, each over the devices holding exactly it: an
+    // approximation (overlaps counted once per region) that keeps the
+    // simulation fast.
+    constexpr size_t kMaxSyncCells = 64;
+    syncBoxes.resize(J);
+    for (int32_t q = 0; q < J; ++q) {
+      syncBoxes[q].rank = rank;
+      std::copy(distinctRanges.begin() + size_t(q) * rank,
+                distinctRanges.begin() + size_t(q + 1) * rank,
+                syncBoxes[q].dims.begin());
     }
-    const std::vector<Range> *regions = &distinctRanges;
-    int32_t K = J;
-    if (overlap) {
-      cellRanges.clear();
-      cellRanges.insert(cellRanges.end(), distinctRanges.begin(),
-                        distinctRanges.begin() + rank); // grown per dim
-      int32_t cells = 1;
-      for (int32_t d = 0; d < rank; ++d) {
-        cellBounds.clear();
-        for (int32_t q = 0; q < J; ++q) {
-          cellBounds.push_back(distinctRanges[size_t(q) * rank + d].lo);
-          cellBounds.push_back(distinctRanges[size_t(q) * rank + d].hi);
-        }
-        std::sort(cellBounds.begin(), cellBounds.end());
-        cellBounds.erase(std::unique(cellBounds.begin(), cellBounds.end()),
-                         cellBounds.end());
-        splitCells.clear();
-        for (int32_t c = 0; c < cells; ++c)
-          for (size_t i = 0; i + 1 < cellBounds.size(); ++i) {
-            size_t at = splitCells.size();
-            splitCells.insert(splitCells.end(),
-                              cellRanges.begin() + size_t(c) * rank,
-                              cellRanges.begin() + size_t(c + 1) * rank);
-            splitCells[at + d].lo = cellBounds[i];
-            splitCells[at + d].hi = cellBounds[i + 1];
-          }
-        cells *= static_cast<int32_t>(cellBounds.size() - 1);
-        std::swap(cellRanges, splitCells);
-      }
-      // Keep the cells some region covers (the grid is aligned to them).
-      K = 0;
-      for (int32_t c = 0; c < cells; ++c) {
-        const Range *cell = cellRanges.data() + size_t(c) * rank;
-        bool kept = false;
-        for (int32_t q = 0; q < J && !kept; ++q)
-          kept = intersects(distinctRanges.data() + size_t(q) * rank, cell);
-        if (kept) {
-          std::copy(cell, cell + rank, cellRanges.begin() + size_t(K) * rank);
-          ++K;
-        }
-      }
-      regions = &cellRanges;
-    }
+    bool cellsMode =
+        combinationRegions(syncBoxes, kMaxSyncCells, syncCells, cellBounds);
+    const std::vector<Box> &regions = cellsMode ? syncCells : syncBoxes;
+    int32_t K = static_cast<int32_t>(regions.size());
     sp.updDev.clear();
     sp.updDur.clear();
     sp.updPredStart.clear();
@@ -1389,18 +1332,15 @@ struct Simulator::Impl {
     int64_t moved = 0;
     meets.resize(J);
     for (int32_t j = 0; j < K; ++j) {
-      const Range *R = regions->data() + size_t(j) * rank;
-      int64_t vol = 1;
-      for (int32_t d = 0; d < rank; ++d)
-        vol *= R[d].size();
-      int64_t nbytes = vol * eb;
+      const Box &R = regions[j];
+      int64_t nbytes = R.volume() * eb;
       for (int32_t q = 0; q < J; ++q)
-        meets[q] = intersects(distinctRanges.data() + size_t(q) * rank, R);
+        meets[q] = intersectionVolume(syncBoxes[q], R) > 0;
       // The devices holding the region: for a cell, those with a region that
       // meets it (and so covers it).
       scratchDevs.clear();
       for (int32_t c = 0; c < C; ++c)
-        if (overlap ? meets[keys[c]] : keys[c] == j)
+        if (cellsMode ? meets[keys[c]] : keys[c] == j)
           scratchDevs.push_back(contribDev[c]);
       std::sort(scratchDevs.begin(), scratchDevs.end());
       scratchDevs.erase(std::unique(scratchDevs.begin(), scratchDevs.end()),

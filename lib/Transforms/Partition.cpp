@@ -632,47 +632,15 @@ LogicalResult Partitioner::partitionChainedSum(int32_t nodeIndex) {
   }
 
   // The last sum: each region summed on several devices is all-reduced over
-  // them. The regions are the written ones when any two are equal or
-  // disjoint, otherwise the cells of the grid all their bounds make.
-  SmallVector<Box> regions;
+  // them, region by region as the simulator synchronizes a shared
+  // parameter (combinationRegions: where the devices' regions overlap, the
+  // cells of their grid).
+  std::vector<Box> written, regions;
   for (auto &[region, device] : sums.written)
-    if (!llvm::is_contained(regions, region))
-      regions.push_back(region);
-  bool disjoint = llvm::all_of(regions, [&](const Box &a) {
-    return llvm::all_of(regions, [&](const Box &b) {
-      return a == b || ::soap::intersect(a, b).empty();
-    });
-  });
-  if (!disjoint) {
-    int32_t rank = regions.front().rank;
-    SmallVector<SmallVector<int64_t>> bounds(rank);
-    for (const Box &r : regions)
-      for (int32_t d = 0; d < rank; ++d) {
-        bounds[d].push_back(r.dims[d].lo);
-        bounds[d].push_back(r.dims[d].hi);
-      }
-    for (SmallVector<int64_t> &b : bounds) {
-      llvm::sort(b);
-      b.erase(std::unique(b.begin(), b.end()), b.end());
-    }
-    SmallVector<Box> cells{regions.front()};
-    for (int32_t d = 0; d < rank; ++d) {
-      SmallVector<Box> split;
-      for (const Box &cell : cells)
-        for (size_t i = 0; i + 1 < bounds[d].size(); ++i) {
-          Box c = cell;
-          c.dims[d].lo = bounds[d][i];
-          c.dims[d].hi = bounds[d][i + 1];
-          split.push_back(c);
-        }
-      cells = std::move(split);
-    }
-    regions.clear();
-    for (const Box &cell : cells)
-      if (llvm::any_of(sums.written,
-                       [&](const auto &w) { return covers(w.first, cell); }))
-        regions.push_back(cell);
-  }
+    if (llvm::find(written, region) == written.end())
+      written.push_back(region);
+  std::vector<int64_t> bounds;
+  ::soap::combinationRegions(written, SIZE_MAX, regions, bounds);
   Layout layout;
   FailureOr<ReductionKind> kind = getReductionCombiner(anchor);
   for (const Box &region : regions) {

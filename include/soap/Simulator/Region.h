@@ -129,6 +129,18 @@ Box tileOutputRegion(const OpGraph &graph, int32_t node,
                      const std::vector<int32_t> &degrees, int32_t tile,
                      int32_t index);
 
+/// The regions by which gradient partial sums held as `regions` (distinct
+/// boxes of one rank, each summed on some devices) are combined, into
+/// `cells`: the regions themselves when no two overlap, otherwise the
+/// cells of the grid their bounds make that some region covers (each region
+/// is then a union of cells; a device takes part in a cell's all-reduce when
+/// one of its regions covers it). False, leaving `cells` empty, when the
+/// grid has more than `maxCells` cells. Shared by the simulator's
+/// synchronization of a shared parameter and the partitioner's combination
+/// of a chain of sums. `bounds`: scratch.
+bool combinationRegions(const std::vector<Box> &regions, size_t maxCells,
+                        std::vector<Box> &cells, std::vector<int64_t> &bounds);
+
 /// Empty when every node and tensor has at most kMaxRank loops/dims.
 std::string validateForTiling(const OpGraph &graph);
 
