@@ -635,12 +635,12 @@ LogicalResult Partitioner::partitionChainedSum(int32_t nodeIndex) {
   // them, region by region as the simulator synchronizes a shared
   // parameter (combinationRegions: where the devices' regions overlap, the
   // cells of their grid).
-  std::vector<Box> written, regions;
+  std::vector<Box> distinct, regions;
   for (auto &[region, device] : sums.written)
-    if (llvm::find(written, region) == written.end())
-      written.push_back(region);
+    if (llvm::find(distinct, region) == distinct.end())
+      distinct.push_back(region);
   std::vector<int64_t> bounds;
-  ::soap::combinationRegions(written, SIZE_MAX, regions, bounds);
+  ::soap::combinationRegions(distinct, SIZE_MAX, regions, bounds);
   Layout layout;
   FailureOr<ReductionKind> kind = getReductionCombiner(anchor);
   for (const Box &region : regions) {
