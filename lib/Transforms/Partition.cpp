@@ -816,13 +816,9 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
           ReductionKindAttr::get(builder.getContext(), *kind),
           builder.getDenseI64ArrayAttr(devices));
     }
-    // Phase 3: the rest of the group on every device of each group.
-    // Ops of the group after the anchor (its elementwise epilogue).
-    Operation *anchorOp = anchor;
-    bool hasEpilogue = llvm::any_of(
-        extracted.nodeOps[nodeIndex],
-        [&](Operation *op) { return anchorOp->isBeforeInBlock(op); });
-    if (!hasEpilogue) {
+    // Phase 3: the rest of the group (its elementwise epilogue) on every
+    // device of each group.
+    if (!hasEpilogue(nodeIndex)) {
       outputs = partial;
       for (int32_t t = 0; t < tiles; ++t)
         owned.push_back({::soap::tileLoopBox(node, config.degrees, t),

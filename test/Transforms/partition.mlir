@@ -331,3 +331,39 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4,
     return %b : tensor<4x4xf32>
   }
 }
+
+// -----
+
+// A split sum whose init another device computes: only the tile at the
+// first reduction coordinate (device 2) starts from the init and receives
+// it; device 3's tile starts from zeros and is sent nothing.
+
+// CHECK-LABEL: func.func @split_sum_init(
+// CHECK: soap.transfer %{{.*}} [0, 0] [4, 4] from 0 to 2
+// CHECK-NOT: soap.transfer
+// CHECK: soap.all_reduce %{{.*}} [0, 0] [4, 4] sum devices [2, 3]
+// The result, gathered to rank 0:
+// CHECK-NEXT: soap.transfer %{{.*}} [0, 0] [4, 4] from 2 to 0
+#xt = affine_map<(b, i, j) -> (b, i)>
+#dy = affine_map<(b, i, j) -> (b, j)>
+#w = affine_map<(b, i, j) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @split_sum_init(%x: tensor<8x4xf32>, %dy: tensor<8x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    %e = tensor.empty() : tensor<4x4xf32>
+    %init = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"], soap.config = #soap.config<degrees = [1, 1], devices = [0]>}
+        ins(%c : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %s = arith.mulf %p, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    %a = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1, 1], devices = [2, 3]>}
+        ins(%x, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%init : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    return %a : tensor<4x4xf32>
+  }
+}
