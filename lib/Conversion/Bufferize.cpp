@@ -37,8 +37,8 @@ struct Bufferize : public soap::impl::BufferizeBase<Bufferize> {
     for (auto func : module.getOps<func::FuncOp>()) {
       int64_t writes = 0;
       func.walk([&](Operation *op) {
-        if (isa<tensor::InsertSliceOp, soap::TransferOp, soap::AllReduceOp>(
-                op))
+        if (isa<tensor::InsertSliceOp, soap::TransferOp, soap::AllReduceOp,
+                soap::ReduceScatterOp, soap::AllGatherOp>(op))
           ++writes;
       });
       if (writes <= maxAnalyzedWrites)

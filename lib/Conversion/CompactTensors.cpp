@@ -188,10 +188,13 @@ static std::optional<TensorVersions> collectVersions(Value root) {
         known = versions.addRegion(space, transfer.getOffsets(),
                                    transfer.getSizes(), unit);
         next = transfer.getResult();
-      } else if (auto allReduce = dyn_cast<AllReduceOp>(user)) {
-        known = versions.addRegion(space, allReduce.getOffsets(),
-                                   allReduce.getSizes(), unit);
-        next = allReduce.getResult();
+      } else if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(user)) {
+        // Every member reads and writes the whole region.
+        auto offsets = user->getAttrOfType<DenseI64ArrayAttr>("offsets");
+        auto sizes = user->getAttrOfType<DenseI64ArrayAttr>("sizes");
+        known = versions.addRegion(space, offsets.asArrayRef(),
+                                   sizes.asArrayRef(), unit);
+        next = user->getResult(0);
       } else if (auto ret = dyn_cast<func::ReturnOp>(user)) {
         // Only a rank function's results may become parts (the entry keeps
         // the program's signature).
@@ -269,9 +272,13 @@ static void compact(TensorVersions &versions) {
       insert.setStaticOffsets(shifted(insert.getStaticOffsets(), lo));
     else if (auto transfer = dyn_cast<TransferOp>(access))
       transfer.setOffsets(shifted(transfer.getOffsets(), lo));
+    else if (auto allReduce = dyn_cast<AllReduceOp>(access))
+      allReduce.setOffsets(shifted(allReduce.getOffsets(), lo));
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(access))
+      scatter.setOffsets(shifted(scatter.getOffsets(), lo));
     else
-      cast<AllReduceOp>(access).setOffsets(
-          shifted(cast<AllReduceOp>(access).getOffsets(), lo));
+      cast<AllGatherOp>(access).setOffsets(
+          shifted(cast<AllGatherOp>(access).getOffsets(), lo));
   }
 }
 

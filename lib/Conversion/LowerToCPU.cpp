@@ -134,8 +134,9 @@ struct CPUPreparePass
         if (failed(checkDevice(op, transfer.getFrom())) ||
             failed(checkDevice(op, transfer.getTo())))
           return WalkResult::interrupt();
-      } else if (auto allReduce = dyn_cast<AllReduceOp>(op)) {
-        for (int64_t d : allReduce.getDevices())
+      } else if (isa<AllReduceOp, ReduceScatterOp, AllGatherOp>(op)) {
+        for (int64_t d :
+             op->getAttrOfType<DenseI64ArrayAttr>("devices").asArrayRef())
           if (failed(checkDevice(op, d)))
             return WalkResult::interrupt();
       }

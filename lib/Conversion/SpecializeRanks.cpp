@@ -54,6 +54,10 @@ static bool bypasses(Operation *op, int64_t rank) {
            static_cast<int64_t>(transfer.getTo()) != rank;
   if (auto allReduce = dyn_cast<AllReduceOp>(op))
     return !llvm::is_contained(allReduce.getDevices(), rank);
+  if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+    return !llvm::is_contained(scatter.getDevices(), rank);
+  if (auto gather = dyn_cast<AllGatherOp>(op))
+    return !llvm::is_contained(gather.getDevices(), rank);
   return false;
 }
 

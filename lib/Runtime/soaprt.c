@@ -119,6 +119,38 @@ int soaprt_region_contiguous(const region_t *r) {
   return 1;
 }
 
+soaprt_region_t soaprt_region_dim_first(const region_t *r, int64_t dim,
+                                        int64_t *sizes, int64_t *strides) {
+  region_t p = *r;
+  sizes[0] = r->sizes[dim];
+  strides[0] = r->strides[dim];
+  for (int64_t d = 0, k = 1; d < r->rank; ++d)
+    if (d != dim) {
+      sizes[k] = r->sizes[d];
+      strides[k++] = r->strides[d];
+    }
+  p.sizes = sizes;
+  p.strides = strides;
+  return p;
+}
+
+soaprt_region_t soaprt_region_chunk(const region_t *r, int64_t n, int64_t i,
+                                    int64_t *sizes) {
+  region_t c = *r;
+  memcpy(sizes, r->sizes, (size_t)r->rank * sizeof(int64_t));
+  sizes[0] = r->sizes[0] / n;
+  c.base = r->base + i * sizes[0] * r->strides[0] * r->elemSize;
+  c.sizes = sizes;
+  return c;
+}
+
+int64_t soaprt_index_in(const int64_t *devices, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (devices[i] == gRank)
+      return i;
+  return -1;
+}
+
 #ifndef SOAPRT_HAVE_CUDA /* the CUDA back end copies on the device */
 /* Copies between a strided region and a packed buffer (toPacked: gather). */
 static void copyRegion(const region_t *r, char *packed, int toPacked) {
@@ -730,50 +762,152 @@ char *soaprt_gather_input(int64_t index) {
   return out;
 }
 
+/* ------------------------------------------ reduce-scatter, all-gather */
+
+#if defined(SOAPRT_HAVE_MPI) && !defined(SOAPRT_HAVE_CUDA)
+/* The chunk's element count as an MPI count (fatal past INT_MAX). */
+static int chunkCount(const region_t *r, int64_t n, const char *op) {
+  int64_t count = soaprt_region_elements(r) / n;
+  if (count > INT_MAX)
+    soaprt_fatal("%s: chunks of %lld elements are more than MPI counts hold",
+                 op, (long long)count);
+  return (int)count;
+}
+#endif
+
+void soaprt_run_reduce_scatter(const region_t *r, int64_t dtype, int64_t kind,
+                               int64_t dim, const int64_t *devices, int64_t n) {
+#if defined(SOAPRT_HAVE_CUDA)
+  soaprt_cuda_reduce_scatter(r, dtype, kind, dim, devices, n);
+#elif defined(SOAPRT_HAVE_MPI)
+  const char *op = "soaprt_reduce_scatter";
+  int64_t sizes[SOAPRT_MAX_RANK], strides[SOAPRT_MAX_RANK],
+      chunkSizes[SOAPRT_MAX_RANK];
+  region_t p = soaprt_region_dim_first(r, dim, sizes, strides);
+  int count = chunkCount(r, n, op);
+  MPI_Datatype type = mpiType(dtype);
+  MPI_Op reduction = kind == SOAPRT_SUM   ? MPI_SUM
+                     : kind == SOAPRT_MAX ? MPI_MAX
+                                          : MPI_MIN;
+  if (dtype == SOAPRT_I1 && kind == SOAPRT_SUM)
+    reduction = MPI_BOR;
+  MPI_Comm comm = soaprt_group(devices, n, op)->comm;
+  int owned;
+  char *packed = packRegion(&p, &owned);
+  char *mine = (char *)malloc(count ? (size_t)count * (size_t)r->elemSize : 1);
+  if (!mine)
+    soaprt_fatal("%s: out of memory", op);
+  if (MPI_Reduce_scatter_block(packed, mine, count, type, reduction, comm) !=
+      MPI_SUCCESS)
+    soaprt_fatal("%s: MPI_Reduce_scatter_block failed", op);
+  region_t c =
+      soaprt_region_chunk(&p, n, soaprt_index_in(devices, n), chunkSizes);
+  copyRegion(&c, mine, 0);
+  free(mine);
+  if (owned)
+    free(packed);
+#else
+  (void)r;
+  (void)dtype;
+  (void)kind;
+  (void)dim;
+  (void)devices;
+  (void)n;
+#endif
+}
+
+void soaprt_run_all_gather(const region_t *r, int64_t dtype, int64_t dim,
+                           const int64_t *devices, int64_t n) {
+  (void)dtype;
+#if defined(SOAPRT_HAVE_CUDA)
+  soaprt_cuda_all_gather(r, dim, devices, n);
+#elif defined(SOAPRT_HAVE_MPI)
+  const char *op = "soaprt_all_gather";
+  int64_t sizes[SOAPRT_MAX_RANK], strides[SOAPRT_MAX_RANK];
+  region_t p = soaprt_region_dim_first(r, dim, sizes, strides);
+  int count = chunkCount(r, n, op);
+  MPI_Comm comm = soaprt_group(devices, n, op)->comm;
+  MPI_Datatype element;
+  MPI_Type_contiguous((int)r->elemSize, MPI_BYTE, &element);
+  MPI_Type_commit(&element);
+  int owned;
+  char *packed = packRegion(&p, &owned);
+  /* In place: this rank's chunk is already at its place in `packed`. */
+  if (MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, packed, count, element,
+                    comm) != MPI_SUCCESS)
+    soaprt_fatal("%s: MPI_Allgather failed", op);
+  MPI_Type_free(&element);
+  if (owned) {
+    copyRegion(&p, packed, 0);
+    free(packed);
+  }
+#else
+  (void)r;
+  (void)dim;
+  (void)devices;
+  (void)n;
+#endif
+}
+
 /* ------------------------------------------- per-element-type C entries */
 
 /* MLIR's unranked memref types include the element type, so compiled code
  * calls one entry per type (soaprt_transfer_f32, ...); all forward to the
  * generic functions above, which take the type from `dtype`. */
 #define SOAPRT_ENTRIES(T)                                                      \
-  void _mlir_ciface_soaprt_transfer_##T(soaprt_unranked_memref_t *m,          \
-                                        int64_t dtype, int64_t from,          \
-                                        int64_t to) {                         \
-    soaprt_transfer(m, dtype, from, to);                                      \
-  }                                                                           \
-  void _mlir_ciface_soaprt_all_reduce_##T(soaprt_unranked_memref_t *m,        \
-                                          int64_t dtype, int64_t kind,        \
-                                          soaprt_unranked_memref_t *devices) {\
-    soaprt_all_reduce(m, dtype, kind, devices);                               \
-  }                                                                           \
-  int64_t _mlir_ciface_soaprt_transfer_start_##T(                             \
-      soaprt_unranked_memref_t *m, int64_t dtype, int64_t from, int64_t to) { \
-    return soaprt_transfer_start(m, dtype, from, to);                         \
-  }                                                                           \
-  int64_t _mlir_ciface_soaprt_all_reduce_start_##T(                           \
-      soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,               \
-      soaprt_unranked_memref_t *devices) {                                    \
-    return soaprt_all_reduce_start(m, dtype, kind, devices);                  \
-  }                                                                           \
-  void _mlir_ciface_soaprt_bind_input_##T(int64_t index,                      \
-                                          soaprt_unranked_memref_t *m,        \
-                                          int64_t dtype) {                    \
-    soaprt_bind_input(index, m, dtype);                                       \
-  }                                                                           \
-  void _mlir_ciface_soaprt_bind_output_##T(int64_t index,                     \
-                                           soaprt_unranked_memref_t *m,       \
-                                           int64_t dtype) {                   \
-    soaprt_bind_output(index, m, dtype);                                      \
-  }                                                                           \
-  void _mlir_ciface_soaprt_update_input_##T(int64_t index,                    \
-                                            soaprt_unranked_memref_t *m,      \
-                                            int64_t dtype) {                  \
-    soaprt_update_input(index, m, dtype);                                     \
-  }                                                                           \
-  void _mlir_ciface_soaprt_input_initial_##T(int64_t index,                   \
-                                             soaprt_unranked_memref_t *m,     \
-                                             int64_t dtype) {                 \
-    soaprt_input_initial(index, m, dtype);                                    \
+  void _mlir_ciface_soaprt_transfer_##T(                                       \
+      soaprt_unranked_memref_t *m, int64_t dtype, int64_t from, int64_t to) {  \
+    soaprt_transfer(m, dtype, from, to);                                       \
+  }                                                                            \
+  void _mlir_ciface_soaprt_all_reduce_##T(soaprt_unranked_memref_t *m,         \
+                                          int64_t dtype, int64_t kind,         \
+                                          soaprt_unranked_memref_t *devices) { \
+    soaprt_all_reduce(m, dtype, kind, devices);                                \
+  }                                                                            \
+  int64_t _mlir_ciface_soaprt_transfer_start_##T(                              \
+      soaprt_unranked_memref_t *m, int64_t dtype, int64_t from, int64_t to) {  \
+    return soaprt_transfer_start(m, dtype, from, to);                          \
+  }                                                                            \
+  int64_t _mlir_ciface_soaprt_all_reduce_start_##T(                            \
+      soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,                \
+      soaprt_unranked_memref_t *devices) {                                     \
+    return soaprt_all_reduce_start(m, dtype, kind, devices);                   \
+  }                                                                            \
+  void _mlir_ciface_soaprt_reduce_scatter_##T(                                 \
+      soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind, int64_t dim,   \
+      soaprt_unranked_memref_t *devices) {                                     \
+    soaprt_reduce_scatter(m, dtype, kind, dim, devices);                       \
+  }                                                                            \
+  int64_t _mlir_ciface_soaprt_reduce_scatter_start_##T(                        \
+      soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind, int64_t dim,   \
+      soaprt_unranked_memref_t *devices) {                                     \
+    return soaprt_reduce_scatter_start(m, dtype, kind, dim, devices);          \
+  }                                                                            \
+  void _mlir_ciface_soaprt_all_gather_##T(soaprt_unranked_memref_t *m,         \
+                                          int64_t dtype, int64_t dim,          \
+                                          soaprt_unranked_memref_t *devices) { \
+    soaprt_all_gather(m, dtype, dim, devices);                                 \
+  }                                                                            \
+  int64_t _mlir_ciface_soaprt_all_gather_start_##T(                            \
+      soaprt_unranked_memref_t *m, int64_t dtype, int64_t dim,                 \
+      soaprt_unranked_memref_t *devices) {                                     \
+    return soaprt_all_gather_start(m, dtype, dim, devices);                    \
+  }                                                                            \
+  void _mlir_ciface_soaprt_bind_input_##T(                                     \
+      int64_t index, soaprt_unranked_memref_t *m, int64_t dtype) {             \
+    soaprt_bind_input(index, m, dtype);                                        \
+  }                                                                            \
+  void _mlir_ciface_soaprt_bind_output_##T(                                    \
+      int64_t index, soaprt_unranked_memref_t *m, int64_t dtype) {             \
+    soaprt_bind_output(index, m, dtype);                                       \
+  }                                                                            \
+  void _mlir_ciface_soaprt_update_input_##T(                                   \
+      int64_t index, soaprt_unranked_memref_t *m, int64_t dtype) {             \
+    soaprt_update_input(index, m, dtype);                                      \
+  }                                                                            \
+  void _mlir_ciface_soaprt_input_initial_##T(                                  \
+      int64_t index, soaprt_unranked_memref_t *m, int64_t dtype) {             \
+    soaprt_input_initial(index, m, dtype);                                     \
   }
 SOAPRT_ENTRIES(f32)
 SOAPRT_ENTRIES(f64)

@@ -2,8 +2,9 @@
  *
  * The public communication functions of soaprt.h. A start checks its
  * arguments and, unless this rank takes no part, gets the next ticket and
- * starts the operation: soaprt.c runs it (soaprt_run_transfer /
- * soaprt_run_all_reduce), on the CPU back end at once, on the CUDA back end
+ * starts the operation: soaprt.c runs it (soaprt_run_transfer,
+ * soaprt_run_all_reduce, _reduce_scatter, _all_gather), on the CPU back end
+ * at once, on the CUDA back end
  * on the rank's communication stream behind everything issued so far
  * (soaprt_cuda_comm_begin / _end), where it overlaps the computation that
  * follows until soaprt_comm_wait(ticket) makes later work wait for it.
@@ -31,7 +32,14 @@
 #define SOAPRT_COMM_DEFER_DEFAULT 0
 #endif
 
-enum { TRANSFER, ALL_REDUCE, GROUP_BEGIN, GROUP_END };
+enum {
+  TRANSFER,
+  ALL_REDUCE,
+  REDUCE_SCATTER,
+  ALL_GATHER,
+  GROUP_BEGIN,
+  GROUP_END
+};
 
 /* A started operation, recorded in deferred mode. */
 typedef struct pending {
@@ -39,7 +47,7 @@ typedef struct pending {
   int64_t ticket; /* 0 for group markers */
   soaprt_region_t region;
   int64_t sizes[SOAPRT_MAX_RANK], strides[SOAPRT_MAX_RANK];
-  int64_t dtype, kind, from, to, n;
+  int64_t dtype, kind, from, to, n, dim;
   int64_t *devices;
 } pending_t;
 
@@ -123,6 +131,17 @@ static void run(const pending_t *p) {
   case ALL_REDUCE:
     begin(p->ticket);
     soaprt_run_all_reduce(&p->region, p->dtype, p->kind, p->devices, p->n);
+    end(p->ticket);
+    break;
+  case REDUCE_SCATTER:
+    begin(p->ticket);
+    soaprt_run_reduce_scatter(&p->region, p->dtype, p->kind, p->dim, p->devices,
+                              p->n);
+    end(p->ticket);
+    break;
+  case ALL_GATHER:
+    begin(p->ticket);
+    soaprt_run_all_gather(&p->region, p->dtype, p->dim, p->devices, p->n);
     end(p->ticket);
     break;
   case GROUP_BEGIN:
@@ -209,7 +228,7 @@ static void runRecorded(int64_t ticket) {
   int depth = 0;
   while (gComm.head < gComm.count) {
     pending_t *p = &gComm.queue[gComm.head];
-    int isOperation = p->what == TRANSFER || p->what == ALL_REDUCE;
+    int isOperation = p->what != GROUP_BEGIN && p->what != GROUP_END;
     if (isOperation && p->ticket > ticket && depth == 0)
       break;
     ++gComm.head;
@@ -256,6 +275,53 @@ int64_t soaprt_all_reduce_start(soaprt_unranked_memref_t *m, int64_t dtype,
   op.n = n;
   op.devices = devices;
   return start(&op);
+}
+
+/* A collective over chunks of the region along `dim`: fatal unless `dim`
+ * is one of the region's and the devices cut it into equal chunks. */
+static int64_t chunkedStart(pending_t *op, int what,
+                            soaprt_unranked_memref_t *m, int64_t dtype,
+                            int64_t kind, int64_t dim,
+                            soaprt_unranked_memref_t *devicesRef,
+                            const char *who) {
+  int64_t devices[1024];
+  int member = 0;
+  int64_t n = soaprt_read_devices(devicesRef, devices, &member, who);
+  if (kind < SOAPRT_SUM || kind > SOAPRT_MIN)
+    soaprt_fatal("%s: unknown reduction %lld", who, (long long)kind);
+  if (!member || n <= 1)
+    return 0;
+  if (!describe(op, what, m, dtype, who))
+    return 0;
+  if (dim < 0 || dim >= op->region.rank)
+    soaprt_fatal("%s: dimension %lld of a region of rank %lld", who,
+                 (long long)dim, (long long)op->region.rank);
+  if (op->region.sizes[dim] % n != 0)
+    soaprt_fatal("%s: %lld elements along dimension %lld do not split into "
+                 "%lld equal chunks",
+                 who, (long long)op->region.sizes[dim], (long long)dim,
+                 (long long)n);
+  op->kind = kind;
+  op->dim = dim;
+  op->n = n;
+  op->devices = devices;
+  return start(op);
+}
+
+int64_t soaprt_reduce_scatter_start(soaprt_unranked_memref_t *m, int64_t dtype,
+                                    int64_t kind, int64_t dim,
+                                    soaprt_unranked_memref_t *devices) {
+  pending_t op;
+  return chunkedStart(&op, REDUCE_SCATTER, m, dtype, kind, dim, devices,
+                      "soaprt_reduce_scatter");
+}
+
+int64_t soaprt_all_gather_start(soaprt_unranked_memref_t *m, int64_t dtype,
+                                int64_t dim,
+                                soaprt_unranked_memref_t *devices) {
+  pending_t op;
+  return chunkedStart(&op, ALL_GATHER, m, dtype, SOAPRT_SUM, dim, devices,
+                      "soaprt_all_gather");
 }
 
 void soaprt_comm_wait(int64_t ticket) {
@@ -314,4 +380,15 @@ void soaprt_transfer(soaprt_unranked_memref_t *m, int64_t dtype, int64_t from,
 void soaprt_all_reduce(soaprt_unranked_memref_t *m, int64_t dtype, int64_t kind,
                        soaprt_unranked_memref_t *devices) {
   soaprt_comm_wait(soaprt_all_reduce_start(m, dtype, kind, devices));
+}
+
+void soaprt_reduce_scatter(soaprt_unranked_memref_t *m, int64_t dtype,
+                           int64_t kind, int64_t dim,
+                           soaprt_unranked_memref_t *devices) {
+  soaprt_comm_wait(soaprt_reduce_scatter_start(m, dtype, kind, dim, devices));
+}
+
+void soaprt_all_gather(soaprt_unranked_memref_t *m, int64_t dtype, int64_t dim,
+                       soaprt_unranked_memref_t *devices) {
+  soaprt_comm_wait(soaprt_all_gather_start(m, dtype, dim, devices));
 }

@@ -1,8 +1,9 @@
-/*===- soaprt_cuda_comm.c - NCCL: transfer and all_reduce -----------------===*
+/*===- soaprt_cuda_comm.c - NCCL: transfers and collectives ---------------===*
  *
  * soaprt_init creates the world communicator (rank 0 makes the unique id,
  * MPI_Bcast hands it out). A transfer is an ncclSend / ncclRecv pair on it,
- * between the two ranks that call soaprt_transfer. An all-reduce runs on a
+ * between the two ranks that call soaprt_transfer. An all-reduce (and a
+ * reduce-scatter, an all-gather) runs on a
  * communicator of exactly the listed devices, in list order: the world one
  * when the list is 0..N-1, else the group's own, made by its members only
  * (soaprt_group's MPI communicator, then an id broadcast over it) when
@@ -246,47 +247,54 @@ void soaprt_cuda_transfer(const soaprt_region_t *r, int64_t from, int64_t to) {
   soaprt_cuda_after_call(op);
 }
 
-void soaprt_cuda_all_reduce(const soaprt_region_t *r, int64_t dtype,
-                            int64_t kind, const int64_t *devices, int64_t n) {
-  const char *op = "soaprt_all_reduce";
-  cudaStream_t stream = soaprt_cuda_stream(op);
-  ncclRedOp_t reduction = kind == SOAPRT_SUM   ? ncclSum
-                          : kind == SOAPRT_MAX ? ncclMax
-                                               : ncclMin;
-  ncclDataType_t type;
+/* NCCL's type and reduction for a libsoaprt dtype and reduction. */
+static void ncclTypeOf(int64_t dtype, int64_t kind, ncclDataType_t *type,
+                       ncclRedOp_t *reduction, const char *op) {
+  *reduction = kind == SOAPRT_SUM   ? ncclSum
+               : kind == SOAPRT_MAX ? ncclMax
+                                    : ncclMin;
   switch (dtype) {
   case SOAPRT_F32:
-    type = ncclFloat32;
-    break;
+    *type = ncclFloat32;
+    return;
   case SOAPRT_F64:
-    type = ncclFloat64;
-    break;
+    *type = ncclFloat64;
+    return;
   case SOAPRT_F16:
-    type = ncclFloat16;
-    break;
+    *type = ncclFloat16;
+    return;
   case SOAPRT_BF16:
-    type = ncclBfloat16;
-    break;
+    *type = ncclBfloat16;
+    return;
   case SOAPRT_I32:
-    type = ncclInt32;
-    break;
+    *type = ncclInt32;
+    return;
   case SOAPRT_I64:
-    type = ncclInt64;
-    break;
+    *type = ncclInt64;
+    return;
   case SOAPRT_I8:
-    type = ncclInt8;
-    break;
+    *type = ncclInt8;
+    return;
   case SOAPRT_I1:
     /* Bytes 0/1: a sum is a logical or (as the CPU back end), i.e. max. */
-    type = ncclUint8;
+    *type = ncclUint8;
     if (kind == SOAPRT_SUM)
-      reduction = ncclMax;
-    break;
+      *reduction = ncclMax;
+    return;
   default:
     soaprt_fatal("%s: element type %s is not supported on the CUDA back end "
                  "(NCCL reduces f32, f64, f16, bf16, i1, i8, i32, i64)",
                  op, soaprt_dtype_npy(dtype));
   }
+}
+
+void soaprt_cuda_all_reduce(const soaprt_region_t *r, int64_t dtype,
+                            int64_t kind, const int64_t *devices, int64_t n) {
+  const char *op = "soaprt_all_reduce";
+  cudaStream_t stream = soaprt_cuda_stream(op);
+  ncclDataType_t type;
+  ncclRedOp_t reduction;
+  ncclTypeOf(dtype, kind, &type, &reduction, op);
   ncclComm_t comm = groupComm(devices, n, op);
   if (!comm)
     soaprt_fatal("%s: no communicator", op);
@@ -296,5 +304,48 @@ void soaprt_cuda_all_reduce(const soaprt_region_t *r, int64_t dtype,
       ncclAllReduce(buffer, buffer, count, type, reduction, comm, stream), op);
   /* In a group (a bucket of gradients), NCCL runs it at the group's end. */
   unpackLater(r, buffer, 1, op);
+  soaprt_cuda_after_call(op);
+}
+
+/* Both chunked collectives work on the region with `dim` first, packed (a
+ * temporary unless that view is contiguous), where chunk i is the i-th run
+ * of count = elements / n, and use NCCL's in-place forms. */
+void soaprt_cuda_reduce_scatter(const soaprt_region_t *r, int64_t dtype,
+                                int64_t kind, int64_t dim,
+                                const int64_t *devices, int64_t n) {
+  const char *op = "soaprt_reduce_scatter";
+  cudaStream_t stream = soaprt_cuda_stream(op);
+  ncclDataType_t type;
+  ncclRedOp_t reduction;
+  ncclTypeOf(dtype, kind, &type, &reduction, op);
+  ncclComm_t comm = groupComm(devices, n, op);
+  int64_t sizes[SOAPRT_MAX_RANK], strides[SOAPRT_MAX_RANK];
+  soaprt_region_t p = soaprt_region_dim_first(r, dim, sizes, strides);
+  size_t count = (size_t)(soaprt_region_elements(r) / n);
+  size_t chunkBytes = count * (size_t)r->elemSize;
+  int64_t i = soaprt_index_in(devices, n);
+  char *buffer = soaprt_cuda_pack(&p, 1, op);
+  SOAPRT_NCCL_CHECK(ncclReduceScatter(buffer, buffer + (size_t)i * chunkBytes,
+                                      count, type, reduction, comm, stream),
+                    op);
+  unpackLater(&p, buffer, 1, op);
+  soaprt_cuda_after_call(op);
+}
+
+void soaprt_cuda_all_gather(const soaprt_region_t *r, int64_t dim,
+                            const int64_t *devices, int64_t n) {
+  const char *op = "soaprt_all_gather";
+  cudaStream_t stream = soaprt_cuda_stream(op);
+  ncclComm_t comm = groupComm(devices, n, op);
+  int64_t sizes[SOAPRT_MAX_RANK], strides[SOAPRT_MAX_RANK];
+  soaprt_region_t p = soaprt_region_dim_first(r, dim, sizes, strides);
+  size_t chunkBytes =
+      (size_t)(soaprt_region_elements(r) / n) * (size_t)r->elemSize;
+  int64_t i = soaprt_index_in(devices, n);
+  char *buffer = soaprt_cuda_pack(&p, 1, op);
+  SOAPRT_NCCL_CHECK(ncclAllGather(buffer + (size_t)i * chunkBytes, buffer,
+                                  chunkBytes, ncclUint8, comm, stream),
+                    op);
+  unpackLater(&p, buffer, 1, op);
   soaprt_cuda_after_call(op);
 }

@@ -99,6 +99,11 @@ void soaprt_cuda_update_input(int64_t index, const soaprt_region_t *part);
 void soaprt_cuda_fetch_input(soaprt_binding_t *b);
 void soaprt_cuda_transfer(const soaprt_region_t *r, int64_t from, int64_t to);
 void soaprt_cuda_prepare_group(const int64_t *devices, int64_t n);
+void soaprt_cuda_reduce_scatter(const soaprt_region_t *r, int64_t dtype,
+                                int64_t kind, int64_t dim,
+                                const int64_t *devices, int64_t n);
+void soaprt_cuda_all_gather(const soaprt_region_t *r, int64_t dim,
+                            const int64_t *devices, int64_t n);
 void soaprt_cuda_all_reduce(const soaprt_region_t *r, int64_t dtype,
                             int64_t kind, const int64_t *devices, int64_t n);
 /* Asynchronous communication (soaprt_comm.c). Between _begin and _end the

@@ -108,6 +108,24 @@ int64_t soaprt_read_devices(soaprt_unranked_memref_t *devicesRef,
 void soaprt_run_transfer(const soaprt_region_t *r, int64_t from, int64_t to);
 void soaprt_run_all_reduce(const soaprt_region_t *r, int64_t dtype,
                            int64_t kind, const int64_t *devices, int64_t n);
+/* The region cut along `dim` into n equal chunks, chunk i for devices[i]
+ * (the callers checked that they divide it). */
+void soaprt_run_reduce_scatter(const soaprt_region_t *r, int64_t dtype,
+                               int64_t kind, int64_t dim,
+                               const int64_t *devices, int64_t n);
+void soaprt_run_all_gather(const soaprt_region_t *r, int64_t dtype, int64_t dim,
+                           const int64_t *devices, int64_t n);
+/* The region with `dim` moved to the front (sizes and strides written to
+ * the arrays given): packed row-major, chunk i along `dim` is then the i-th
+ * run of elements/n. */
+soaprt_region_t soaprt_region_dim_first(const soaprt_region_t *r, int64_t dim,
+                                        int64_t *sizes, int64_t *strides);
+/* Chunk i of n of a soaprt_region_dim_first view (sizes written to
+ * `sizes`). */
+soaprt_region_t soaprt_region_chunk(const soaprt_region_t *r, int64_t n,
+                                    int64_t i, int64_t *sizes);
+/* This rank's index in a device list (-1 when not in it). */
+int64_t soaprt_index_in(const int64_t *devices, int64_t n);
 /* Runs every started operation and waits for it (soaprt_finalize). */
 void soaprt_comm_drain(void);
 

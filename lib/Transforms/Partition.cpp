@@ -162,6 +162,23 @@ private:
   /// An in-place update of argument `arg` (a node of its own): computed on
   /// every device that reads a part of `arg`, that part each.
   LogicalResult partitionUpdate(int32_t node, int64_t arg);
+  /// The loops of an in-place update `node` that write `region` of its
+  /// output: none unless its output is indexed by one loop per dimension.
+  std::optional<Box> updateLoops(int32_t node, const Box &region);
+  /// What each device will read of tensor `tensor` (the bounding box of the
+  /// reads of its readers' tiles, of the in-place updates reading it and of
+  /// the gather of a result to rank 0), by device; none when an op outside
+  /// the op graph reads it.
+  std::optional<std::map<int32_t, Box>> futureReads(int32_t tensor);
+  /// The dimension along which a split reduction's partial sums of `region`
+  /// held on `devices` are reduce-scattered instead of all-reduced: one
+  /// that cuts the region into equal chunks (chunk i for devices[i]) such
+  /// that each of them reads at most its chunk of the region afterwards,
+  /// and that indexes the group's output and the anchor's result by the
+  /// same one loop (so that the epilogue runs on the chunk). None if no
+  /// dimension does.
+  std::optional<int32_t> scatterDimension(int32_t node, const Box &region,
+                                          ArrayRef<int64_t> devices);
   /// The part of argument `arg` each device reads (the bounding box of its
   /// tiles' reads), by device.
   SmallVector<std::pair<int32_t, Box>> argumentReaders(int64_t arg);
@@ -225,6 +242,14 @@ private:
   /// (ensureValid's requests; absent: nothing).
   llvm::DenseMap<Value, std::map<int32_t, Box>> reads;
 };
+
+/// The loop of a node that alone indexes a tensor dimension, one to one.
+static std::optional<int32_t> plainLoop(const ::soap::DimAccess &dim) {
+  if (dim.whole || dim.constant != 0 || dim.terms.size() != 1 ||
+      dim.terms[0].coefficient != 1)
+    return std::nullopt;
+  return dim.terms[0].loop;
+}
 
 /// The smallest box covering `a` and `b` (non-empty, same rank).
 static Box hull(const Box &a, const Box &b) {
@@ -804,25 +829,74 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
       else
         it->second.push_back(piece.second);
     }
+    // A group whose devices each read only their chunk of the region
+    // afterwards reduce-scatters it (half the traffic), and each device
+    // then holds (and runs the epilogue on) its chunk only.
+    SmallVector<std::optional<int32_t>> scatterDims;
     for (auto &[region, devices] : groups) {
       SmallVector<int64_t> offsets, sizes;
       for (int32_t d = 0; d < region.rank; ++d) {
         offsets.push_back(region.dims[d].lo);
         sizes.push_back(region.dims[d].size());
       }
-      partial[0] = AllReduceOp::create(
-          builder, loc, partial[0], builder.getDenseI64ArrayAttr(offsets),
-          builder.getDenseI64ArrayAttr(sizes),
-          ReductionKindAttr::get(builder.getContext(), *kind),
-          builder.getDenseI64ArrayAttr(devices));
+      auto kindAttr = ReductionKindAttr::get(builder.getContext(), *kind);
+      scatterDims.push_back(devices.size() > 1
+                                ? scatterDimension(nodeIndex, region, devices)
+                                : std::nullopt);
+      if (scatterDims.back())
+        partial[0] = ReduceScatterOp::create(
+            builder, loc, partial[0], builder.getDenseI64ArrayAttr(offsets),
+            builder.getDenseI64ArrayAttr(sizes), kindAttr,
+            builder.getI64IntegerAttr(*scatterDims.back()),
+            builder.getDenseI64ArrayAttr(devices));
+      else
+        partial[0] = AllReduceOp::create(
+            builder, loc, partial[0], builder.getDenseI64ArrayAttr(offsets),
+            builder.getDenseI64ArrayAttr(sizes), kindAttr,
+            builder.getDenseI64ArrayAttr(devices));
     }
+    // The loops of chunk i of a scattered group (its first tile's loops,
+    // the loop that indexes the scattered dimension cut to the chunk).
+    auto chunkLoops = [&](size_t group, int64_t i) {
+      auto &[region, devices] = groups[group];
+      int32_t d = *scatterDims[group];
+      int32_t first =
+          static_cast<int32_t>(llvm::find(groupOf, group) - groupOf.begin());
+      Box loops = ::soap::tileLoopBox(node, config.degrees, first);
+      int32_t loop = *plainLoop(node.outputs.front().dims[d]);
+      int64_t chunk = region.dims[d].size() / devices.size();
+      loops.dims[loop] = {region.dims[d].lo + i * chunk,
+                          region.dims[d].lo + (i + 1) * chunk};
+      return loops;
+    };
     // Phase 3: the rest of the group (its elementwise epilogue) on every
-    // device of each group.
-    if (!hasEpilogue(nodeIndex)) {
+    // device of each group (on each device's chunk where scattered).
+    bool epilogue = hasEpilogue(nodeIndex);
+    for (size_t g = 0; g < groups.size(); ++g) {
+      if (!scatterDims[g])
+        continue;
+      for (auto [i, device] : llvm::enumerate(groups[g].second)) {
+        Box loops = chunkLoops(g, i);
+        owned.push_back({loops, static_cast<int32_t>(device)});
+        if (!epilogue)
+          continue;
+        Value combined = partial[0];
+        SmallVector<Value> next =
+            emitOnDevice(device, outputs, [&](OpBuilder &b) {
+              return emitTile(b, nodeIndex, loops, true, false, false,
+                              combined);
+            });
+        if (next.empty())
+          return failure();
+        outputs = next;
+      }
+    }
+    if (!epilogue) {
       outputs = partial;
       for (int32_t t = 0; t < tiles; ++t)
-        owned.push_back({::soap::tileLoopBox(node, config.degrees, t),
-                         config.devices[t]});
+        if (!scatterDims[groupOf[t]])
+          owned.push_back({::soap::tileLoopBox(node, config.degrees, t),
+                           config.devices[t]});
     } else {
       // On every device of each group: the all-reduce left the combined
       // result on all of them, so the consumers read the epilogue's output
@@ -832,7 +906,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
       for (int32_t t = 0; t < tiles; ++t) {
         Box loops = ::soap::tileLoopBox(node, config.degrees, t);
         std::pair<int32_t, size_t> key(config.devices[t], groupOf[t]);
-        if (llvm::is_contained(done, key))
+        if (scatterDims[groupOf[t]] || llvm::is_contained(done, key))
           continue;
         done.push_back(key);
         Value combined = partial[0];
@@ -912,32 +986,124 @@ Partitioner::argumentReaders(int64_t arg) {
   return readers;
 }
 
+std::optional<Box> Partitioner::updateLoops(int32_t nodeIndex,
+                                            const Box &region) {
+  const ::soap::Node &node = extracted.graph.nodes[nodeIndex];
+  Operation *anchor = extracted.nodeOps[nodeIndex].front();
+  if (node.outputs.size() != 1 || !isa<linalg::LinalgOp>(anchor) ||
+      !isa<TilingInterface>(anchor) ||
+      static_cast<int32_t>(node.outputs.front().dims.size()) != region.rank)
+    return std::nullopt;
+  Box loops;
+  loops.rank = node.numLoops();
+  for (int32_t l = 0; l < loops.rank; ++l)
+    loops.dims[l] = {0, node.extents[l]};
+  for (int32_t p = 0; p < region.rank; ++p) {
+    std::optional<int32_t> loop = plainLoop(node.outputs.front().dims[p]);
+    if (!loop)
+      return std::nullopt;
+    loops.dims[*loop] = region.dims[p];
+  }
+  return loops;
+}
+
+std::optional<std::map<int32_t, Box>>
+Partitioner::futureReads(int32_t tensorIndex) {
+  const ::soap::OpGraph &graph = extracted.graph;
+  const ::soap::Tensor &tensor = graph.tensors[tensorIndex];
+  Value value = extracted.tensorValues[tensorIndex];
+  std::map<int32_t, Box> result;
+  auto add = [&](int32_t device, const Box &box) {
+    if (box.empty())
+      return;
+    auto [it, first] = result.insert({device, box});
+    if (!first)
+      it->second = hull(it->second, box);
+  };
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (nodeOpSet.contains(user))
+      continue;
+    if (!isa<func::ReturnOp>(user) ||
+        func.getResultAttr(use.getOperandNumber(),
+                           SOAPDialect::kUpdatesInputAttrName))
+      return std::nullopt;
+    add(0, ::soap::wholeTensor(tensor)); // gathered to rank 0
+  }
+  for (auto [n, node] : llvm::enumerate(graph.nodes)) {
+    const ::soap::ParallelConfig &config = strategy.configs[n];
+    std::optional<int64_t> updated;
+    if (!node.outputs.empty())
+      updated = getUpdatedArgument(
+          extracted.tensorValues[node.outputs.front().tensor]);
+    for (const ::soap::Operand &in : node.inputs) {
+      if (in.tensor != tensorIndex)
+        continue;
+      if (!updated) {
+        for (int32_t t = 0; t < ::soap::numTiles(config.degrees); ++t)
+          add(config.devices[t],
+              ::soap::accessRegion(
+                  in, tensor, ::soap::tileLoopBox(node, config.degrees, t)));
+        continue;
+      }
+      for (auto &[device, region] : argumentReaders(*updated)) {
+        std::optional<Box> loops = updateLoops(n, region);
+        if (!loops)
+          return std::nullopt;
+        add(device, ::soap::accessRegion(in, tensor, *loops));
+      }
+    }
+  }
+  return result;
+}
+
+std::optional<int32_t>
+Partitioner::scatterDimension(int32_t nodeIndex, const Box &region,
+                              ArrayRef<int64_t> devices) {
+  const ::soap::Node &node = extracted.graph.nodes[nodeIndex];
+  auto anchor = cast<linalg::LinalgOp>(extracted.nodeOps[nodeIndex].front());
+  if (node.outputs.size() != 1 || anchor->getNumResults() != 1)
+    return std::nullopt;
+  const ::soap::Operand &out = node.outputs.front();
+  auto anchorType = cast<RankedTensorType>(anchor->getResult(0).getType());
+  if (extracted.graph.tensors[out.tensor].shape !=
+      std::vector<int64_t>(anchorType.getShape().begin(),
+                           anchorType.getShape().end()))
+    return std::nullopt;
+  auto anchorDims = getDimAccesses(
+      anchor.getMatchingIndexingMap(anchor.getDpsInitOperand(0)));
+  std::optional<std::map<int32_t, Box>> reads = futureReads(out.tensor);
+  if (!reads)
+    return std::nullopt;
+  int64_t parts = static_cast<int64_t>(devices.size());
+  for (int32_t d = 0; d < region.rank; ++d) {
+    std::optional<int32_t> loop = plainLoop(out.dims[d]);
+    if (!loop || plainLoop(anchorDims[d]) != loop ||
+        region.dims[d].size() % parts != 0)
+      continue;
+    int64_t chunk = region.dims[d].size() / parts;
+    bool fits = true;
+    for (int64_t i = 0; i < parts && fits; ++i) {
+      auto it = reads->find(static_cast<int32_t>(devices[i]));
+      if (it == reads->end())
+        continue;
+      Box need = ::soap::intersect(it->second, region);
+      Box mine = region;
+      mine.dims[d] = {region.dims[d].lo + i * chunk,
+                      region.dims[d].lo + (i + 1) * chunk};
+      fits = need.empty() || covers(mine, need);
+    }
+    if (fits)
+      return d;
+  }
+  return std::nullopt;
+}
+
 LogicalResult Partitioner::partitionUpdate(int32_t nodeIndex, int64_t arg) {
   const ::soap::OpGraph &graph = extracted.graph;
   const ::soap::Node &node = graph.nodes[nodeIndex];
   Operation *anchor = extracted.nodeOps[nodeIndex].front();
   const ::soap::Operand &out = node.outputs.front();
-  auto linalgOp = dyn_cast<linalg::LinalgOp>(anchor);
-  // The loops of the part of the output a device needs: the output must be
-  // indexed by one loop per dimension.
-  auto loopsOf = [&](const Box &region) -> std::optional<Box> {
-    if (node.outputs.size() != 1 || !linalgOp ||
-        !isa<TilingInterface>(anchor) ||
-        static_cast<int32_t>(out.dims.size()) != region.rank)
-      return std::nullopt;
-    Box loops;
-    loops.rank = node.numLoops();
-    for (int32_t l = 0; l < loops.rank; ++l)
-      loops.dims[l] = {0, node.extents[l]};
-    for (int32_t p = 0; p < region.rank; ++p) {
-      const ::soap::DimAccess &dim = out.dims[p];
-      if (dim.whole || dim.constant != 0 || dim.terms.size() != 1 ||
-          dim.terms[0].coefficient != 1)
-        return std::nullopt;
-      loops.dims[dim.terms[0].loop] = region.dims[p];
-    }
-    return loops;
-  };
   SmallVector<std::pair<int32_t, Box>> readers = argumentReaders(arg);
   if (readers.empty()) // read nowhere: where its config says
     readers.push_back({strategy.configs[nodeIndex].devices.front(),
@@ -948,7 +1114,7 @@ LogicalResult Partitioner::partitionUpdate(int32_t nodeIndex, int64_t arg) {
       builder, anchor->getLoc(), type.getShape(), type.getElementType())};
   Layout layout;
   for (auto &[device, region] : readers) {
-    std::optional<Box> loops = loopsOf(region);
+    std::optional<Box> loops = updateLoops(nodeIndex, region);
     if (!loops)
       return anchor->emitError()
              << "cannot compute the in-place update of argument #" << arg

@@ -15,15 +15,23 @@
 // Tile 1 (rows 0-3, k 8-15) on device 1, from the sum's identity:
 // CHECK: tensor.extract_slice %arg0[0, 8] [4, 8] [1, 1]
 // CHECK: tensor.extract_slice %arg1[8, 0] [8, 4] [1, 1]
-// Partial sums combined per output region:
-// CHECK: soap.all_reduce %{{.*}} [0, 0] [4, 4] sum devices [0, 1]
+// Partial sums combined per output region: devices 0 and 1 read nothing of
+// rows 0-3 afterwards, so each keeps half of their sums (reduce-scatter);
+// devices 2 and 3 read all of rows 4-7 (all-reduce).
+// CHECK: soap.reduce_scatter %{{.*}} [0, 0] [4, 4] sum dim 0 devices [0, 1]
 // CHECK: soap.all_reduce %{{.*}} [4, 0] [4, 4] sum devices [2, 3]
-// The relu on every device of each reduction group (each holds the sums):
-// CHECK-COUNT-4: arith.maximumf
+// The relu on each device of each reduction group, on what it holds:
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [2, 4]
+// CHECK: arith.maximumf
+// CHECK: tensor.extract_slice %{{.*}}[2, 0] [2, 4]
+// CHECK: arith.maximumf
+// CHECK-COUNT-2: arith.maximumf
 // The second matmul reads all of the relu's output on devices 2 and 3,
-// which hold rows 4-7 already:
-// CHECK: soap.transfer %{{.*}} [0, 0] [4, 4] from 0 to 2
-// CHECK: soap.transfer %{{.*}} [0, 0] [4, 4] from 0 to 3
+// which hold rows 4-7 already; devices 0 and 1 send a half of rows 0-3 each:
+// CHECK: soap.transfer %{{.*}} [0, 0] [2, 4] from 0 to 2
+// CHECK: soap.transfer %{{.*}} [2, 0] [2, 4] from 1 to 2
+// CHECK: soap.transfer %{{.*}} [0, 0] [2, 4] from 0 to 3
+// CHECK: soap.transfer %{{.*}} [2, 0] [2, 4] from 1 to 3
 // CHECK-NOT: soap.transfer
 // CHECK: linalg.matmul ins({{.*}} : tensor<8x4xf32>, tensor<4x2xf32>) outs({{.*}} : tensor<8x2xf32>)
 // CHECK: tensor.insert_slice {{.*}}[0, 2] [8, 2] [1, 1]
@@ -341,9 +349,10 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4,
 // CHECK-LABEL: func.func @split_sum_init(
 // CHECK: soap.transfer %{{.*}} [0, 0] [4, 4] from 0 to 2
 // CHECK-NOT: soap.transfer
-// CHECK: soap.all_reduce %{{.*}} [0, 0] [4, 4] sum devices [2, 3]
-// The result, gathered to rank 0:
-// CHECK-NEXT: soap.transfer %{{.*}} [0, 0] [4, 4] from 2 to 0
+// Rank 0, not in the group, reads the result: each half from its holder.
+// CHECK: soap.reduce_scatter %{{.*}} [0, 0] [4, 4] sum dim 0 devices [2, 3]
+// CHECK-NEXT: soap.transfer %{{.*}} [0, 0] [2, 4] from 2 to 0
+// CHECK-NEXT: soap.transfer %{{.*}} [2, 0] [2, 4] from 3 to 0
 #xt = affine_map<(b, i, j) -> (b, i)>
 #dy = affine_map<(b, i, j) -> (b, j)>
 #w = affine_map<(b, i, j) -> (i, j)>
@@ -365,5 +374,64 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4,
       linalg.yield %s : f32
     } -> tensor<4x4xf32>
     return %a : tensor<4x4xf32>
+  }
+}
+
+// -----
+
+// Megatron's row-parallel matmul before a layer split by rows on the same
+// devices: the partial sums are reduce-scattered along the rows the next
+// layer splits (each device gets its rows summed, half an all-reduce's
+// traffic), and the bias-add of the matmul's group runs on each device's
+// rows only. The next layer needs no transfer. Where a device reads more
+// than its chunk (@row_parallel_whole: the next layer on device 0 alone),
+// the sums are all-reduced as before.
+// CHECK-LABEL: func.func @row_parallel(
+// CHECK-NOT: soap.all_reduce
+// CHECK: soap.reduce_scatter %{{.*}} [0, 0] [8, 4] sum dim 0 devices [0, 1]
+// CHECK-NOT: soap.transfer
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [4, 4]
+// CHECK: arith.addf
+// CHECK: tensor.extract_slice %{{.*}}[4, 0] [4, 4]
+// CHECK: arith.addf
+// CHECK-NOT: soap.transfer
+// CHECK: linalg.matmul ins({{.*}} : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK: linalg.matmul ins({{.*}} : tensor<4x4xf32>, tensor<4x4xf32>)
+// Gathered to rank 0:
+// CHECK: soap.transfer %{{.*}} [4, 0] [4, 4] from 1 to 0
+// CHECK-NOT: soap.
+// CHECK: return
+#rows = affine_map<(i, j) -> (i, j)>
+#bias = affine_map<(i, j) -> (j)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @row_parallel(%x: tensor<8x8xf32>, %w: tensor<8x4xf32> {soap.parameter}, %b: tensor<4xf32> {soap.parameter}, %w2: tensor<4x4xf32> {soap.parameter}) -> tensor<8x4xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %0 = linalg.matmul {soap.config = #soap.config<degrees = [1, 1, 2]>} ins(%x, %w : tensor<8x8xf32>, tensor<8x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %1 = linalg.generic {indexing_maps = [#rows, #bias, #rows], iterator_types = ["parallel", "parallel"]} ins(%0, %b : tensor<8x4xf32>, tensor<4xf32>) outs(%e : tensor<8x4xf32>) {
+    ^bb0(%in: f32, %c: f32, %out: f32):
+      %s = arith.addf %in, %c : f32
+      linalg.yield %s : f32
+    } -> tensor<8x4xf32>
+    %2 = linalg.matmul {soap.config = #soap.config<degrees = [2, 1, 1]>} ins(%1, %w2 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %2 : tensor<8x4xf32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @row_parallel_whole(
+// CHECK-NOT: soap.reduce_scatter
+// CHECK: soap.all_reduce %{{.*}} [0, 0] [8, 4] sum devices [0, 1]
+// CHECK-NOT: soap.reduce_scatter
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @row_parallel_whole(%x: tensor<8x8xf32>, %w: tensor<8x4xf32> {soap.parameter}, %w2: tensor<4x4xf32> {soap.parameter}) -> tensor<8x4xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %0 = linalg.matmul {soap.config = #soap.config<degrees = [1, 1, 2]>} ins(%x, %w : tensor<8x8xf32>, tensor<8x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %2 = linalg.matmul {soap.config = #soap.config<degrees = [1, 1, 1]>} ins(%0, %w2 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %2 : tensor<8x4xf32>
   }
 }

@@ -304,6 +304,7 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName,
   mlir::soap::PartitionOptions partitionOptions;
   partitionOptions.entry = entryName.str();
   pm.addPass(mlir::soap::createPartition(partitionOptions));
+  pm.addNestedPass<func::FuncOp>(mlir::soap::createFormCollectives());
   if (emit != "partitioned" && target == "cpu") {
     mlir::soap::LowerToCPUOptions lowerOptions;
     lowerOptions.entry = entryName.str();

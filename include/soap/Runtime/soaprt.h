@@ -115,6 +115,15 @@ void soaprt_transfer(soaprt_unranked_memref_t *region, int64_t dtype,
                      int64_t from, int64_t to);
 void soaprt_all_reduce(soaprt_unranked_memref_t *region, int64_t dtype,
                        int64_t kind, soaprt_unranked_memref_t *devices);
+/* The region cut along `dim` into one equal chunk per listed device, chunk
+ * i for the i-th: reduce_scatter leaves on each the `kind` over the group of
+ * its chunk (the other chunks of the region then hold unspecified values
+ * there); all_gather gives each every device's chunk. */
+void soaprt_reduce_scatter(soaprt_unranked_memref_t *region, int64_t dtype,
+                           int64_t kind, int64_t dim,
+                           soaprt_unranked_memref_t *devices);
+void soaprt_all_gather(soaprt_unranked_memref_t *region, int64_t dtype,
+                       int64_t dim, soaprt_unranked_memref_t *devices);
 /* Asynchronous communication (the CUDA lowering's host code uses these):
  * the same operations, started after all work this rank issued so far. Each
  * returns a ticket: 1, 2, ... in the order of the rank's starts, or 0 when
@@ -134,6 +143,11 @@ int64_t soaprt_transfer_start(soaprt_unranked_memref_t *region, int64_t dtype,
 int64_t soaprt_all_reduce_start(soaprt_unranked_memref_t *region,
                                 int64_t dtype, int64_t kind,
                                 soaprt_unranked_memref_t *devices);
+int64_t soaprt_reduce_scatter_start(soaprt_unranked_memref_t *region,
+                                    int64_t dtype, int64_t kind, int64_t dim,
+                                    soaprt_unranked_memref_t *devices);
+int64_t soaprt_all_gather_start(soaprt_unranked_memref_t *region, int64_t dtype,
+                                int64_t dim, soaprt_unranked_memref_t *devices);
 void soaprt_comm_wait(int64_t ticket);
 void soaprt_comm_group_begin(void);
 void soaprt_comm_group_end(void);
@@ -180,6 +194,9 @@ void soaprt_input_initial(int64_t index, soaprt_unranked_memref_t *value,
  *   _mlir_ciface_soaprt_transfer_T, _mlir_ciface_soaprt_all_reduce_T,
  *   _mlir_ciface_soaprt_transfer_start_T,
  *   _mlir_ciface_soaprt_all_reduce_start_T,
+ *   _mlir_ciface_soaprt_reduce_scatter_T,
+ *   _mlir_ciface_soaprt_reduce_scatter_start_T,
+ *   _mlir_ciface_soaprt_all_gather_T, _mlir_ciface_soaprt_all_gather_start_T,
  *   _mlir_ciface_soaprt_bind_input_T, _mlir_ciface_soaprt_bind_output_T,
  *   _mlir_ciface_soaprt_update_input_T, _mlir_ciface_soaprt_input_initial_T
  * with the arguments above. */

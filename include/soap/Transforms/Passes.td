@@ -153,7 +153,11 @@ def Partition : Pass<"soap-partition", "ModuleOp"> {
       soap/Simulator/Region.h, which the simulator uses too);
     - a split reduction loop leaves partial results, combined by
       `soap.all_reduce` over the devices that share an output region (the
-      other tiles of a reduction group start from the combiner's identity);
+      other tiles of a reduction group start from the combiner's identity),
+      or by `soap.reduce_scatter` where each of those devices reads at most
+      its own equal chunk of the region afterwards (along a dimension that
+      one loop indexes; half the traffic): each device then holds, and runs
+      the layer's elementwise epilogue on, its chunk only;
     - a chain of sums, each only the init of the next (a weight's gradient
       accumulated over the time steps that share it), is combined once:
       every device keeps its own partial sums along the chain (a tile
@@ -176,6 +180,22 @@ def Partition : Pass<"soap-partition", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::soap::SOAPDialect"];
+}
+
+def FormCollectives : Pass<"soap-form-collectives", "func::FuncOp"> {
+  let summary = "Turn transfers that gather a region on a group into "
+                "soap.all_gather";
+  let description = [{
+    In a chain of `soap.transfer`s of one tensor (each the only use of the
+    one before), the transfers that give every device of a group the chunks
+    of a region that the others hold (the region cut along one dimension
+    into equal chunks, one held by each device of the group, each sent to
+    all the others) become one `soap.all_gather` (one NCCL collective
+    instead of n (n - 1) sends and receives), where the last of them was.
+    Left alone where a transfer of the chain between them writes into the
+    region on a device of the group (the chunks sent could differ).
+  }];
+  let dependentDialects = ["::mlir::soap::SOAPDialect"];
 }
 
 def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {

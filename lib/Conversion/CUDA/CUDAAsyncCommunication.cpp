@@ -92,9 +92,10 @@ private:
 
   ModuleOp module;
   func::FuncOp waitFn, groupBeginFn, groupEndFn;
-  /// The starts made (in module order), and which of them are transfers.
+  /// The starts made (in module order), and which of them are transfers
+  /// and which all-reduces (the collectives buckets may hold).
   SetVector<Operation *> starts;
-  DenseSet<Operation *> transferStarts;
+  DenseSet<Operation *> transferStarts, allReduceStarts;
 };
 
 std::optional<SmallVector<Value>>
@@ -300,7 +301,7 @@ void CUDAAsyncCommunication::bucketAllReduces(Block &block) {
   for (Operation &op : block)
     ops.push_back(&op);
   for (Operation *op : ops) {
-    if (starts.contains(op) && !transferStarts.contains(op)) {
+    if (allReduceStarts.contains(op)) {
       std::optional<int64_t> size = regionBytes(op);
       std::optional<StringRef> devices = deviceGroup(op);
       if (!bucket.empty() &&
@@ -354,9 +355,13 @@ void CUDAAsyncCommunication::runOnOperation() {
   if (calls.empty())
     return;
   for (func::CallOp call : calls) {
-    bool transfer =
-        *matchRuntimeCommunication(call) == RuntimeCommunication::Transfer;
-    StringRef base = transfer ? "soaprt_transfer" : "soaprt_all_reduce";
+    RuntimeCommunication kind = *matchRuntimeCommunication(call);
+    bool transfer = kind == RuntimeCommunication::Transfer;
+    StringRef base =
+        transfer                                      ? "soaprt_transfer"
+        : kind == RuntimeCommunication::AllReduce     ? "soaprt_all_reduce"
+        : kind == RuntimeCommunication::ReduceScatter ? "soaprt_reduce_scatter"
+                                                      : "soaprt_all_gather";
     std::string name =
         (base + "_start" + call.getCallee().drop_front(base.size())).str();
     func::FuncOp startFn = getOrInsertRuntimeFunction(
@@ -369,6 +374,8 @@ void CUDAAsyncCommunication::runOnOperation() {
     starts.insert(start);
     if (transfer)
       transferStarts.insert(start);
+    if (kind == RuntimeCommunication::AllReduce)
+      allReduceStarts.insert(start);
     replaced.insert(call.getCallee());
     call.erase();
   }

@@ -63,7 +63,7 @@ typedef struct soaprt_emu_stats {
   long convForwards;      /* cudnnConvolutionForward (successful) */
   long convFilterGrads;   /* cudnnConvolutionBackwardFilter (successful) */
   long convDataGrads;     /* cudnnConvolutionBackwardData (successful) */
-  long ncclAllReduces, ncclSends, ncclRecvs;
+  long ncclAllReduces, ncclReduceScatters, ncclAllGathers, ncclSends, ncclRecvs;
 } soaprt_emu_stats_t;
 extern soaprt_emu_stats_t soaprt_emu_stats;
 

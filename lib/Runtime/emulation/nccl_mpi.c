@@ -16,7 +16,10 @@
  * ncclAllReduce: sum, prod, max, min, avg of every type but fp8 (f16/bf16
  * through float, rounded after each step), in place or not; deterministic
  * and identical on every member (member 0 reduces in member order and sends
- * the result back). ncclSend / ncclRecv between ncclGroupStart/End are
+ * the result back). ncclReduceScatter: the same reduction, member 0 sending
+ * each member its chunk; ncclAllGather: member 0 collects the chunks and
+ * sends every member all of them; both in place (NCCL's in-place offsets)
+ * or not. ncclSend / ncclRecv between ncclGroupStart/End are
  * queued and run at the outermost ncclGroupEnd (MPI_Irecv, MPI_Isend,
  * MPI_Waitall); outside a group they run at once. Collectives inside a group
  * (libsoaprt's buckets of all-reduces) run at once too, in call order, which
@@ -468,6 +471,116 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
     divide(acc, count, datatype, comm->size);
   for (int m = 1; m < comm->size && r == ncclSuccess; ++m) {
     p2p_t send = {1, acc, bytes, comm->world[m], down};
+    r = run(call, &send, 1);
+  }
+  return r;
+}
+
+/* Member 0 collects `bytes` from every member into acc (its own from s)
+ * and reduces (ncclReduceScatter) or places them (ncclAllGather, gather=1:
+ * acc holds size * bytes). */
+static ncclResult_t collect(const char *call, ncclComm_t comm, const char *s,
+                            char *acc, size_t bytes, size_t count,
+                            ncclDataType_t datatype, ncclRedOp_t op,
+                            int gather) {
+  ncclResult_t r = ncclSuccess;
+  if (acc != s)
+    memmove(acc, s, bytes);
+  char *in = comm->size > 1 && !gather ? (char *)malloc(bytes) : NULL;
+  if (comm->size > 1 && !gather && !in)
+    return fail(ncclSystemError, call, "out of memory");
+  int up = comm->tag + TAG_REDUCE_UP;
+  for (int m = 1; m < comm->size && r == ncclSuccess; ++m) {
+    p2p_t recv = {0, gather ? acc + (size_t)m * bytes : in, bytes,
+                  comm->world[m], up};
+    if ((r = run(call, &recv, 1)) == ncclSuccess && !gather)
+      reduce(acc, in, count, datatype, op);
+  }
+  free(in);
+  return r;
+}
+
+ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
+                               size_t recvcount, ncclDataType_t datatype,
+                               ncclRedOp_t op, ncclComm_t comm,
+                               cudaStream_t stream) {
+  const char *call = "ncclReduceScatter";
+  ncclResult_t r = checkOp(call, comm, stream);
+  if (r != ncclSuccess)
+    return r;
+  size_t size = typeSize(datatype);
+  int floating = datatype == ncclFloat16 || datatype == ncclFloat32 ||
+                 datatype == ncclFloat64 || datatype == ncclBfloat16;
+  if (!size || (unsigned)op >= (unsigned)ncclNumOps ||
+      (op == ncclAvg && !floating))
+    return fail(ncclInvalidArgument, call,
+                "type %d, reduction %d: not emulated", (int)datatype, (int)op);
+  size_t bytes = recvcount * size, all = bytes * (size_t)comm->size;
+  if ((r = checkBuffer(call, "sendbuff", sendbuff, all)) != ncclSuccess ||
+      (r = checkBuffer(call, "recvbuff", recvbuff, bytes)) != ncclSuccess)
+    return r;
+  const char *s = (const char *)sendbuff, *d = (const char *)recvbuff;
+  if (d != s + (size_t)comm->rank * bytes && s < d + bytes && d < s + all)
+    return fail(ncclInvalidArgument, call,
+                "recvbuff overlaps sendbuff other than at this rank's chunk");
+  ++soaprt_emu_stats.ncclReduceScatters;
+  if (bytes == 0)
+    return ncclSuccess;
+  int up = comm->tag + TAG_REDUCE_UP, down = comm->tag + TAG_REDUCE_DOWN;
+  if (comm->rank != 0) {
+    p2p_t ops[2] = {{1, (char *)(uintptr_t)s, all, comm->world[0], up},
+                    {0, (char *)recvbuff, bytes, comm->world[0], down}};
+    return run(call, ops, 2);
+  }
+  char *acc = (char *)malloc(all);
+  if (!acc)
+    return fail(ncclSystemError, call, "out of memory");
+  r = collect(call, comm, s, acc, all, recvcount * (size_t)comm->size, datatype,
+              op, 0);
+  if (r == ncclSuccess && op == ncclAvg)
+    divide(acc, recvcount * (size_t)comm->size, datatype, comm->size);
+  for (int m = 1; m < comm->size && r == ncclSuccess; ++m) {
+    p2p_t send = {1, acc + (size_t)m * bytes, bytes, comm->world[m], down};
+    r = run(call, &send, 1);
+  }
+  if (r == ncclSuccess)
+    memmove(recvbuff, acc, bytes);
+  free(acc);
+  return r;
+}
+
+ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
+                           size_t sendcount, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream) {
+  const char *call = "ncclAllGather";
+  ncclResult_t r = checkOp(call, comm, stream);
+  if (r != ncclSuccess)
+    return r;
+  size_t size = typeSize(datatype);
+  if (!size)
+    return fail(ncclInvalidArgument, call, "type %d: not emulated",
+                (int)datatype);
+  size_t bytes = sendcount * size, all = bytes * (size_t)comm->size;
+  if ((r = checkBuffer(call, "sendbuff", sendbuff, bytes)) != ncclSuccess ||
+      (r = checkBuffer(call, "recvbuff", recvbuff, all)) != ncclSuccess)
+    return r;
+  const char *s = (const char *)sendbuff;
+  char *d = (char *)recvbuff;
+  if (s != d + (size_t)comm->rank * bytes && s < d + all && d < s + bytes)
+    return fail(ncclInvalidArgument, call,
+                "sendbuff overlaps recvbuff other than at this rank's chunk");
+  ++soaprt_emu_stats.ncclAllGathers;
+  if (bytes == 0)
+    return ncclSuccess;
+  int up = comm->tag + TAG_REDUCE_UP, down = comm->tag + TAG_REDUCE_DOWN;
+  if (comm->rank != 0) {
+    p2p_t ops[2] = {{1, (char *)(uintptr_t)s, bytes, comm->world[0], up},
+                    {0, d, all, comm->world[0], down}};
+    return run(call, ops, 2);
+  }
+  r = collect(call, comm, s, d, bytes, sendcount, datatype, ncclSum, 1);
+  for (int m = 1; m < comm->size && r == ncclSuccess; ++m) {
+    p2p_t send = {1, d, all, comm->world[m], down};
     r = run(call, &send, 1);
   }
   return r;

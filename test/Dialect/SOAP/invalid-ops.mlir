@@ -61,3 +61,35 @@ func.func @bad_kind(%t: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %0 = soap.all_reduce %t [0, 0] [8, 8] prod devices [0, 1] : tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
 }
+
+// -----
+
+func.func @uneven_chunks(%t: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @below {{'soap.reduce_scatter' op region size 8 along dimension 0 does not split into 3 equal chunks}}
+  %0 = soap.reduce_scatter %t [0, 0] [8, 8] sum dim 0 devices [0, 1, 2] : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @no_such_dim(%t: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @below {{'soap.all_gather' op dimension 2 is not one of the tensor's 2}}
+  %0 = soap.all_gather %t [0, 0] [8, 8] dim 2 devices [0, 1] : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @gather_twice(%t: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @below {{'soap.all_gather' op device 0 appears more than once in the group}}
+  %0 = soap.all_gather %t [0, 0] [8, 8] dim 0 devices [0, 0] : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @scatter_outside(%t: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @below {{'soap.reduce_scatter' op region [4, 12) of dimension 1 is outside the tensor's extent 8}}
+  %0 = soap.reduce_scatter %t [0, 4] [8, 8] min dim 0 devices [0, 1] : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}

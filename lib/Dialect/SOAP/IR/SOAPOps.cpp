@@ -52,6 +52,8 @@ static int64_t volume(ArrayRef<int64_t> sizes) {
 
 int64_t TransferOp::getRegionVolume() { return volume(getSizes()); }
 int64_t AllReduceOp::getRegionVolume() { return volume(getSizes()); }
+int64_t ReduceScatterOp::getRegionVolume() { return volume(getSizes()); }
+int64_t AllGatherOp::getRegionVolume() { return volume(getSizes()); }
 
 LogicalResult TransferOp::verify() {
   int64_t from = static_cast<int64_t>(getFrom());
@@ -70,22 +72,73 @@ OpFoldResult TransferOp::fold(FoldAdaptor) {
   return {};
 }
 
-LogicalResult AllReduceOp::verify() {
+/// A group: at least one device, none negative, none twice.
+static LogicalResult verifyGroup(Operation *op, ArrayRef<int64_t> devices) {
   llvm::SmallDenseSet<int64_t> seen;
-  for (int64_t device : getDevices()) {
+  for (int64_t device : devices) {
     if (device < 0)
-      return emitOpError() << "device ids must not be negative";
+      return op->emitOpError() << "device ids must not be negative";
     if (!seen.insert(device).second)
-      return emitOpError() << "device " << device
-                           << " appears more than once in the group";
+      return op->emitOpError()
+             << "device " << device << " appears more than once in the group";
   }
-  if (getDevices().empty())
-    return emitOpError() << "needs at least one device";
+  if (devices.empty())
+    return op->emitOpError() << "needs at least one device";
+  return success();
+}
+
+/// The region is cut along `dim` into one equal chunk per device.
+static LogicalResult verifyChunks(Operation *op, RankedTensorType type,
+                                  ArrayRef<int64_t> offsets,
+                                  ArrayRef<int64_t> sizes, int64_t dim,
+                                  ArrayRef<int64_t> devices) {
+  if (failed(verifyGroup(op, devices)) ||
+      failed(verifyRegion(op, type, offsets, sizes)))
+    return failure();
+  if (dim < 0 || dim >= type.getRank())
+    return op->emitOpError()
+           << "dimension " << dim << " is not one of the tensor's "
+           << type.getRank();
+  int64_t parts = static_cast<int64_t>(devices.size());
+  if (sizes[dim] % parts != 0)
+    return op->emitOpError()
+           << "region size " << sizes[dim] << " along dimension " << dim
+           << " does not split into " << parts << " equal chunks";
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (failed(verifyGroup(*this, getDevices())))
+    return failure();
   return verifyRegion(*this, getInput().getType(), getOffsets(), getSizes());
 }
 
 OpFoldResult AllReduceOp::fold(FoldAdaptor) {
   // A group of one, or an empty region, combines nothing.
+  if (getDevices().size() == 1 || getRegionVolume() == 0)
+    return getInput();
+  return {};
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyChunks(*this, getInput().getType(), getOffsets(), getSizes(),
+                      static_cast<int64_t>(getDim()), getDevices());
+}
+
+OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
+  // A group of one keeps its own values; an empty region has none.
+  if (getDevices().size() == 1 || getRegionVolume() == 0)
+    return getInput();
+  return {};
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyChunks(*this, getInput().getType(), getOffsets(), getSizes(),
+                      static_cast<int64_t>(getDim()), getDevices());
+}
+
+OpFoldResult AllGatherOp::fold(FoldAdaptor) {
+  // A group of one already holds its chunk, the whole region.
   if (getDevices().size() == 1 || getRegionVolume() == 0)
     return getInput();
   return {};

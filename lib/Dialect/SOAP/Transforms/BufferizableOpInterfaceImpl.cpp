@@ -67,6 +67,10 @@ mlir::soap::matchRuntimeCommunication(func::CallOp call) {
     return RuntimeCommunication::Transfer;
   if (isEntryOf("soaprt_all_reduce"))
     return RuntimeCommunication::AllReduce;
+  if (isEntryOf("soaprt_reduce_scatter"))
+    return RuntimeCommunication::ReduceScatter;
+  if (isEntryOf("soaprt_all_gather"))
+    return RuntimeCommunication::AllGather;
   return std::nullopt;
 }
 
@@ -244,6 +248,70 @@ struct AllReduceOpModel
   }
 };
 
+/// soaprt_reduce_scatter_<T>(region, dtype, kind, dim, devices).
+struct ReduceScatterOpModel
+    : public InPlaceCommModel<ReduceScatterOpModel, ReduceScatterOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto scatter = cast<ReduceScatterOp>(op);
+    Value buffer, region, dtype;
+    ModuleOp module;
+    if (failed(prepare(op, rewriter, options, state, buffer, region, dtype,
+                       module)))
+      return failure();
+    Location loc = op->getLoc();
+    Type i64 = rewriter.getI64Type();
+    Value devices =
+        devicesAsUnranked(rewriter, loc, module, scatter.getDevices());
+    func::FuncOp callee = getOrInsertRuntimeFunction(
+        rewriter, module,
+        getRuntimeFunctionName("soaprt_reduce_scatter",
+                               scatter.getInput().getType().getElementType()),
+        rewriter.getFunctionType(
+            {region.getType(), i64, i64, i64, devices.getType()}, {}),
+        /*cInterface=*/true);
+    Value kind =
+        i64Constant(rewriter, loc, static_cast<int64_t>(scatter.getKind()));
+    Value dim = i64Constant(rewriter, loc, scatter.getDim());
+    func::CallOp::create(rewriter, loc, callee,
+                         ValueRange{region, dtype, kind, dim, devices});
+    replaceOpWithBufferizedValues(rewriter, op, buffer);
+    return success();
+  }
+};
+
+/// soaprt_all_gather_<T>(region, dtype, dim, devices).
+struct AllGatherOpModel
+    : public InPlaceCommModel<AllGatherOpModel, AllGatherOp> {
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto gather = cast<AllGatherOp>(op);
+    Value buffer, region, dtype;
+    ModuleOp module;
+    if (failed(prepare(op, rewriter, options, state, buffer, region, dtype,
+                       module)))
+      return failure();
+    Location loc = op->getLoc();
+    Type i64 = rewriter.getI64Type();
+    Value devices =
+        devicesAsUnranked(rewriter, loc, module, gather.getDevices());
+    func::FuncOp callee = getOrInsertRuntimeFunction(
+        rewriter, module,
+        getRuntimeFunctionName("soaprt_all_gather",
+                               gather.getInput().getType().getElementType()),
+        rewriter.getFunctionType(
+            {region.getType(), i64, i64, devices.getType()}, {}),
+        /*cInterface=*/true);
+    Value dim = i64Constant(rewriter, loc, gather.getDim());
+    func::CallOp::create(rewriter, loc, callee,
+                         ValueRange{region, dtype, dim, devices});
+    replaceOpWithBufferizedValues(rewriter, op, buffer);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::soap::registerBufferizableOpInterfaceExternalModels(
@@ -251,6 +319,8 @@ void mlir::soap::registerBufferizableOpInterfaceExternalModels(
   registry.addExtension(+[](MLIRContext *ctx, SOAPDialect *) {
     TransferOp::attachInterface<TransferOpModel>(*ctx);
     AllReduceOp::attachInterface<AllReduceOpModel>(*ctx);
+    ReduceScatterOp::attachInterface<ReduceScatterOpModel>(*ctx);
+    AllGatherOp::attachInterface<AllGatherOpModel>(*ctx);
     ctx->loadDialect<arith::ArithDialect, func::FuncDialect,
                      memref::MemRefDialect>();
   });

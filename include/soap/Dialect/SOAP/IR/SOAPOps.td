@@ -94,4 +94,64 @@ def SOAP_AllReduceOp : SOAP_RegionOp<"all_reduce"> {
   let extraClassDeclaration = commonDecls;
 }
 
+def SOAP_ReduceScatterOp : SOAP_RegionOp<"reduce_scatter"> {
+  let summary = "Combine one region across a group, each device keeping a chunk";
+  let description = [{
+    The region `[offsets, offsets + sizes)` is cut along dimension `dim`
+    into as many equal chunks as there are `devices`, chunk i for the i-th
+    of them. On each of `devices`, its chunk of the result is the
+    elementwise `kind` (sum, max, min) of that chunk of `input` on all of
+    `devices`, and the other chunks of the region hold unspecified values
+    (the collective may use them as scratch); outside the region, and on
+    other devices, the result is `input`. Half the traffic of an all-reduce
+    of the region, for partial sums whose readers each need one chunk.
+
+    ```mlir
+    %1 = soap.reduce_scatter %0 [0, 0] [64, 64] sum dim 0 devices [0, 1] : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes,
+                       SOAP_ReductionKind:$kind,
+                       I64Attr:$dim,
+                       DenseI64ArrayAttr:$devices);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input $offsets $sizes $kind `dim` $dim `devices` $devices attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = commonDecls;
+}
+
+def SOAP_AllGatherOp : SOAP_RegionOp<"all_gather"> {
+  let summary = "Give every device of a group every device's chunk of a region";
+  let description = [{
+    The region `[offsets, offsets + sizes)` is cut along dimension `dim`
+    into as many equal chunks as there are `devices`, chunk i for the i-th
+    of them. On each of `devices`, chunk i of the result holds the i-th
+    device's values of that chunk of `input`; elsewhere (outside the
+    region, on other devices) the result is `input`. What a transfer of
+    each chunk from its device to every other one of the group does, as
+    one collective.
+
+    ```mlir
+    %1 = soap.all_gather %0 [0, 0] [64, 64] dim 1 devices [0, 1, 2, 3] : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$sizes,
+                       I64Attr:$dim,
+                       DenseI64ArrayAttr:$devices);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input $offsets $sizes `dim` $dim `devices` $devices attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let extraClassDeclaration = commonDecls;
+}
+
 #endif // SOAP_DIALECT_SOAP_IR_SOAPOPS_TD

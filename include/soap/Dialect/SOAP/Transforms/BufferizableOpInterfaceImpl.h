@@ -59,10 +59,16 @@ FailureOr<int64_t> getRuntimeDTypeCode(Type type);
 std::string getRuntimeFunctionName(StringRef base, Type type);
 
 /// The libsoaprt communication calls bufferization emits.
-enum class RuntimeCommunication { Transfer, AllReduce };
+enum class RuntimeCommunication {
+  Transfer,
+  AllReduce,
+  ReduceScatter,
+  AllGather
+};
 
 /// Which libsoaprt communication `call` is (soaprt_transfer_<T>,
-/// soaprt_all_reduce_<T>), if it is one. Its first operand is the region
+/// soaprt_all_reduce_<T>, soaprt_reduce_scatter_<T>, soaprt_all_gather_<T>),
+/// if it is one. Its first operand is the region
 /// (an unranked cast of a memref.subview): the only memory it reads and
 /// writes.
 std::optional<RuntimeCommunication> matchRuntimeCommunication(func::CallOp call);
