@@ -109,6 +109,12 @@ struct NodeGeom {
   std::vector<int64_t> kept;     ///< memory per tile
   std::vector<int64_t> outBytes; ///< output bytes per tile (partial sums)
   std::vector<int32_t> owner;    ///< first tile of the tile's reduction group
+  /// Split reductions (buildForward): the tiles grouped by owner, in tile
+  /// order (members[groupBegin[o], + groupSize[o]) for owner o), and per
+  /// owner the output dimension its group's sums are reduce-scattered
+  /// along, or -1 (all-reduced, or summed on one device).
+  std::vector<int32_t> members, groupBegin, groupSize;
+  std::vector<int8_t> scatterDim;
   std::vector<uint8_t> outDisjoint; ///< per output: tiles' regions disjoint
   /// Local index in F(n) of the task providing tile t's final output.
   std::vector<int32_t> srcLocal;
@@ -271,6 +277,9 @@ struct Simulator::Impl {
       bucketItems, keys, scratchDevs, scratchLinks, classOf, classMask,
       tileJoins;
   std::vector<int32_t> contribTask, contribDev, meets;
+  /// buildForwardEdge: the slots of the pairs read from a reduce-scattered
+  /// group's chunks, (pair, slot) in pair order.
+  std::vector<std::pair<size_t, int32_t>> chunkSlots;
   std::vector<int64_t> slotBytes, recvBytes;
   std::vector<int64_t> groupDevices; ///< owner * D + device, sorted
   std::vector<uint64_t> masks, candMasks, dimMasks;
@@ -841,12 +850,16 @@ struct Simulator::Impl {
     int32_t Tp = gp.tiles, Tc = gc.tiles;
     size_t words = size_t(Tp + 63) / 64;
     int32_t srcBase = beginOf(forwardBlock[ed.producer]);
+    int32_t NIp = static_cast<int32_t>(graph.nodes[ed.producer].inputs.size());
     resetSlots();
     pairSlot.resize(pl.size());
     recvBytes.assign(Tc, 0);
     // A split reduction's sums end on every device of the group (the
     // group's all-reduce: buildForward): a consumer tile on one of them
-    // reads them there; others get them from the group's first tile.
+    // reads them there; others get them from the group's first tile. A
+    // reduce-scattered group's devices read their chunks where they are;
+    // others get each chunk from its device.
+    chunkSlots.clear();
     groupDevices.clear();
     if (gp.reduction > 1) {
       for (int32_t a = 0; a < Tp; ++a)
@@ -870,6 +883,30 @@ struct Simulator::Impl {
       }
       if (devA == devB) {
         pairSlot[k] = -1;
+        continue;
+      }
+      if (gp.reduction > 1 && gp.scatterDim[a] >= 0) {
+        int32_t d = gp.scatterDim[a], rank = nstat[ed.consumer].ranks[ed.input];
+        const Range *P = gp.region(NIp + ed.output, a, rank);
+        const Range *C = gc.region(ed.input, b, rank);
+        int64_t across = pl.vol[k] / (std::min(P[d].hi, C[d].hi) -
+                                      std::max(P[d].lo, C[d].lo));
+        int32_t size = gp.groupSize[a];
+        int64_t chunk = P[d].size() / size;
+        for (int32_t q = 0; q < size; ++q) {
+          int64_t lo = P[d].lo + q * chunk;
+          int64_t len = std::min(lo + chunk, C[d].hi) - std::max(lo, C[d].lo);
+          if (len <= 0)
+            continue;
+          int32_t holder = gp.devices[gp.members[gp.groupBegin[a] + q]];
+          int64_t nb = across * len * eb;
+          int32_t x = slotFor(linkOf(holder, devB), words);
+          slotBytes[x] += nb;
+          masks[size_t(x) * words + a / 64] |= uint64_t(1) << (a % 64);
+          recvBytes[b] += nb;
+          chunkSlots.push_back({k, x});
+        }
+        pairSlot[k] = -3;
         continue;
       }
       int64_t nb = pl.vol[k] * eb;
@@ -901,17 +938,24 @@ struct Simulator::Impl {
     pl.fwdStart.resize(Tc + 1);
     pl.fwd.clear();
     lastSeen.assign(slotLink.size(), -1);
-    size_t k = 0;
+    size_t k = 0, c = 0;
+    auto deliver = [&](int32_t s, int32_t b) {
+      if (lastSeen[s] != b) {
+        lastSeen[s] = b;
+        pl.fwd.push_back(~s);
+      }
+    };
     for (int32_t b = 0; b < Tc; ++b) {
       pl.fwdStart[b] = static_cast<int32_t>(pl.fwd.size());
       for (; k < pl.size() && pl.b[k] == b; ++k) {
         int32_t s = pairSlot[k];
         if (s == -1)
           pl.fwd.push_back(srcBase + gp.srcLocal[pl.a[k]]);
-        else if (s >= 0 && lastSeen[s] != b) {
-          lastSeen[s] = b;
-          pl.fwd.push_back(~s);
-        }
+        else if (s >= 0)
+          deliver(s, b);
+        else if (s == -3)
+          for (; c < chunkSlots.size() && chunkSlots[c].first == k; ++c)
+            deliver(chunkSlots[c].second, b);
       }
     }
     pl.fwdStart[Tc] = static_cast<int32_t>(pl.fwd.size());
@@ -1016,42 +1060,139 @@ struct Simulator::Impl {
     // Split reduction loops: each group's partial results are all-reduced
     // over the group's distinct devices (one ring task on all of its links,
     // after the group's forward tasks; the generated code calls NCCL), which
-    // leaves the sums on every one of them. A group on one device sums its
+    // leaves the sums on every one of them; or reduce-scattered, each
+    // device keeping a chunk, where no device of the group reads beyond its
+    // chunk afterwards (scatterDimension). A group on one device sums its
     // partials there (a combine task). Groups in owner order.
-    keys.clear();
-    for (int32_t a = 0; a < T; ++a)
-      keys.push_back(a);
-    std::stable_sort(keys.begin(), keys.end(), [&](int32_t x, int32_t y) {
-      return g.owner[x] < g.owner[y];
-    });
+    groupTiles(n);
     int64_t moved = 0;
-    for (size_t from = 0; from < keys.size();) {
-      int32_t o = g.owner[keys[from]];
-      size_t to = from;
+    for (size_t from = 0; from < g.members.size();) {
+      int32_t o = g.owner[g.members[from]];
+      size_t to = from + g.groupSize[o];
       scratchDevs.clear();
-      for (; to < keys.size() && g.owner[keys[to]] == o; ++to)
-        scratchDevs.push_back(g.devices[keys[to]]);
+      for (size_t q = from; q < to; ++q)
+        scratchDevs.push_back(g.devices[g.members[q]]);
       std::sort(scratchDevs.begin(), scratchDevs.end());
       scratchDevs.erase(std::unique(scratchDevs.begin(), scratchDevs.end()),
                         scratchDevs.end());
       int32_t k = static_cast<int32_t>(scratchDevs.size());
       int32_t task;
+      g.scatterDim[o] = static_cast<int8_t>(scatterDimension(n, o));
       if (k > 1) {
-        task = addAllReduce(st, g.outBytes[o], TaskKind::PartialSum);
-        moved += 2 * int64_t(k - 1) * g.outBytes[o];
+        bool scatter = g.scatterDim[o] >= 0;
+        task = addAllReduce(st, g.outBytes[o], TaskKind::PartialSum, scatter);
+        moved += (scatter ? 1 : 2) * int64_t(k - 1) * g.outBytes[o];
       } else {
         task = st.add(TaskKind::Combine, g.devices[o],
                       costs.combineTime(double(g.outBytes[o]), g.reduction,
                                         ns.outElementBytes));
       }
       for (size_t q = from; q < to; ++q)
-        st.pred(~keys[q]);
+        st.pred(~g.members[q]);
       for (size_t q = from; q < to; ++q)
-        g.srcLocal[keys[q]] = task;
+        g.srcLocal[g.members[q]] = task;
       from = to;
     }
     bl.comm = moved;
     comm += moved;
+  }
+
+  /// Whether a group of split-reduction node p would now be combined
+  /// otherwise than its forward block does.
+  bool scatterChanged(int32_t p) {
+    const NodeGeom &g = geom[p];
+    for (int32_t q = 0; q < g.tiles; q += g.groupSize[g.owner[g.members[q]]]) {
+      int32_t o = g.owner[g.members[q]];
+      if (scatterDimension(p, o) != g.scatterDim[o])
+        return true;
+    }
+    return false;
+  }
+
+  /// g.members, groupBegin, groupSize of split-reduction node n.
+  void groupTiles(int32_t n) {
+    NodeGeom &g = geom[n];
+    int32_t T = g.tiles;
+    g.members.resize(T);
+    for (int32_t a = 0; a < T; ++a)
+      g.members[a] = a;
+    std::sort(g.members.begin(), g.members.end(), [&](int32_t x, int32_t y) {
+      return g.owner[x] != g.owner[y] ? g.owner[x] < g.owner[y] : x < y;
+    });
+    g.groupBegin.assign(T, 0);
+    g.groupSize.assign(T, 0);
+    g.scatterDim.assign(T, -1);
+    for (int32_t q = 0; q < T; ++q) {
+      int32_t o = g.owner[g.members[q]];
+      if (g.groupSize[o]++ == 0)
+        g.groupBegin[o] = q;
+    }
+  }
+
+  /// The output dimension along which the partial sums of node n's
+  /// reduction group `o` are reduce-scattered (chunk i on the group's i-th
+  /// tile's device, in tile order), or -1: the node has one output, the
+  /// group's devices are distinct, and the dimension is indexed by one loop
+  /// alone, splits evenly, and holds every read of the group's region by a
+  /// consumer tile on one of its devices (and the gather of a program
+  /// result to device 0) in that device's chunk. soap-partition decides
+  /// the same way (Partition.cpp, scatterDimension).
+  int32_t scatterDimension(int32_t n, int32_t o) {
+    const Node &node = graph.nodes[n];
+    const NodeStatic &ns = nstat[n];
+    const NodeGeom &g = geom[n];
+    int32_t k = g.groupSize[o];
+    if (node.outputs.size() != 1 || k < 2)
+      return -1;
+    const int32_t *tiles = g.members.data() + g.groupBegin[o];
+    for (int32_t i = 0; i < k; ++i)
+      for (int32_t j = 0; j < i; ++j)
+        if (g.devices[tiles[i]] == g.devices[tiles[j]])
+          return -1;
+    auto chunkOf = [&](int32_t device) {
+      for (int32_t i = 0; i < k; ++i)
+        if (g.devices[tiles[i]] == device)
+          return i;
+      return -1;
+    };
+    int32_t NI = static_cast<int32_t>(node.inputs.size());
+    int32_t rank = ns.ranks[NI];
+    const Range *R = g.region(NI, o, rank);
+    const Operand &out = node.outputs.front();
+    // A result of the program is gathered to device 0, whole.
+    const Tensor &tensor = graph.tensors[out.tensor];
+    int32_t holder0 = tensor.isOutput ? chunkOf(0) : -1;
+    Range whole[kMaxRank];
+    for (int32_t e = 0; e < rank; ++e)
+      whole[e] = {0, tensor.shape[e]};
+    for (int32_t d = 0; d < rank; ++d) {
+      const DimAccess &da = out.dims[d];
+      if (da.whole || da.constant != 0 || da.terms.size() != 1 ||
+          da.terms[0].coefficient != 1 || R[d].size() % k != 0)
+        continue;
+      int64_t chunk = R[d].size() / k;
+      // Whether the read `C` of the device holding chunk i stays in it.
+      auto inChunk = [&](const Range *C, int32_t i) {
+        for (int32_t e = 0; e < rank; ++e)
+          if (std::min(C[e].hi, R[e].hi) <= std::max(C[e].lo, R[e].lo))
+            return true; // reads nothing of the region
+        int64_t lo = R[d].lo + i * chunk;
+        return std::max(C[d].lo, R[d].lo) >= lo &&
+               std::min(C[d].hi, R[d].hi) <= lo + chunk;
+      };
+      bool fits = holder0 < 0 || inChunk(whole, holder0);
+      for (size_t q = 0; q < ns.outEdges.size() && fits; ++q) {
+        const Edge &ed = edges[ns.outEdges[q]];
+        const NodeGeom &gc = geom[ed.consumer];
+        for (int32_t b = 0; b < gc.tiles && fits; ++b) {
+          int32_t i = chunkOf(gc.devices[b]);
+          fits = i < 0 || inChunk(gc.region(ed.input, b, rank), i);
+        }
+      }
+      if (fits)
+        return d;
+    }
+    return -1;
   }
 
   void buildBackward(int32_t n) {
@@ -1238,8 +1379,11 @@ struct Simulator::Impl {
 
   /// Ring all-reduce of `nbytes` over the sorted distinct devices
   /// scratchDevs (k > 1): adds the task (on every ring link) to `st`.
+  /// A ring collective over scratchDevs: an all-reduce of nbytes, or with
+  /// `scatter` a reduce-scatter of them (half the traffic and steps).
   int32_t addAllReduce(Stage &st, int64_t nbytes,
-                       TaskKind kind = TaskKind::AllReduce) {
+                       TaskKind kind = TaskKind::AllReduce,
+                       bool scatter = false) {
     int32_t k = static_cast<int32_t>(scratchDevs.size());
     double bwMin = 0, latMax = 0;
     scratchLinks.clear();
@@ -1255,8 +1399,9 @@ struct Simulator::Impl {
                        scratchLinks.end());
     for (int32_t &l : scratchLinks)
       l += D;
-    double factor = 2.0 * (k - 1) / k;
-    double time = factor * double(nbytes) / bwMin + 2.0 * (k - 1) * latMax;
+    double steps = scatter ? 1.0 : 2.0;
+    double factor = steps * (k - 1) / k;
+    double time = factor * double(nbytes) / bwMin + steps * (k - 1) * latMax;
     int32_t ar = st.add(kind, 0, time, factor * double(nbytes));
     st.setResources(ar, scratchLinks);
     return ar;
@@ -1571,6 +1716,17 @@ struct Simulator::Impl {
       flag(fwdTransferBlock[e], Rebuild);
       flag(gradTransferBlock[e], Rebuild);
       flag(backwardBlock[edges[e].producer], Relink);
+      // A split reduction before n whose groups now combine otherwise
+      // (reduce-scatter or all-reduce: n's tiles are among the readers)
+      // rebuilds its forward block and what its consumers receive.
+      int32_t p = edges[e].producer;
+      if (geom[p].reduction > 1 && scatterChanged(p)) {
+        flag(forwardBlock[p], Rebuild);
+        for (int32_t e2 : nstat[p].outEdges) {
+          flag(fwdTransferBlock[e2], Rebuild);
+          flag(forwardBlock[edges[e2].consumer], Relink);
+        }
+      }
     }
     for (int32_t e : nstat[n].outEdges) {
       flag(fwdTransferBlock[e], Rebuild);

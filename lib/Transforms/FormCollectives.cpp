@@ -127,7 +127,11 @@ static std::vector<Gather> findGathers(ArrayRef<TransferOp> chain) {
   std::vector<Gather> gathers;
   for (auto &[group, parts] : byGroup) {
     // Every device of the group sends one part.
-    if (group.size() < 2 || parts.size() != group.size())
+    SmallVector<int64_t> senders;
+    for (const Sent *part : parts)
+      senders.push_back(part->from);
+    llvm::sort(senders);
+    if (group.size() < 2 || senders != group)
       continue;
     if (std::optional<Gather> gather = asGather(parts))
       gathers.push_back(std::move(*gather));

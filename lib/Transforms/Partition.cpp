@@ -165,15 +165,17 @@ private:
   /// The loops of an in-place update `node` that write `region` of its
   /// output: none unless its output is indexed by one loop per dimension.
   std::optional<Box> updateLoops(int32_t node, const Box &region);
-  /// What each device will read of tensor `tensor` (the bounding box of the
-  /// reads of its readers' tiles, of the in-place updates reading it and of
-  /// the gather of a result to rank 0), by device; none when an op outside
-  /// the op graph reads it.
-  std::optional<std::map<int32_t, Box>> futureReads(int32_t tensor);
+  /// What each device will read of tensor `tensor` (the regions its
+  /// readers' tiles, the in-place updates reading it and the gather of a
+  /// result to rank 0 read), by device; none when an op outside the op
+  /// graph reads it.
+  std::optional<std::map<int32_t, SmallVector<Box>>>
+  futureReads(int32_t tensor);
   /// The dimension along which a split reduction's partial sums of `region`
   /// held on `devices` are reduce-scattered instead of all-reduced: one
   /// that cuts the region into equal chunks (chunk i for devices[i]) such
-  /// that each of them reads at most its chunk of the region afterwards,
+  /// that no read of the region by a device afterwards reaches beyond its
+  /// chunk (the simulator decides so too: Simulator.cpp, buildForward),
   /// and that indexes the group's output and the anchor's result by the
   /// same one loop (so that the epilogue runs on the chunk). None if no
   /// dimension does.
@@ -1007,18 +1009,15 @@ std::optional<Box> Partitioner::updateLoops(int32_t nodeIndex,
   return loops;
 }
 
-std::optional<std::map<int32_t, Box>>
+std::optional<std::map<int32_t, SmallVector<Box>>>
 Partitioner::futureReads(int32_t tensorIndex) {
   const ::soap::OpGraph &graph = extracted.graph;
   const ::soap::Tensor &tensor = graph.tensors[tensorIndex];
   Value value = extracted.tensorValues[tensorIndex];
-  std::map<int32_t, Box> result;
+  std::map<int32_t, SmallVector<Box>> result;
   auto add = [&](int32_t device, const Box &box) {
-    if (box.empty())
-      return;
-    auto [it, first] = result.insert({device, box});
-    if (!first)
-      it->second = hull(it->second, box);
+    if (!box.empty())
+      result[device].push_back(box);
   };
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
@@ -1072,7 +1071,8 @@ Partitioner::scatterDimension(int32_t nodeIndex, const Box &region,
     return std::nullopt;
   auto anchorDims = getDimAccesses(
       anchor.getMatchingIndexingMap(anchor.getDpsInitOperand(0)));
-  std::optional<std::map<int32_t, Box>> reads = futureReads(out.tensor);
+  std::optional<std::map<int32_t, SmallVector<Box>>> reads =
+      futureReads(out.tensor);
   if (!reads)
     return std::nullopt;
   int64_t parts = static_cast<int64_t>(devices.size());
@@ -1087,11 +1087,13 @@ Partitioner::scatterDimension(int32_t nodeIndex, const Box &region,
       auto it = reads->find(static_cast<int32_t>(devices[i]));
       if (it == reads->end())
         continue;
-      Box need = ::soap::intersect(it->second, region);
       Box mine = region;
       mine.dims[d] = {region.dims[d].lo + i * chunk,
                       region.dims[d].lo + (i + 1) * chunk};
-      fits = need.empty() || covers(mine, need);
+      for (const Box &read : it->second) {
+        Box need = ::soap::intersect(read, region);
+        fits = fits && (need.empty() || covers(mine, need));
+      }
     }
     if (fits)
       return d;

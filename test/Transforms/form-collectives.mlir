@@ -54,7 +54,8 @@ func.func @pair(%t: tensor<6x4xf32>) -> tensor<6x4xf32> {
 // -----
 
 // Not gathers: device 0's chunk goes to 1 and 2, but only device 0 gets
-// device 1's (@partial); the chunks differ in size (@uneven); a transfer in
+// device 1's (@partial); one device sends both parts (@same_sender); the
+// chunks differ in size (@uneven); a transfer in
 // between writes into the region on a device of the group (@clobbered);
 // the first transfer's result has another reader (@read_between).
 // CHECK-LABEL: func.func @partial(
@@ -65,6 +66,16 @@ func.func @partial(%t: tensor<6x4xf32>) -> tensor<6x4xf32> {
   %1 = soap.transfer %0 [0, 0] [2, 4] from 0 to 2 : tensor<6x4xf32>
   %2 = soap.transfer %1 [2, 0] [2, 4] from 1 to 0 : tensor<6x4xf32>
   return %2 : tensor<6x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @same_sender(
+// CHECK-NOT: soap.all_gather
+func.func @same_sender(%t: tensor<6x4xf32>) -> tensor<6x4xf32> {
+  %0 = soap.transfer %t [0, 0] [2, 4] from 1 to 0 : tensor<6x4xf32>
+  %1 = soap.transfer %0 [2, 0] [2, 4] from 1 to 0 : tensor<6x4xf32>
+  return %1 : tensor<6x4xf32>
 }
 
 // -----

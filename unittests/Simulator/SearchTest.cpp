@@ -250,12 +250,13 @@ TEST(Search, OverCapacityStrategiesAreNeverReturned) {
 }
 
 // MCMC against the exact optimum over the same space: within 1%. Six random
-// starts besides data parallelism and the expert strategy: the CNN's optimum
-// on 4 devices (samples and channels split in two, the fc's reduction split:
-// its sums all-reduced onto the devices its consumer runs on) is 1.7% below
-// the all-channels-split basin that chains from one random start settle in.
-static void expectNearOptimal(const OpGraph &g, int32_t devices,
-                              int64_t budget) {
+// starts besides data parallelism and the expert strategy (24 for the CNN on
+// 4 devices: its optimum, since a split reduction's sums may be
+// reduce-scattered, is 1.7% below a basin that chains from most random
+// starts settle in; with 24 starts and 8000 proposals seeds 1-10 all reach
+// it, with 6 starts and 4000 proposals 4 of them).
+static void expectNearOptimal(const OpGraph &g, int32_t devices, int64_t budget,
+                              int32_t randomStarts = 6) {
   Machine m = p100Node(devices);
   CostModel costs(m);
   ExactResult ex = solveExact(g, m, costs);
@@ -263,7 +264,7 @@ static void expectNearOptimal(const OpGraph &g, int32_t devices,
   ASSERT_TRUE(ex.found);
   EXPECT_EQ(simulate(g, m, ex.best), ex.bestSeconds);
   SearchOptions options = proposals(budget, 3);
-  options.randomStarts = 6;
+  options.randomStarts = randomStarts;
   SearchResult r = searchStrategy(g, m, costs, options);
   EXPECT_GE(r.bestSeconds, ex.bestSeconds * (1 - 1e-12))
       << "MCMC below the exact optimum: the bound pruned the optimum";
@@ -280,7 +281,7 @@ static void expectNearOptimal(const OpGraph &g, int32_t devices,
 TEST(ExactSolver, MLPOn2Devices) { expectNearOptimal(fourLayerMLP(), 2, 2000); }
 TEST(ExactSolver, MLPOn4Devices) { expectNearOptimal(fourLayerMLP(), 4, 4000); }
 TEST(ExactSolver, CNNOn2Devices) { expectNearOptimal(smallCNN(), 2, 2000); }
-TEST(ExactSolver, CNNOn4Devices) { expectNearOptimal(smallCNN(), 4, 4000); }
+TEST(ExactSolver, CNNOn4Devices) { expectNearOptimal(smallCNN(), 4, 8000, 24); }
 
 TEST(ExactSolver, BruteForceAgreesOnATinyGraph) {
   // Two layers on 2 devices: enumerate every strategy of the space.

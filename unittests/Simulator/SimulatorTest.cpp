@@ -264,14 +264,57 @@ TEST(Simulator, SplitReductionSumsAreReadOnEveryGroupDevice) {
   outside.configs[1].devices = {2};
   Simulator ref(g, m, costs);
   double offGroup = ref.simulateFull(outside);
-  // Also the sums gpu0 -> gpu2, and the gradient to both tiles.
-  EXPECT_EQ(ref.report().communicationBytes, 5 * 65536);
-  EXPECT_LT(onGroup, offGroup);
+  // No device of the group reads the sums: they are reduce-scattered (one
+  // way, 65536 B), gpu2 gets each half from its holder (65536 B), and the
+  // gradient goes to both tiles.
+  EXPECT_EQ(ref.report().communicationBytes, 4 * 65536);
+  // The halves reach gpu2 over two links at once, as fast as the all-reduce
+  // and relu0 on gpu1.
+  EXPECT_LE(onGroup, offGroup);
   // Delta simulation agrees both ways.
   EXPECT_EQ(sim.simulateDelta(1, outside.configs[1]), offGroup);
-  EXPECT_EQ(sim.communicationBytes(), 5 * 65536);
+  EXPECT_EQ(sim.communicationBytes(), 4 * 65536);
   EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), onGroup);
   EXPECT_EQ(sim.communicationBytes(), 3 * 65536);
+}
+
+TEST(Simulator, SplitReductionReduceScattersWhatEachDeviceReadsAChunkOf) {
+  // Megatron's row-parallel layer: fc0 splits k over gpu0 and gpu1, and
+  // relu0 splits the batch over the same devices. Each device reads only
+  // its half of the rows of the sums: they are reduce-scattered (half an
+  // all-reduce's traffic, one ring pass), as soap-partition does.
+  OpGraph g = makeMLPGraph(64, {128, 256}); // fc0 -> relu0, y: 65536 B
+  Machine m = testMachine(2);
+  CostModel costs(m);
+  Strategy s = singleDeviceStrategy(g);
+  s.configs[0] = {{1, 1, 2}, {0, 1}};
+  s.configs[1] = {{2, 1}, {0, 1}};
+  Simulator sim(g, m, costs);
+  double scattered = sim.simulateFull(s);
+  // The reduce-scatter (k - 1) / k of each device's 65536 B each way, and
+  // relu0's input gradient halves to the other device's fc0 tile: no
+  // activation transfer.
+  EXPECT_EQ(sim.report().communicationBytes, 65536 + 65536);
+  int32_t partialSums = 0;
+  for (const ScheduledTask &task : sim.scheduledTasks())
+    if (task.kind == TaskKind::PartialSum) {
+      ++partialSums;
+      EXPECT_DOUBLE_EQ(task.bytes, 32768); // (k - 1) / k of 65536
+    }
+  EXPECT_EQ(partialSums, 2); // one ring task, listed on each of its 2 links
+  // The devices swapped: gpu0 reads the rows of gpu1's chunk and the other
+  // way round: no dimension fits, the sums are all-reduced.
+  Strategy swapped = s;
+  swapped.configs[1].devices = {1, 0};
+  Simulator ref(g, m, costs);
+  double reduced = ref.simulateFull(swapped);
+  EXPECT_EQ(ref.report().communicationBytes, 2 * 65536 + 65536);
+  EXPECT_LT(scattered, reduced);
+  // Delta simulation of relu0's change switches the combination both ways.
+  EXPECT_EQ(sim.simulateDelta(1, swapped.configs[1]), reduced);
+  EXPECT_EQ(sim.communicationBytes(), 3 * 65536);
+  EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), scattered);
+  EXPECT_EQ(sim.communicationBytes(), 2 * 65536);
 }
 
 TEST(Simulator, MemoryOverflowFlagged) {

@@ -4,7 +4,7 @@
  * CPU target (one rank per GPU, rank r = device r of the strategy's machine),
  * with every tensor in device memory for the whole step. It links
  * libsoaprt_cuda.a instead of libsoaprt.a: the functions of soaprt.h keep
- * their meaning (soaprt_transfer and soaprt_all_reduce then take device
+ * their meaning (soaprt_transfer and the collectives then take device
  * regions and run on NCCL; soaprt_bind_output copies a device buffer to the
  * host), and the compiled code calls the functions below as well.
  *
@@ -20,10 +20,10 @@
  *
  * Devices: rank r uses GPU `local rank` (its index among the ranks on its
  * node); a node needs one GPU per rank (NCCL). Communication is NCCL (world
- * communicator made by soaprt_init; one per all_reduce device group, made
- * by its members when soap_setup prepares it, soaprt_prepare_group, and
- * cached); all_reduce takes f32, f64, f16,
- * bf16, i1, i8, i32, i64 (not i16).
+ * communicator made by soaprt_init; one per device group of a collective,
+ * made by its members when soap_setup prepares it, soaprt_prepare_group,
+ * and cached); all_reduce and reduce_scatter take f32, f64, f16, bf16, i1,
+ * i8, i32, i64 (not i16), all_gather any type.
  *
  * Memory: device allocations are stream-ordered (cudaMallocAsync) from the
  * device's pool, which keeps freed memory for reuse. soaprt_main prints the
@@ -90,12 +90,11 @@ int64_t soaprt_cuda_input(int64_t index);
  * the program must not write it. */
 int64_t soaprt_cuda_constant(int64_t hostAddress, int64_t bytes);
 
-/* Also with device memory (CUDA back end): soaprt_transfer and
- * soaprt_all_reduce take device regions (any strides); the `devices` list
- * of soaprt_all_reduce may be host or device memory (host is cheaper: no
- * wait); soaprt_bind_output copies from host or device memory;
- * memrefCopy copies between any two views in either memory, in stream
- * order. */
+/* Also with device memory (CUDA back end): soaprt_transfer and the
+ * collectives take device regions (any strides); the `devices` list of a
+ * collective may be host or device memory (host is cheaper: no wait);
+ * soaprt_bind_output copies from host or device memory; memrefCopy copies
+ * between any two views in either memory, in stream order. */
 
 /* --- Library calls (C interface; unranked descriptors as in soaprt.h) --- */
 /* C[b] += A[b] x B[b] for rank-3 strided views A: BxMxK, B: BxKxN,

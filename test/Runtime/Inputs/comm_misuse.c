@@ -19,15 +19,22 @@ int main(int argc, char **argv) {
     return 2;
   const char *what = argc > 1 ? argv[1] : "";
   float data[4] = {1, 2, 3, 4};
-  int64_t devices[1] = {0};
+  int64_t devices[2] = {0, 1};
   memref1_t d = {data, data, 0, 4, 1}, l = {devices, devices, 0, 1, 1};
   soaprt_unranked_memref_t region = {1, &d}, list = {1, &l};
+  /* Three elements over devices 0 and 1 (run on 2 ranks). */
+  memref1_t d3 = {data, data, 0, 3, 1}, l2 = {devices, devices, 0, 2, 1};
+  soaprt_unranked_memref_t region3 = {1, &d3}, pair = {1, &l2};
   if (!strcmp(what, "wait")) {
     soaprt_comm_wait(5);
   } else if (!strcmp(what, "end")) {
     soaprt_comm_group_end();
   } else if (!strcmp(what, "open-group")) {
     soaprt_comm_group_begin();
+  } else if (!strcmp(what, "uneven")) {
+    soaprt_reduce_scatter(&region3, SOAPRT_F32, SOAPRT_SUM, 0, &pair);
+  } else if (!strcmp(what, "dim")) {
+    soaprt_all_gather(&region, SOAPRT_F32, 1, &pair);
   } else if (!strcmp(what, "none")) {
     /* Allowed: nothing to wait for (ticket 0), an empty group, an
        all-reduce in a group (a bucket of gradients). */

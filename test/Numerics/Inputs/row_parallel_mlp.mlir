@@ -1,0 +1,28 @@
+// Megatron's MLP block: a column-parallel matmul (+ bias, ReLU), a
+// row-parallel one (+ bias), then a layer split by rows (batch).
+#rows = affine_map<(i, j) -> (i, j)>
+#bias = affine_map<(i, j) -> (j)>
+func.func @mlp(%x: tensor<8x16xf32>, %w1: tensor<16x32xf32> {soap.parameter}, %b1: tensor<32xf32> {soap.parameter}, %w2: tensor<32x16xf32> {soap.parameter}, %b2: tensor<16xf32> {soap.parameter}, %w3: tensor<16x8xf32> {soap.parameter}) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<8x32xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %h = linalg.matmul ins(%x, %w1 : tensor<8x16xf32>, tensor<16x32xf32>) outs(%f1 : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %a = linalg.generic {indexing_maps = [#rows, #bias, #rows], iterator_types = ["parallel", "parallel"]} ins(%h, %b1 : tensor<8x32xf32>, tensor<32xf32>) outs(%e1 : tensor<8x32xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<8x32xf32>
+  %e2 = tensor.empty() : tensor<8x16xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %y = linalg.matmul ins(%a, %w2 : tensor<8x32xf32>, tensor<32x16xf32>) outs(%f2 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %z = linalg.generic {indexing_maps = [#rows, #bias, #rows], iterator_types = ["parallel", "parallel"]} ins(%y, %b2 : tensor<8x16xf32>, tensor<16xf32>) outs(%e2 : tensor<8x16xf32>) {
+  ^bb0(%in: f32, %c: f32, %out: f32):
+    %s = arith.addf %in, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %e3 = tensor.empty() : tensor<8x8xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %o = linalg.matmul ins(%z, %w3 : tensor<8x16xf32>, tensor<16x8xf32>) outs(%f3 : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %o : tensor<8x8xf32>
+}
