@@ -136,13 +136,16 @@ static SmallVector<int32_t> sharedLoops(const ::soap::Operand &in,
 ///     takes that layer's split of it, or the config of an op fused after
 ///     its anchor over the same loops (a gradient that took its forward
 ///     op's; of several candidates, the one of most tiles);
-///  2. in reverse order, a layer still without one takes the split its
-///     configured readers take of what it writes: the layers on graph
-///     inputs only, such as the image's zero padding (shared by the first
-///     convolution and its filter gradient) or the slices of the cotangent
-///     a concatenation's gradient takes, and what they feed, so that each
-///     device makes its own part rather than device 0 all of it for the
-///     others;
+///  2. in reverse order, a layer still without one, or whose producers'
+///     split leaves it whole on one device, takes the split its configured
+///     readers take of what it writes if that has more tiles: the layers on
+///     graph inputs only, such as the image's zero padding (shared by the
+///     first convolution and its filter gradient) or the slices of the
+///     cotangent a concatenation's gradient takes, and what they feed, and
+///     the reshape of a split reduction's sums (a column-parallel layer's
+///     input gradient, reshaped for the data-parallel convolutions before
+///     it), so that each device makes its own part rather than one device
+///     all of it for the others;
 ///  3. in order, what is left follows its producers again, else runs on
 ///     device 0.
 ///
@@ -248,8 +251,8 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
     consider(configs[i], fromFusedOps(i));
   }
   for (size_t i = numNodes; i-- > 0;)
-    if (missing[i] && !configs[i])
-      configs[i] = fromReaders(i);
+    if (missing[i] && (!configs[i] || configs[i].getNumTiles() == 1))
+      consider(configs[i], fromReaders(i));
   for (size_t i = 0; i < numNodes; ++i) {
     if (!missing[i])
       continue;

@@ -238,8 +238,10 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
       (same split, same devices), so it needs no transfer; one that reads
       no configured layer (the image's zero padding, shared by the first
       convolution and its filter gradient; the slices and zero fills of a
-      concatenation's gradient) takes the split its readers take of what
-      it writes; blocks of a reshape's merged dims count.
+      concatenation's gradient), or whose producers' split leaves it
+      whole on one device (a reshape of the sums of a split reduction, which
+      every device of the group holds), takes the split its readers take
+      of what it writes; blocks of a reshape's merged dims count.
     Configs are filled in only when the forward function has them.
 
     Differentiable: linalg ops whose body is a sum, max, min or one-hot
