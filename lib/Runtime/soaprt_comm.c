@@ -122,35 +122,25 @@ static void runGroupEnd(int64_t last) {
 }
 
 static void run(const pending_t *p) {
-  switch (p->what) {
-  case TRANSFER:
-    begin(p->ticket);
+  if (p->what == GROUP_BEGIN) {
+    runGroupBegin();
+    return;
+  }
+  if (p->what == GROUP_END) {
+    runGroupEnd(p->ticket);
+    return;
+  }
+  begin(p->ticket);
+  if (p->what == TRANSFER)
     soaprt_run_transfer(&p->region, p->from, p->to);
-    end(p->ticket);
-    break;
-  case ALL_REDUCE:
-    begin(p->ticket);
+  else if (p->what == ALL_REDUCE)
     soaprt_run_all_reduce(&p->region, p->dtype, p->kind, p->devices, p->n);
-    end(p->ticket);
-    break;
-  case REDUCE_SCATTER:
-    begin(p->ticket);
+  else if (p->what == REDUCE_SCATTER)
     soaprt_run_reduce_scatter(&p->region, p->dtype, p->kind, p->dim, p->devices,
                               p->n);
-    end(p->ticket);
-    break;
-  case ALL_GATHER:
-    begin(p->ticket);
+  else
     soaprt_run_all_gather(&p->region, p->dtype, p->dim, p->devices, p->n);
-    end(p->ticket);
-    break;
-  case GROUP_BEGIN:
-    runGroupBegin();
-    break;
-  case GROUP_END:
-    runGroupEnd(p->ticket);
-    break;
-  }
+  end(p->ticket);
 }
 
 /* --- Deferred mode -------------------------------------------------------- */

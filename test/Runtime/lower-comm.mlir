@@ -28,13 +28,15 @@
 // CHECK:       call @soaprt_transfer_f32(%[[U]], %[[F32]], %[[FROM]], %[[TO]])
 // CHECK:       %[[SV2:.*]] = memref.subview %[[BUF]][4, 0] [4, 16] [1, 1]
 // CHECK:       %[[U2:.*]] = memref.cast %[[SV2]]
+// The element type (f32: 0), the reduction (sum: 0), the devices:
+// CHECK:       arith.constant 0 : i64
+// CHECK:       %[[SUM:.*]] = arith.constant 0 : i64
 // CHECK:       %[[DEV:.*]] = memref.get_global @__soap_devices_0_2 : memref<2xi64>
 // CHECK:       %[[UDEV:.*]] = memref.cast %[[DEV]] : memref<2xi64> to memref<*xi64>
-// CHECK:       %[[SUM:.*]] = arith.constant 0 : i64
 // CHECK:       call @soaprt_all_reduce_f32(%[[U2]], %{{.*}}, %[[SUM]], %[[UDEV]])
 // CHECK:       %[[I32:.*]] = arith.constant 2 : i64
-// CHECK:       get_global @__soap_devices_1_2_3
 // CHECK:       %[[MIN:.*]] = arith.constant 2 : i64
+// CHECK:       get_global @__soap_devices_1_2_3
 // CHECK:       call @soaprt_all_reduce_i32(%{{.*}}, %[[I32]], %[[MIN]], %{{.*}})
 // CHECK:       return %[[BUF]], %{{.*}} : memref<8x16xf32>, memref<4xi32>
 

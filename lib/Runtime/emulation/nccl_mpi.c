@@ -423,6 +423,15 @@ static ncclResult_t checkBuffer(const char *call, const char *what,
   return ncclSuccess;
 }
 
+/* The element size of a reduction's type; 0 if it is not emulated. */
+static size_t reductionTypeSize(ncclDataType_t datatype, ncclRedOp_t op) {
+  int floating = datatype == ncclFloat16 || datatype == ncclFloat32 ||
+                 datatype == ncclFloat64 || datatype == ncclBfloat16;
+  if ((unsigned)op >= (unsigned)ncclNumOps || (op == ncclAvg && !floating))
+    return 0;
+  return typeSize(datatype);
+}
+
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                            ncclDataType_t datatype, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
@@ -430,11 +439,8 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
   ncclResult_t r = checkOp(call, comm, stream);
   if (r != ncclSuccess)
     return r;
-  size_t size = typeSize(datatype);
-  int floating = datatype == ncclFloat16 || datatype == ncclFloat32 ||
-                 datatype == ncclFloat64 || datatype == ncclBfloat16;
-  if (!size || (unsigned)op >= (unsigned)ncclNumOps ||
-      (op == ncclAvg && !floating))
+  size_t size = reductionTypeSize(datatype, op);
+  if (!size)
     return fail(ncclInvalidArgument, call,
                 "type %d, reduction %d: not emulated", (int)datatype, (int)op);
   size_t bytes = count * size;
@@ -508,11 +514,8 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
   ncclResult_t r = checkOp(call, comm, stream);
   if (r != ncclSuccess)
     return r;
-  size_t size = typeSize(datatype);
-  int floating = datatype == ncclFloat16 || datatype == ncclFloat32 ||
-                 datatype == ncclFloat64 || datatype == ncclBfloat16;
-  if (!size || (unsigned)op >= (unsigned)ncclNumOps ||
-      (op == ncclAvg && !floating))
+  size_t size = reductionTypeSize(datatype, op);
+  if (!size)
     return fail(ncclInvalidArgument, call,
                 "type %d, reduction %d: not emulated", (int)datatype, (int)op);
   size_t bytes = recvcount * size, all = bytes * (size_t)comm->size;

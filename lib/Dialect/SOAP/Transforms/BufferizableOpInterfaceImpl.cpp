@@ -135,7 +135,7 @@ static Value devicesAsUnranked(RewriterBase &rewriter, Location loc,
       global);
 }
 
-/// Shared by both communication ops: in place, operand read and written.
+/// Shared by the communication ops: in place, operand read and written.
 template <typename ConcreteModel, typename ConcreteOp>
 struct InPlaceCommModel
     : public BufferizableOpInterface::ExternalModel<ConcreteModel,
@@ -157,14 +157,15 @@ struct InPlaceCommModel
     return true;
   }
 
-  /// The common part of bufferize(): the buffer, the region, the dtype.
-  static LogicalResult prepare(Operation *op, RewriterBase &rewriter,
-                               const BufferizationOptions &options,
-                               BufferizationState &state, Value &buffer,
-                               Value &region, Value &dtype,
-                               ModuleOp &module) {
+  /// Replaces `op` by the call `base`_<T>(region, dtype, scalars...,
+  /// [devices]) on its buffer (libsoaprt works in place).
+  static LogicalResult lower(Operation *op, RewriterBase &rewriter,
+                             const BufferizationOptions &options,
+                             BufferizationState &state, StringRef base,
+                             ArrayRef<int64_t> scalars,
+                             std::optional<ArrayRef<int64_t>> devices) {
     ConcreteOp comm = cast<ConcreteOp>(op);
-    module = op->getParentOfType<ModuleOp>();
+    auto module = op->getParentOfType<ModuleOp>();
     if (!module)
       return op->emitOpError("must be inside a module to be bufferized");
     Type elementType = comm.getInput().getType().getElementType();
@@ -172,79 +173,53 @@ struct InPlaceCommModel
     if (failed(code))
       return op->emitOpError("cannot be lowered to libsoaprt: element type ")
              << elementType << " is not supported";
-    FailureOr<Value> maybeBuffer =
+    FailureOr<Value> buffer =
         getBuffer(rewriter, comm.getInput(), options, state);
-    if (failed(maybeBuffer))
+    if (failed(buffer))
       return failure();
-    buffer = *maybeBuffer;
     Location loc = op->getLoc();
-    region = regionAsUnranked(rewriter, loc, buffer, comm.getOffsets(),
-                              comm.getSizes());
-    dtype = i64Constant(rewriter, loc, *code);
+    SmallVector<Value> args{regionAsUnranked(rewriter, loc, *buffer,
+                                             comm.getOffsets(),
+                                             comm.getSizes()),
+                            i64Constant(rewriter, loc, *code)};
+    for (int64_t scalar : scalars)
+      args.push_back(i64Constant(rewriter, loc, scalar));
+    if (devices)
+      args.push_back(devicesAsUnranked(rewriter, loc, module, *devices));
+    func::FuncOp callee = getOrInsertRuntimeFunction(
+        rewriter, module, getRuntimeFunctionName(base, elementType),
+        rewriter.getFunctionType(ValueRange(args).getTypes(), {}),
+        /*cInterface=*/true);
+    func::CallOp::create(rewriter, loc, callee, args);
+    replaceOpWithBufferizedValues(rewriter, op, *buffer);
     return success();
   }
 };
 
+/// soaprt_transfer_<T>(region, dtype, from, to).
 struct TransferOpModel : public InPlaceCommModel<TransferOpModel, TransferOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto transfer = cast<TransferOp>(op);
-    Value buffer, region, dtype;
-    ModuleOp module;
-    if (failed(prepare(op, rewriter, options, state, buffer, region, dtype,
-                       module)))
-      return failure();
-    Location loc = op->getLoc();
-    Type i64 = rewriter.getI64Type();
-    func::FuncOp callee = getOrInsertRuntimeFunction(
-        rewriter, module,
-        getRuntimeFunctionName("soaprt_transfer",
-                               transfer.getInput().getType().getElementType()),
-        rewriter.getFunctionType({region.getType(), i64, i64, i64}, {}),
-        /*cInterface=*/true);
-    func::CallOp::create(rewriter, loc, callee,
-                         ValueRange{region, dtype,
-                                    i64Constant(rewriter, loc,
-                                                transfer.getFrom()),
-                                    i64Constant(rewriter, loc,
-                                                transfer.getTo())});
-    replaceOpWithBufferizedValues(rewriter, op, buffer);
-    return success();
+    return lower(op, rewriter, options, state, "soaprt_transfer",
+                 {static_cast<int64_t>(transfer.getFrom()),
+                  static_cast<int64_t>(transfer.getTo())},
+                 std::nullopt);
   }
 };
 
+/// soaprt_all_reduce_<T>(region, dtype, kind, devices); soaprt_reduction_t
+/// has the values of soap::ReductionKind.
 struct AllReduceOpModel
     : public InPlaceCommModel<AllReduceOpModel, AllReduceOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto allReduce = cast<AllReduceOp>(op);
-    Value buffer, region, dtype;
-    ModuleOp module;
-    if (failed(prepare(op, rewriter, options, state, buffer, region, dtype,
-                       module)))
-      return failure();
-    Location loc = op->getLoc();
-    Type i64 = rewriter.getI64Type();
-    Value devices =
-        devicesAsUnranked(rewriter, loc, module, allReduce.getDevices());
-    func::FuncOp callee = getOrInsertRuntimeFunction(
-        rewriter, module,
-        getRuntimeFunctionName(
-            "soaprt_all_reduce",
-            allReduce.getInput().getType().getElementType()),
-        rewriter.getFunctionType({region.getType(), i64, i64,
-                                  devices.getType()},
-                                 {}),
-        /*cInterface=*/true);
-    // soaprt_reduction_t has the values of soap::ReductionKind.
-    Value kind = i64Constant(rewriter, loc,
-                             static_cast<int64_t>(allReduce.getKind()));
-    func::CallOp::create(rewriter, loc, callee,
-                         ValueRange{region, dtype, kind, devices});
-    replaceOpWithBufferizedValues(rewriter, op, buffer);
-    return success();
+    return lower(op, rewriter, options, state, "soaprt_all_reduce",
+                 {static_cast<int64_t>(allReduce.getKind())},
+                 allReduce.getDevices());
   }
 };
 
@@ -255,29 +230,10 @@ struct ReduceScatterOpModel
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto scatter = cast<ReduceScatterOp>(op);
-    Value buffer, region, dtype;
-    ModuleOp module;
-    if (failed(prepare(op, rewriter, options, state, buffer, region, dtype,
-                       module)))
-      return failure();
-    Location loc = op->getLoc();
-    Type i64 = rewriter.getI64Type();
-    Value devices =
-        devicesAsUnranked(rewriter, loc, module, scatter.getDevices());
-    func::FuncOp callee = getOrInsertRuntimeFunction(
-        rewriter, module,
-        getRuntimeFunctionName("soaprt_reduce_scatter",
-                               scatter.getInput().getType().getElementType()),
-        rewriter.getFunctionType(
-            {region.getType(), i64, i64, i64, devices.getType()}, {}),
-        /*cInterface=*/true);
-    Value kind =
-        i64Constant(rewriter, loc, static_cast<int64_t>(scatter.getKind()));
-    Value dim = i64Constant(rewriter, loc, scatter.getDim());
-    func::CallOp::create(rewriter, loc, callee,
-                         ValueRange{region, dtype, kind, dim, devices});
-    replaceOpWithBufferizedValues(rewriter, op, buffer);
-    return success();
+    return lower(op, rewriter, options, state, "soaprt_reduce_scatter",
+                 {static_cast<int64_t>(scatter.getKind()),
+                  static_cast<int64_t>(scatter.getDim())},
+                 scatter.getDevices());
   }
 };
 
@@ -288,27 +244,8 @@ struct AllGatherOpModel
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto gather = cast<AllGatherOp>(op);
-    Value buffer, region, dtype;
-    ModuleOp module;
-    if (failed(prepare(op, rewriter, options, state, buffer, region, dtype,
-                       module)))
-      return failure();
-    Location loc = op->getLoc();
-    Type i64 = rewriter.getI64Type();
-    Value devices =
-        devicesAsUnranked(rewriter, loc, module, gather.getDevices());
-    func::FuncOp callee = getOrInsertRuntimeFunction(
-        rewriter, module,
-        getRuntimeFunctionName("soaprt_all_gather",
-                               gather.getInput().getType().getElementType()),
-        rewriter.getFunctionType(
-            {region.getType(), i64, i64, devices.getType()}, {}),
-        /*cInterface=*/true);
-    Value dim = i64Constant(rewriter, loc, gather.getDim());
-    func::CallOp::create(rewriter, loc, callee,
-                         ValueRange{region, dtype, dim, devices});
-    replaceOpWithBufferizedValues(rewriter, op, buffer);
-    return success();
+    return lower(op, rewriter, options, state, "soaprt_all_gather",
+                 {static_cast<int64_t>(gather.getDim())}, gather.getDevices());
   }
 };
 
