@@ -229,3 +229,33 @@ bool soap::combinationRegions(const std::vector<Box> &regions, size_t maxCells,
               cells.end());
   return true;
 }
+
+int32_t soap::scatterDimension(const Operand &out, const Box &region,
+                               int32_t parts,
+                               const std::vector<ChunkRead> &reads,
+                               uint32_t dims) {
+  if (parts < 2)
+    return -1;
+  for (int32_t d = 0; d < region.rank; ++d) {
+    const DimAccess &access = out.dims[d];
+    if (!(dims >> d & 1u) || access.whole || access.constant != 0 ||
+        access.terms.size() != 1 || access.terms[0].coefficient != 1 ||
+        region.dims[d].size() % parts != 0)
+      continue;
+    int64_t chunk = region.dims[d].size() / parts;
+    bool fits = true;
+    for (const ChunkRead &read : reads) {
+      Box need = intersect(read.region, region);
+      if (need.empty())
+        continue;
+      int64_t lo = region.dims[d].lo + read.chunk * chunk;
+      if (need.dims[d].lo < lo || need.dims[d].hi > lo + chunk) {
+        fits = false;
+        break;
+      }
+    }
+    if (fits)
+      return d;
+  }
+  return -1;
+}

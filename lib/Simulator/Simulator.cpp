@@ -280,6 +280,8 @@ struct Simulator::Impl {
   /// buildForwardEdge: the slots of the pairs read from a reduce-scattered
   /// group's chunks, (pair, slot) in pair order.
   std::vector<std::pair<size_t, int32_t>> chunkSlots;
+  /// scatterDimension's reads.
+  std::vector<ChunkRead> chunkReads;
   std::vector<int64_t> slotBytes, recvBytes;
   std::vector<int64_t> groupDevices; ///< owner * D + device, sorted
   std::vector<uint64_t> masks, candMasks, dimMasks;
@@ -1131,12 +1133,10 @@ struct Simulator::Impl {
 
   /// The output dimension along which the partial sums of node n's
   /// reduction group `o` are reduce-scattered (chunk i on the group's i-th
-  /// tile's device, in tile order), or -1: the node has one output, the
-  /// group's devices are distinct, and the dimension is indexed by one loop
-  /// alone, splits evenly, and holds every read of the group's region by a
-  /// consumer tile on one of its devices (and the gather of a program
-  /// result to device 0) in that device's chunk. soap-partition decides
-  /// the same way (Partition.cpp, scatterDimension).
+  /// tile's device, in tile order), or -1 (Region.h, scatterDimension):
+  /// the node has one output and the group's devices are distinct; the
+  /// reads are those of the consumer tiles on the group's devices and the
+  /// gather of a program result to device 0, as soap-partition counts them.
   int32_t scatterDimension(int32_t n, int32_t o) {
     const Node &node = graph.nodes[n];
     const NodeStatic &ns = nstat[n];
@@ -1157,44 +1157,27 @@ struct Simulator::Impl {
     };
     int32_t NI = static_cast<int32_t>(node.inputs.size());
     int32_t rank = ns.ranks[NI];
-    const Range *R = g.region(NI, o, rank);
+    auto toBox = [&](const Range *r) {
+      Box box;
+      box.rank = rank;
+      std::copy(r, r + rank, box.dims.begin());
+      return box;
+    };
     const Operand &out = node.outputs.front();
-    // A result of the program is gathered to device 0, whole.
-    const Tensor &tensor = graph.tensors[out.tensor];
-    int32_t holder0 = tensor.isOutput ? chunkOf(0) : -1;
-    Range whole[kMaxRank];
-    for (int32_t e = 0; e < rank; ++e)
-      whole[e] = {0, tensor.shape[e]};
-    for (int32_t d = 0; d < rank; ++d) {
-      const DimAccess &da = out.dims[d];
-      if (da.whole || da.constant != 0 || da.terms.size() != 1 ||
-          da.terms[0].coefficient != 1 || R[d].size() % k != 0)
-        continue;
-      int64_t chunk = R[d].size() / k;
-      // Whether the read `C` of the device holding chunk i stays in it.
-      auto inChunk = [&](const Range *C, int32_t i) {
-        for (int32_t e = 0; e < rank; ++e)
-          if (std::min(C[e].hi, R[e].hi) <= std::max(C[e].lo, R[e].lo))
-            return true; // reads nothing of the region
-        int64_t lo = R[d].lo + i * chunk;
-        return std::max(C[d].lo, R[d].lo) >= lo &&
-               std::min(C[d].hi, R[d].hi) <= lo + chunk;
-      };
-      bool fits = holder0 < 0 || inChunk(whole, holder0);
-      for (size_t q = 0; q < ns.outEdges.size() && fits; ++q) {
-        const Edge &ed = edges[ns.outEdges[q]];
-        const NodeGeom &gc = geom[ed.consumer];
-        for (int32_t b = 0; b < gc.tiles && fits; ++b) {
-          int32_t i = chunkOf(gc.devices[b]);
-          fits = i < 0 || inChunk(gc.region(ed.input, b, rank), i);
-        }
-      }
-      if (fits)
-        return d;
+    chunkReads.clear();
+    int32_t holder0 = chunkOf(0);
+    if (graph.tensors[out.tensor].isOutput && holder0 >= 0)
+      chunkReads.push_back({holder0, wholeTensor(graph.tensors[out.tensor])});
+    for (int32_t e : ns.outEdges) {
+      const Edge &ed = edges[e];
+      const NodeGeom &gc = geom[ed.consumer];
+      for (int32_t b = 0; b < gc.tiles; ++b)
+        if (int32_t i = chunkOf(gc.devices[b]); i >= 0)
+          chunkReads.push_back({i, toBox(gc.region(ed.input, b, rank))});
     }
-    return -1;
+    return soap::scatterDimension(out, toBox(g.region(NI, o, rank)), k,
+                                  chunkReads);
   }
-
   void buildBackward(int32_t n) {
     NodeGeom &g = geom[n];
     const NodeStatic &ns = nstat[n];

@@ -172,13 +172,11 @@ private:
   std::optional<std::map<int32_t, SmallVector<Box>>>
   futureReads(int32_t tensor);
   /// The dimension along which a split reduction's partial sums of `region`
-  /// held on `devices` are reduce-scattered instead of all-reduced: one
-  /// that cuts the region into equal chunks (chunk i for devices[i]) such
-  /// that no read of the region by a device afterwards reaches beyond its
-  /// chunk (the simulator decides so too: Simulator.cpp, buildForward),
-  /// and that indexes the group's output and the anchor's result by the
-  /// same one loop (so that the epilogue runs on the chunk). None if no
-  /// dimension does.
+  /// held on `devices` are reduce-scattered instead of all-reduced (chunk i
+  /// for devices[i]): Region.h's scatterDimension, shared with the
+  /// simulator, over every read of futureReads by a device of the group,
+  /// among the dimensions that the group's output and the anchor's result
+  /// index by the same one loop (so that the epilogue runs on the chunk).
   std::optional<int32_t> scatterDimension(int32_t node, const Box &region,
                                           ArrayRef<int64_t> devices);
   /// The part of argument `arg` each device reads (the bounding box of its
@@ -1075,30 +1073,25 @@ Partitioner::scatterDimension(int32_t nodeIndex, const Box &region,
       futureReads(out.tensor);
   if (!reads)
     return std::nullopt;
-  int64_t parts = static_cast<int64_t>(devices.size());
-  for (int32_t d = 0; d < region.rank; ++d) {
-    std::optional<int32_t> loop = plainLoop(out.dims[d]);
-    if (!loop || plainLoop(anchorDims[d]) != loop ||
-        region.dims[d].size() % parts != 0)
-      continue;
-    int64_t chunk = region.dims[d].size() / parts;
-    bool fits = true;
-    for (int64_t i = 0; i < parts && fits; ++i) {
-      auto it = reads->find(static_cast<int32_t>(devices[i]));
-      if (it == reads->end())
-        continue;
-      Box mine = region;
-      mine.dims[d] = {region.dims[d].lo + i * chunk,
-                      region.dims[d].lo + (i + 1) * chunk};
-      for (const Box &read : it->second) {
-        Box need = ::soap::intersect(read, region);
-        fits = fits && (need.empty() || covers(mine, need));
-      }
-    }
-    if (fits)
-      return d;
+  std::vector<::soap::ChunkRead> chunkReads;
+  for (auto [i, device] : llvm::enumerate(devices)) {
+    auto it = reads->find(static_cast<int32_t>(device));
+    if (it != reads->end())
+      for (const Box &read : it->second)
+        chunkReads.push_back({static_cast<int32_t>(i), read});
   }
-  return std::nullopt;
+  // The epilogue runs on a chunk of the anchor's result: the dimension
+  // must be the same loop's there.
+  uint32_t sameLoop = 0;
+  for (int32_t d = 0; d < region.rank; ++d)
+    if (plainLoop(anchorDims[d]) &&
+        plainLoop(anchorDims[d]) == plainLoop(out.dims[d]))
+      sameLoop |= 1u << d;
+  int32_t d = ::soap::scatterDimension(
+      out, region, static_cast<int32_t>(devices.size()), chunkReads, sameLoop);
+  if (d < 0)
+    return std::nullopt;
+  return d;
 }
 
 LogicalResult Partitioner::partitionUpdate(int32_t nodeIndex, int64_t arg) {

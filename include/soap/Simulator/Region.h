@@ -141,6 +141,24 @@ Box tileOutputRegion(const OpGraph &graph, int32_t node,
 bool combinationRegions(const std::vector<Box> &regions, size_t maxCells,
                         std::vector<Box> &cells, std::vector<int64_t> &bounds);
 
+/// A read of a split reduction's sums after their combination: the index of
+/// the reading device in the reduction group (its chunk), and the region.
+struct ChunkRead {
+  int32_t chunk;
+  Box region;
+};
+
+/// The dimension of `region` (partial sums written through `out`, held by
+/// `parts` devices) along which they are reduce-scattered rather than
+/// all-reduced: indexed by one loop alone (and allowed by `dims`, a bit per
+/// dimension), cut by `parts` evenly, and such that every read of `reads`
+/// stays in its device's chunk (chunk i: the i-th of `parts` equal
+/// pieces). -1 if none. Shared by the simulator and the partitioner, which
+/// must combine the same way.
+int32_t scatterDimension(const Operand &out, const Box &region, int32_t parts,
+                         const std::vector<ChunkRead> &reads,
+                         uint32_t dims = ~0u);
+
 /// Empty when every node and tensor has at most kMaxRank loops/dims.
 std::string validateForTiling(const OpGraph &graph);
 
