@@ -214,6 +214,50 @@ func.func @views(%a: memref<4x4xf32>) {
 
 // -----
 
+// Reduce-scatters and all-gathers start and are waited for like the other
+// communication, but stay out of gradient buckets: one between two
+// all-reduces of the same group closes the bucket.
+// CHECK-LABEL: func.func @chunked
+// CHECK-NOT:     soaprt_comm_group
+// CHECK:         call @soaprt_all_reduce_start_f32
+// CHECK-NEXT:    %[[S:.*]] = call @soaprt_reduce_scatter_start_f32({{.*}}) : (memref<*xf32>, i64, i64, i64, memref<*xi64>) -> i64
+// CHECK-NEXT:    call @soaprt_all_reduce_start_f32
+// CHECK-NEXT:    %[[G:.*]] = call @soaprt_all_gather_start_f32({{.*}}) : (memref<*xf32>, i64, i64, memref<*xi64>) -> i64
+// The kernel reads what the reduce-scatter wrote:
+// CHECK-NEXT:    call @soaprt_comm_wait(%[[S]]) : (i64) -> ()
+// CHECK-NEXT:    gpu.launch_func
+// CHECK-NEXT:    call @soaprt_comm_wait(%[[G]]) : (i64) -> ()
+// CHECK-NEXT:    return
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @scale(%x: memref<16xf32>) kernel {
+      gpu.return
+    }
+  }
+  memref.global "private" constant @__soap_devices_0_1 : memref<2xi64> = dense<[0, 1]>
+  func.func private @soaprt_all_reduce_f32(memref<*xf32>, i64, i64, memref<*xi64>) attributes {llvm.emit_c_interface}
+  func.func private @soaprt_reduce_scatter_f32(memref<*xf32>, i64, i64, i64, memref<*xi64>) attributes {llvm.emit_c_interface}
+  func.func private @soaprt_all_gather_f32(memref<*xf32>, i64, i64, memref<*xi64>) attributes {llvm.emit_c_interface}
+  func.func @chunked(%g1: memref<16xf32> {llvm.noalias}, %g2: memref<16xf32> {llvm.noalias}, %g3: memref<16xf32> {llvm.noalias}, %g4: memref<16xf32> {llvm.noalias}) {
+    %c1 = arith.constant 1 : index
+    %zero = arith.constant 0 : i64
+    %d = memref.get_global @__soap_devices_0_1 : memref<2xi64>
+    %devices = memref.cast %d : memref<2xi64> to memref<*xi64>
+    %r1 = memref.cast %g1 : memref<16xf32> to memref<*xf32>
+    %r2 = memref.cast %g2 : memref<16xf32> to memref<*xf32>
+    %r3 = memref.cast %g3 : memref<16xf32> to memref<*xf32>
+    %r4 = memref.cast %g4 : memref<16xf32> to memref<*xf32>
+    call @soaprt_all_reduce_f32(%r1, %zero, %zero, %devices) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+    call @soaprt_reduce_scatter_f32(%r2, %zero, %zero, %zero, %devices) : (memref<*xf32>, i64, i64, i64, memref<*xi64>) -> ()
+    call @soaprt_all_reduce_f32(%r3, %zero, %zero, %devices) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+    call @soaprt_all_gather_f32(%r4, %zero, %zero, %devices) : (memref<*xf32>, i64, i64, memref<*xi64>) -> ()
+    gpu.launch_func @kernels::@scale blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%g2 : memref<16xf32>)
+    return
+  }
+}
+
+// -----
+
 // Gradient buckets. Four all-reduces on one device group with kernels on
 // other buffers between them start together at the fourth, one NCCL group
 // (the arguments are llvm.noalias: distinct buffers). The kernel that reads
@@ -293,3 +337,4 @@ module attributes {gpu.container_module} {
 func.func @compute_only(%a: memref<8xf32>) {
   return
 }
+
