@@ -35,6 +35,26 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
 // -----
 
 module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 1.0, memory_gbps = 1.0, memory_gib = 1.0, intra_gbps = 1.0, intra_latency_us = 1.0, inter_gbps = 1.0, inter_latency_us = 1.0>} {
+  func.func @scatter_group(%a: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{'soap.reduce_scatter' op uses device 3 but the program runs on 2 devices}}
+    %0 = soap.reduce_scatter %a [0] [4] sum dim 0 devices [3, 0] : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 1.0, memory_gbps = 1.0, memory_gib = 1.0, intra_gbps = 1.0, intra_latency_us = 1.0, inter_gbps = 1.0, inter_latency_us = 1.0>} {
+  func.func @gather_group(%a: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error @+1 {{'soap.all_gather' op uses device 2 but the program runs on 2 devices}}
+    %0 = soap.all_gather %a [0] [4] dim 0 devices [1, 2] : tensor<4xf32>
+    return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 1.0, memory_gbps = 1.0, memory_gib = 1.0, intra_gbps = 1.0, intra_latency_us = 1.0, inter_gbps = 1.0, inter_latency_us = 1.0>} {
   func.func @internal(%a: tensor<4xf32>) -> tensor<4xf32> {
     %e = tensor.empty() : tensor<4xcomplex<f32>>
     // expected-error @+2 {{'soap.transfer' op cannot be lowered to libsoaprt: element type 'complex<f32>' is not supported}}
