@@ -36,12 +36,17 @@ static int gInitialized = 0;
 /* ---------------------------------------------------------------- errors */
 
 void soaprt_fatal(const char *fmt, ...) {
+  /* One write: mpirun forwards each write of a rank's stderr on its own, and
+     its MPI_Abort banner could land between the parts of the line. */
+  char line[4096];
+  int prefix = snprintf(line, sizeof(line), "soaprt: error: [rank %d] ", gRank);
   va_list args;
   va_start(args, fmt);
-  fprintf(stderr, "soaprt: error: [rank %d] ", gRank);
-  vfprintf(stderr, fmt, args);
-  fprintf(stderr, "\n");
+  vsnprintf(line + prefix, sizeof(line) - (size_t)prefix - 1, fmt, args);
   va_end(args);
+  size_t length = strlen(line);
+  line[length++] = '\n';
+  fwrite(line, 1, length, stderr);
   fflush(stderr);
 #ifdef SOAPRT_HAVE_MPI
   int up = 0;
