@@ -222,6 +222,56 @@ TEST(Simulator, SharedWeightOverlappingRegions) {
   EXPECT_EQ(delta.communicationBytes(), sim.communicationBytes());
 }
 
+TEST(Simulator, SharedWeightSyncWaitsForEveryReadersBackward) {
+  // An RNN's W and U are read by every step. Steps' W products each whole on
+  // a device of their own (W held by devices 0-5), U's data parallel: each
+  // weight's all-reduce starts only once every step's backward task that
+  // reads it has ended, on every device (the simulator keeps, per device,
+  // only the last of them as a predecessor: a device's ends never decrease
+  // in program order), and each update of W waits for its all-reduce.
+  const int32_t steps = 6;
+  OpGraph g = makeRNNLikeGraph(8, 64, steps);
+  ASSERT_EQ(g.validate(), "");
+  Machine m = testMachine(8);
+  CostModel costs(m);
+  Strategy s = dataParallelStrategy(g, 8);
+  for (int32_t n = 0; n < static_cast<int32_t>(g.nodes.size()); ++n)
+    if (g.nodes[n].name.size() > 3 &&
+        g.nodes[n].name.compare(g.nodes[n].name.size() - 3, 3, ".xw") == 0)
+      s.configs[n] = singleDeviceConfig(g.nodes[n], g.nodes[n].name[1] - '0');
+  Simulator sim(g, m, costs);
+  sim.simulateFull(s);
+  EXPECT_EQ(sim.verifySchedule(), "");
+  auto endsWith = [&](int32_t n, const char *suffix) {
+    const std::string &name = g.nodes[n].name;
+    return name.size() > 3 && name.compare(name.size() - 3, 3, suffix) == 0;
+  };
+  std::vector<ScheduledTask> tasks = sim.scheduledTasks();
+  for (const char *suffix : {".xw", ".hu"}) {
+    double lastBackward = 0, syncStart = -1, syncEnd = -1;
+    int32_t syncNode = -1, updates = 0;
+    for (const ScheduledTask &t : tasks)
+      if (t.kind == TaskKind::Backward && endsWith(t.node, suffix))
+        lastBackward = std::max(lastBackward, t.end);
+    for (const ScheduledTask &t : tasks)
+      if (t.kind == TaskKind::AllReduce && endsWith(t.node, suffix)) {
+        syncNode = t.node;
+        syncStart = t.start;
+        syncEnd = t.end;
+      }
+    ASSERT_GE(syncNode, 0) << suffix;
+    EXPECT_EQ(g.nodes[syncNode].name, std::string("t0") + suffix);
+    EXPECT_GE(syncStart, lastBackward) << suffix;
+    for (const ScheduledTask &t : tasks)
+      if (t.kind == TaskKind::Update && t.node == syncNode) {
+        ++updates;
+        EXPECT_GE(t.start, syncEnd) << suffix;
+      }
+    // One update per device holding the weight.
+    EXPECT_EQ(updates, std::string(suffix) == ".xw" ? steps : 8) << suffix;
+  }
+}
+
 TEST(Simulator, SplitReductionCombinesPartialSums) {
   OpGraph g = singleMatmul(64, 128, 256);
   Machine m = testMachine(2);
