@@ -279,8 +279,9 @@ struct Simulator::Impl {
   std::vector<int32_t> contribTask, contribDev, meets;
   /// buildSync: each contributor's backward block, and lastContributors()'s
   /// result; devLast (per device, -1 when unset) its last contributor.
-  std::vector<int32_t> contribBlock, order, lastOf, lastBegin, devLast,
-      predDevs;
+  std::vector<int32_t> contribBlock, readerStart, order, lastOf, lastBegin,
+      devLast, predDevs, touchedDevs;
+  std::vector<std::vector<int32_t>> seenRegions; ///< per device
   /// buildForwardEdge: the slots of the pairs read from a reduce-scattered
   /// group's chunks, (pair, slot) in pair order.
   std::vector<std::pair<size_t, int32_t>> chunkSlots;
@@ -462,6 +463,7 @@ struct Simulator::Impl {
     linkSlot.assign(machine.numLinks(), -1);
     linkTable.assign(size_t(D) * D, -1);
     devLast.assign(D, -1);
+    seenRegions.assign(D, {});
     for (int32_t a = 0; a < D; ++a)
       for (int32_t b = 0; b < D; ++b)
         if (a != b)
@@ -1409,33 +1411,38 @@ struct Simulator::Impl {
   /// decrease along it: of the backward tasks a sync waits for on one
   /// device, the last in priority order ends last, and waiting for it
   /// alone gives the same start (a shared RNN weight's 40 steps x 64 tiles
-  /// were ~1,800 predecessors per all-reduce).
-  void lastContributors() {
-    int32_t C = static_cast<int32_t>(keys.size());
-    order.resize(C);
-    for (int32_t c = 0; c < C; ++c)
-      order[c] = c;
-    std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-      if (keys[a] != keys[b])
-        return keys[a] < keys[b];
-      if (contribDev[a] != contribDev[b])
-        return contribDev[a] < contribDev[b];
-      return laterContributor(a, b);
-    });
+  /// were ~1,800 predecessors per all-reduce). The readers are in node
+  /// order, so latest first in the backward pass, and each one's tiles are
+  /// in tile order (readerStart): visited backwards, the first contributor
+  /// seen for a (region, device) is its last.
+  void lastContributors(int32_t J) {
     lastOf.clear();
-    lastBegin.clear();
-    for (int32_t i = 0; i < C; ++i) {
-      int32_t c = order[i];
-      bool newKey = i == 0 || keys[order[i - 1]] != keys[c];
-      if (newKey)
-        while (static_cast<int32_t>(lastBegin.size()) <= keys[c])
-          lastBegin.push_back(static_cast<int32_t>(lastOf.size()));
-      if (newKey || contribDev[order[i - 1]] != contribDev[c])
+    touchedDevs.clear();
+    for (size_t r = 0; r + 1 < readerStart.size(); ++r)
+      for (int32_t c = readerStart[r + 1] - 1; c >= readerStart[r]; --c) {
+        std::vector<int32_t> &seen = seenRegions[contribDev[c]];
+        if (seen.empty())
+          touchedDevs.push_back(contribDev[c]);
+        if (std::find(seen.begin(), seen.end(), keys[c]) != seen.end())
+          continue;
+        seen.push_back(keys[c]);
         lastOf.push_back(c);
-    }
-    int32_t J = C == 0 ? 0 : keys[order[C - 1]] + 1;
-    while (static_cast<int32_t>(lastBegin.size()) <= J)
-      lastBegin.push_back(static_cast<int32_t>(lastOf.size()));
+      }
+    for (int32_t dev : touchedDevs)
+      seenRegions[dev].clear();
+    // Grouped by region (counting sort).
+    lastBegin.assign(J + 1, 0);
+    for (int32_t c : lastOf)
+      ++lastBegin[keys[c] + 1];
+    for (int32_t q = 0; q < J; ++q)
+      lastBegin[q + 1] += lastBegin[q];
+    order.resize(lastOf.size());
+    for (int32_t c : lastOf)
+      order[lastBegin[keys[c]]++] = c;
+    for (int32_t q = J; q > 0; --q)
+      lastBegin[q] = lastBegin[q - 1];
+    lastBegin[0] = 0;
+    lastOf.swap(order);
   }
 
   /// Sync(p): per distinct region of shared parameter p held by the
@@ -1456,7 +1463,9 @@ struct Simulator::Impl {
     contribTask.clear();
     contribDev.clear();
     contribBlock.clear();
+    readerStart.clear();
     for (const auto &rd : sp.readers) {
+      readerStart.push_back(static_cast<int32_t>(contribTask.size()));
       const NodeGeom &g = geom[rd.first];
       int32_t base = beginOf(backwardBlock[rd.first]);
       for (int32_t t = 0; t < g.tiles; ++t) {
@@ -1479,11 +1488,12 @@ struct Simulator::Impl {
         contribBlock.push_back(backwardBlock[rd.first]);
       }
     }
-    lastContributors();
+    readerStart.push_back(static_cast<int32_t>(contribTask.size()));
     if (rank == 0 && !keys.empty())
       distinctRanges.clear(); // scalar: one region, no ranges
     int32_t J = rank == 0 ? (keys.empty() ? 0 : 1)
                           : static_cast<int32_t>(distinctRanges.size() / rank);
+    lastContributors(J);
     // The regions synchronized (combinationRegions, shared with
     // soap-partition): the distinct ones when no two overlap, otherwise the
     // cells of the grid their bounds make. Grids of more than kMaxSyncCells
