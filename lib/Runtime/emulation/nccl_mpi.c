@@ -432,6 +432,18 @@ static size_t reductionTypeSize(ncclDataType_t datatype, ncclRedOp_t op) {
   return typeSize(datatype);
 }
 
+/* A member other than 0 of a collective: sends its `sendBytes` up to member
+ * 0 and receives its `recvBytes` of the result back. */
+static ncclResult_t sendUpReceiveDown(const char *call, ncclComm_t comm,
+                                      const void *s, size_t sendBytes,
+                                      void *recv, size_t recvBytes) {
+  p2p_t ops[2] = {{1, (char *)(uintptr_t)s, sendBytes, comm->world[0],
+                   comm->tag + TAG_REDUCE_UP},
+                  {0, (char *)recv, recvBytes, comm->world[0],
+                   comm->tag + TAG_REDUCE_DOWN}};
+  return run(call, ops, 2);
+}
+
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
                            ncclDataType_t datatype, ncclRedOp_t op,
                            ncclComm_t comm, cudaStream_t stream) {
@@ -455,12 +467,9 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
   if (bytes == 0)
     return ncclSuccess;
   /* Member 0 reduces in member order and sends the result back. */
+  if (comm->rank != 0)
+    return sendUpReceiveDown(call, comm, s, bytes, recvbuff, bytes);
   int up = comm->tag + TAG_REDUCE_UP, down = comm->tag + TAG_REDUCE_DOWN;
-  if (comm->rank != 0) {
-    p2p_t ops[2] = {{1, (char *)(uintptr_t)s, bytes, comm->world[0], up},
-                    {0, (char *)recvbuff, bytes, comm->world[0], down}};
-    return run(call, ops, 2);
-  }
   char *acc = (char *)recvbuff;
   if (acc != s)
     memcpy(acc, s, bytes);
@@ -529,12 +538,9 @@ ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff,
   ++soaprt_emu_stats.ncclReduceScatters;
   if (bytes == 0)
     return ncclSuccess;
-  int up = comm->tag + TAG_REDUCE_UP, down = comm->tag + TAG_REDUCE_DOWN;
-  if (comm->rank != 0) {
-    p2p_t ops[2] = {{1, (char *)(uintptr_t)s, all, comm->world[0], up},
-                    {0, (char *)recvbuff, bytes, comm->world[0], down}};
-    return run(call, ops, 2);
-  }
+  if (comm->rank != 0)
+    return sendUpReceiveDown(call, comm, s, all, recvbuff, bytes);
+  int down = comm->tag + TAG_REDUCE_DOWN;
   char *acc = (char *)malloc(all);
   if (!acc)
     return fail(ncclSystemError, call, "out of memory");
@@ -575,12 +581,9 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff,
   ++soaprt_emu_stats.ncclAllGathers;
   if (bytes == 0)
     return ncclSuccess;
-  int up = comm->tag + TAG_REDUCE_UP, down = comm->tag + TAG_REDUCE_DOWN;
-  if (comm->rank != 0) {
-    p2p_t ops[2] = {{1, (char *)(uintptr_t)s, bytes, comm->world[0], up},
-                    {0, d, all, comm->world[0], down}};
-    return run(call, ops, 2);
-  }
+  if (comm->rank != 0)
+    return sendUpReceiveDown(call, comm, s, bytes, d, all);
+  int down = comm->tag + TAG_REDUCE_DOWN;
   r = collect(call, comm, s, d, bytes, sendcount, datatype, ncclSum, 1);
   for (int m = 1; m < comm->size && r == ncclSuccess; ++m) {
     p2p_t send = {1, d, all, comm->world[m], down};
