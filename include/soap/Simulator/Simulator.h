@@ -39,7 +39,9 @@
 // by some reader tile (any reading node), the distinct devices of the
 // reader tiles holding exactly that region; a group of k > 1 devices gets
 // one ring all-reduce (as above) of the region's bytes, after the backward
-// tasks of every reader tile whose region meets it. When regions overlap
+// tasks of every reader tile whose region meets it (its predecessors: the
+// last of them on each device, since a device's ends never decrease in
+// priority order). When regions overlap
 // (readers whose tile layouts differ), the regions are the cells of the
 // grid their bounds make, each synchronized over the devices with a region
 // that covers it; past 64 cells the distinct regions are kept (overlaps
