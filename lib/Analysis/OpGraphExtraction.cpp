@@ -881,6 +881,19 @@ LogicalResult Extractor::visit(Operation *op) {
     return op->emitError() << "call to '" << call.getCallee()
                            << "' must be inlined before SOAP can partition "
                               "the function (run soap-import)";
+  // A dimension of size 0 leaves a loop nothing can split (and nothing to
+  // compute).
+  auto isEmptyTensor = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && llvm::is_contained(tensor.getShape(), 0);
+  };
+  for (TypeRange types :
+       {TypeRange(op->getOperandTypes()), TypeRange(op->getResultTypes())})
+    for (Type type : types)
+      if (isEmptyTensor(type))
+        return op->emitError()
+               << "'" << op->getName() << "' works on an empty tensor (" << type
+               << "); SOAP cannot partition it";
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
     return visitLinalg(linalgOp);
   if (auto pad = dyn_cast<tensor::PadOp>(op))

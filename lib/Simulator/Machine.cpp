@@ -296,15 +296,15 @@ llvm::Expected<Machine> soap::readMachineJSON(StringRef text) {
   Machine m;
   int64_t nodes = 0, perNode = 0;
   const json::Object *dev = nullptr, *intra = nullptr, *inter = nullptr;
-  if (!r.checkKeys(top, "",
-                   {"name", "nodes", "devices_per_node", "device", "intra",
-                    "inter"}) ||
+  if (!r.checkKeys(
+          top, "",
+          {"name", "nodes", "devices_per_node", "device", "intra", "inter"}) ||
       !r.getString(top, "", "name", m.name) ||
       !r.getInt(top, "", "nodes", nodes) ||
       !r.getInt(top, "", "devices_per_node", perNode) ||
       !r.getObject(top, "", "device", dev) ||
       !r.getObject(top, "", "intra", intra) ||
-      !r.getObject(top, "", "inter", inter, /*required=*/nodes <= 1))
+      !r.getObject(top, "", "inter", inter, /*required=*/nodes > 1))
     return r.takeError("machine");
   if (nodes < 1 || nodes > (1 << 20) || perNode < 1 || perNode > (1 << 16)) {
     r.fail(nodes < 1 || nodes > (1 << 20) ? "nodes" : "devices_per_node",

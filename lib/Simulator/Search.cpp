@@ -415,7 +415,9 @@ struct Search {
       opt.progress(p);
     };
 
-    std::string stop;
+    // A graph without ops has nothing to propose (its one strategy is the
+    // start's).
+    std::string stop = N == 0 ? "empty" : "";
     while (stop.empty()) {
       // Quotas, in chain order.
       int64_t left = maxProposals - proposals;

@@ -8,6 +8,14 @@ func.func @dynamic(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>, %init: tensor<?x8
 
 // -----
 
+func.func @empty(%x: tensor<0x16xf32>, %w: tensor<16x8xf32>, %init: tensor<0x8xf32>) -> tensor<0x8xf32> {
+  // expected-error @below {{'linalg.matmul' works on an empty tensor ('tensor<0x16xf32>'); SOAP cannot partition it}}
+  %y = linalg.matmul ins(%x, %w : tensor<0x16xf32>, tensor<16x8xf32>) outs(%init : tensor<0x8xf32>) -> tensor<0x8xf32>
+  return %y : tensor<0x8xf32>
+}
+
+// -----
+
 func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32>
 func.func @calls(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @below {{call to 'helper' must be inlined before SOAP can partition the function (run soap-import)}}

@@ -68,6 +68,12 @@ static std::string formatDevices(const std::vector<int32_t> &devices) {
   return text;
 }
 
+/// Data-parallel over predicted time; 1 for a program with no ops (both 0).
+static double speedupOverDataParallel(const SummaryInputs &in) {
+  return in.predictedSeconds > 0 ? in.dataParallelSeconds / in.predictedSeconds
+                                 : 1.0;
+}
+
 void soapc::printSummary(llvm::raw_ostream &os, const SummaryInputs &in) {
   const soap::Machine &m = in.machine;
   os << "SOAP: " << in.model << " (" << in.graph.nodes.size() << " layers, "
@@ -80,7 +86,7 @@ void soapc::printSummary(llvm::raw_ostream &os, const SummaryInputs &in) {
     os << llvm::formatv(" ({0:f1} s, {1} simulations)", in.searchSeconds,
                         in.simulations);
   os << "\n";
-  double speedup = in.dataParallelSeconds / in.predictedSeconds;
+  double speedup = speedupOverDataParallel(in);
   os << llvm::formatv("predicted iteration time: {0:f3} ms   data parallel: "
                       "{1:f3} ms   speedup: {2:f2}x\n",
                       in.predictedSeconds * 1e3, in.dataParallelSeconds * 1e3,
@@ -151,8 +157,7 @@ llvm::json::Object soapc::buildReport(const SummaryInputs &in,
   report["strategy_kind"] = in.strategyKind;
   report["predicted_iteration_ms"] = in.predictedSeconds * 1e3;
   report["data_parallel_iteration_ms"] = in.dataParallelSeconds * 1e3;
-  report["speedup_vs_data_parallel"] =
-      in.dataParallelSeconds / in.predictedSeconds;
+  report["speedup_vs_data_parallel"] = speedupOverDataParallel(in);
   report["search_seconds"] = in.searchSeconds;
   report["simulations"] = in.simulations;
   report["peak_memory_bytes_per_device"] = in.report.peakMemoryBytes;

@@ -87,4 +87,14 @@ TEST(Machine, JSONErrors) {
                 .find("nodes: expected an integer, got a string"),
             std::string::npos);
   EXPECT_NE(errorOf("{").find("invalid JSON"), std::string::npos);
+  // "inter" is required with several nodes only (it was the other way
+  // round: a single node without it was rejected, several nodes without it
+  // read as bandwidth 0).
+  const std::string noInter = R"(,
+    "inter":{"bandwidth":1e8,"latency":1e-5})";
+  EXPECT_NE(replaced(noInter, "").find("machine: missing field 'inter'"),
+            std::string::npos);
+  s = good;
+  s.replace(s.find(noInter), noInter.size(), "");
+  EXPECT_EQ(replaced(R"("nodes":2)", R"("nodes":1)"), "");
 }

@@ -170,6 +170,26 @@ TEST(Search, NeverWorseThanDataParallel) {
   }
 }
 
+TEST(Search, AGraphWithoutOpsHasNothingToSearch) {
+  // A program that returns its input: no node to propose a config for (the
+  // proposal drew a node modulo 0).
+  OpGraph g;
+  g.name = "no_ops";
+  ASSERT_EQ(g.validate(), "");
+  Machine m = p100Node(4);
+  CostModel costs(m);
+  SearchOptions o = proposals(100);
+  SearchResult r = searchStrategy(g, m, costs, o);
+  EXPECT_EQ(r.stopReason, "empty");
+  EXPECT_TRUE(r.fits);
+  EXPECT_TRUE(r.best.configs.empty());
+  EXPECT_EQ(r.bestSeconds, 0.0);
+  EXPECT_EQ(r.proposals, 0);
+  o.maxProposals = 0;
+  o.budgetSeconds = 0.5;
+  EXPECT_EQ(searchStrategy(g, m, costs, o).stopReason, "empty");
+}
+
 TEST(Search, SameSeedSameResult) {
   OpGraph g = makeInceptionLikeGraph(32, 16, 8, 2);
   Machine m = *getMachinePreset("p100-4x4");

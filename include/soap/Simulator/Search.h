@@ -185,7 +185,8 @@ struct SearchResult {
   int64_t restarts = 0;
   double searchSeconds = 0;
   double beta = 0;
-  /// Why it stopped: "proposals", "time", "stall".
+  /// Why it stopped: "proposals", "time", "stall", or "empty" (a graph
+  /// with no ops: nothing to search).
   std::string stopReason;
 };
 
