@@ -46,8 +46,8 @@
 # constant_weights gelu_softmax scalar_loss grouped_convs nhwc_convs
 # dilated_convs": names of
 # test/Numerics/Inputs/*.mlir or .mlir paths; "" for none),
-# TIMING_MODELS (default "alexnet:256 resnet101:64 inception_v3:64"; "" for
-# none), TRAIN_TIMING (1, the default: also the training step of each
+# TIMING_MODELS (default "alexnet:256 resnet101:64 inception_v3:64": zoo
+# names and batches, or .mlir paths; "" for none), TRAIN_TIMING (1, the default: also the training step of each
 # TIMING_MODELS entry; 0: forward only), TRAIN_FLAGS (extra soapc flags of
 # the timed training steps, e.g. --learning-rate=0.01; default none),
 # TRAIN_CUDA_FORMAT (their --cuda-format when CUDA_FORMAT is unset; default
@@ -61,8 +61,12 @@
 # default 1800), MAX_MIB (size warning, default 60), GZIP_MIN_KIB
 # (executables larger than this are stored gzipped, default 1024),
 # FAKE_CUDA=1 (test mode: fill the CUDA slots with CPU builds, so that
-# gpu-check.sh can be run end to end on a machine without a GPU), KEEP=1
-# (keep the work folder).
+# gpu-check.sh can be run end to end on a machine without a GPU),
+# FAKE_CUDA=emulated (test mode: fill them with the CUDA lowering on the host
+# emulation, soapc --target=cuda --cuda-host-emulation: gpu-check.sh with
+# FAKE_CUDA=1 then checks, without a GPU, the very path of a GPU run except
+# the PTX and the libraries; test/Runtime/gpu-harness.test), KEEP=1 (keep
+# the work folder).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -145,6 +149,11 @@ PROBE=$ROOT/test/Numerics/Inputs/small_mlp.mlir
 CUDA_OK=0 TF32_OK=0 CUDA_FLAGS=() CUDA_STATUS=""
 if [ "$FAKE_CUDA" = 1 ]; then
   CUDA_OK=1 TF32_OK=1 CUDA_STATUS="FAKE: the CUDA slots hold CPU executables (FAKE_CUDA=1)"
+elif [ "$FAKE_CUDA" = emulated ]; then
+  CUDA_OK=1 TF32_OK=1 CUDA_STATUS="EMULATED: the CUDA slots hold soapc --target=cuda --cuda-host-emulation builds (FAKE_CUDA=emulated)"
+elif [ "$FAKE_CUDA" != 0 ]; then
+  echo "gpu-bundle: FAKE_CUDA must be 0, 1 or emulated (got '$FAKE_CUDA')"
+  exit 1
 else
   CUDA_FLAGS=(--cuda-chip="$CUDA_CHIP" --mcpu="$MCPU")
   [ -n "$CUDA_FORMAT" ] && CUDA_FLAGS+=(--cuda-format="$CUDA_FORMAT")
@@ -177,6 +186,9 @@ compile() {
     fp32|tf32)
       if [ "$FAKE_CUDA" = 1 ]; then
         flags=(--target=cpu --mcpu="$MCPU")
+      elif [ "$FAKE_CUDA" = emulated ]; then
+        flags=(--target=cuda --cuda-host-emulation --mcpu="$MCPU")
+        [ "$kind" = tf32 ] && flags+=(--allow-tf32)
       else
         flags=(--target=cuda "${CUDA_FLAGS[@]}")
         [ "$kind" = tf32 ] && flags+=(--allow-tf32)
@@ -262,19 +274,30 @@ done
 # short budget cuts the training steps, not the forward passes.
 TIME_MODES=(forward)
 [ "$TRAIN_TIMING" = 1 ] && TIME_MODES+=(train)
+# An entry is ZOO_MODEL:BATCH, or a .mlir file (batch "file": as written).
+timing_entry() {
+  case $1 in
+    *.mlir) model=$(basename "$1" .mlir) batch=file ;;
+    *) model=${1%%:*} batch=${1#*:} ;;
+  esac
+}
 for spec in $TIMING_MODELS; do
-  model=${spec%%:*} batch=${spec#*:}
-  "$SOAP_BIN/soap-models" "$model" --batch="$batch" -o "$WORK/$model-b$batch.mlir"
+  timing_entry "$spec"
+  if [ "$batch" = file ]; then
+    cp "$spec" "$WORK/$model-b$batch.mlir"
+  else
+    "$SOAP_BIN/soap-models" "$model" --batch="$batch" -o "$WORK/$model-b$batch.mlir"
+  fi
 done
 for mode in "${TIME_MODES[@]}"; do
   for spec in $TIMING_MODELS; do
-    model=${spec%%:*} batch=${spec#*:}
+    timing_entry "$spec"
     src=$WORK/$model-b$batch.mlir
     for prec in fp32 tf32; do
       exe=$BUNDLE/time/$model-b$batch-$prec extra=()
       if [ "$mode" = train ]; then
         exe+=-train extra=(--train --train-returns=outputs "${TRAIN_FLAGS[@]}")
-        if [ -z "$CUDA_FORMAT" ] && [ -n "$TRAIN_CUDA_FORMAT" ] && [ "$FAKE_CUDA" != 1 ]; then
+        if [ -z "$CUDA_FORMAT" ] && [ -n "$TRAIN_CUDA_FORMAT" ] && [ "$FAKE_CUDA" = 0 ]; then
           extra+=(--cuda-format="$TRAIN_CUDA_FORMAT")
         fi
       fi

@@ -53,8 +53,10 @@
 # MPIRUN (launcher, default "mpirun -np 1 --oversubscribe --bind-to none";
 # "none" runs the executables directly), FAKE_CUDA=1 (test the harness on a
 # machine without CUDA executables: run diff/NAME/cpu where a CUDA one is
-# missing; a failing smoke model does not count), KEEP=1 (keep the work
-# folder).
+# missing; a failing smoke model does not count; a bundle built with
+# FAKE_CUDA=emulated holds CUDA executables that run on the host emulation:
+# test/Runtime/gpu-harness.test runs this script on one), KEEP=1 (keep the
+# work folder).
 # No `set -e` / `set -u`: one failing step must not end the run before the
 # tables are printed.
 set -o pipefail
@@ -167,9 +169,10 @@ else
   HAVE_BUNDLE=1
   echo "bundle:"
   awk -F'\t' '$1 == "meta" { printf "  %s: %s\n", $2, $3 }' "$BUNDLE/manifest.tsv"
-  if awk -F'\t' '$1 == "meta" && $2 == "fake" && $3 == 1 { f = 1 } END { exit !f }' "$BUNDLE/manifest.tsv"; then
-    echo "  *** FAKE bundle: the 'CUDA' executables are CPU builds (harness test only) ***"
-  fi
+  case $(awk -F'\t' '$1 == "meta" && $2 == "fake" { print $3 }' "$BUNDLE/manifest.tsv") in
+    1) echo "  *** FAKE bundle: the 'CUDA' executables are CPU builds (harness test only) ***" ;;
+    emulated) echo "  *** EMULATED bundle: the CUDA executables run on the host emulation of CUDA (harness test only) ***" ;;
+  esac
   # Executables stored gzipped: unpacked into the work folder.
   mapfile -t packed < <(cd "$BUNDLE" && find diff time -type f -name '*.gz' 2>/dev/null | sort)
   for f in "${packed[@]}"; do
@@ -329,7 +332,8 @@ if [ "$HAVE_BUNDLE" = 1 ]; then
     mode=${mode:-forward}
     if [ "$mode" = train ]; then iters=$TRAIN_ITERS warmup=$TRAIN_WARMUP label="$model b$batch $prec train"
     else iters=$ITERS warmup=$WARMUP label="$model b$batch $prec"; fi
-    [[ " ${TORCH_MODELS[*]} " == *" $model:$batch "* ]] || TORCH_MODELS+=("$model:$batch")
+    # PyTorch times the zoo models only (torchvision), not .mlir files.
+    [ "$batch" = file ] || [[ " ${TORCH_MODELS[*]} " == *" $model:$batch "* ]] || TORCH_MODELS+=("$model:$batch")
     exe=$(exe_of "$path") status="" med="" best="" n=0 skip=0 peak="" note=""
     if [ ! -x "$exe" ]; then
       status=MISSING note=$(grep -m1 . "$BUNDLE/$path.error" 2>/dev/null || echo "not in the bundle")
@@ -441,7 +445,10 @@ for line in open(torch_log):
             torch[(r["model"], str(r["batch"]), r["precision"], r["mode"])] = r
 
 md = []
-if fake == "1" or fake_cuda == "1":
+if fake == "emulated":
+    md.append("**EMULATED run: the CUDA executables ran on the host emulation of "
+              "CUDA, cuBLAS, cuDNN and NCCL (harness test only; no GPU times).**\n")
+elif fake == "1" or fake_cuda == "1":
     md.append("**FAKE run: the 'CUDA' executables are CPU builds (harness test only).**\n")
 md.append("### Differential check: SOAP CUDA vs SOAP CPU\n")
 md.append("Same inputs; relative error max|a-b|/max|a| over every result. NAME-train: "
@@ -533,7 +540,7 @@ for key in keys:
         ms(soap_train_ms), torch_cell(train),
         "%.2fx" % train_ratio if train_ratio else "-",
         peaks, torch_peaks, status.replace("|", "/")[:120]))
-    results["timing"].append({"model": model, "batch": int(batch), "precision": prec,
+    results["timing"].append({"model": model, "batch": int(batch) if batch.isdigit() else batch, "precision": prec,
                               "soap_ms": soap_ms, "soap_min_ms": num(s[6]) if s else None,
                               "soap_iterations": int(s[7]) if s and s[7] else 0,
                               "soap_status": s[4] if s else "not built",
