@@ -21,6 +21,8 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
   funcPm.addPass(tosa::createTosaToLinalg());
   funcPm.addPass(createTosaToArithPass());
   funcPm.addPass(createTosaToTensorPass());
+  // linalg.softmax and other aggregated ops: fills and linalg.generic ops.
+  funcPm.addPass(createDecomposeAggregates());
   // JAX exports call private helpers such as @relu. Without the inliner's
   // default canonicalization: it would merge equal weight constants before
   // soap-lift-constant-parameters sees them apart (canonicalize runs below).
@@ -50,7 +52,8 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
 void mlir::soap::registerSOAPPipelines() {
   PassPipelineRegistration<ImportOptions>(
       "soap-import",
-      "Import a model: TOSA to linalg, inline helpers, drop asserts, "
+      "Import a model: TOSA to linalg, decompose aggregated ops (softmax), "
+      "inline helpers, drop asserts, "
       "optionally lift weight constants to parameters, canonicalize, "
       "rescale the batch, name the layers",
       buildImportPipeline);

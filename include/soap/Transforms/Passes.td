@@ -41,6 +41,23 @@ def DumpGraph : Pass<"soap-dump-graph", "ModuleOp"> {
   ];
 }
 
+def DecomposeAggregates : Pass<"soap-decompose-aggregates"> {
+  let summary = "Decompose aggregated linalg ops (linalg.softmax) into "
+                "the structured ops they stand for";
+  let description = [{
+    Ops that implement `linalg::AggregatedOpInterface`, such as
+    `linalg.softmax` (what IREE and newer torch-mlir exports emit for a
+    softmax), have no indexing maps: SOAP could neither partition them nor
+    lower them. Their own `decomposeOperation` (upstream's, the one
+    `transform.structured.decompose_interface` applies) rewrites them into
+    fills and `linalg.generic` ops (a softmax: max, subtract and exp, sum,
+    divide), which SOAP partitions, differentiates and lowers like any
+    other. Run by `soap-import`.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
+                           "tensor::TensorDialect", "math::MathDialect"];
+}
+
 def StripAsserts : Pass<"soap-strip-asserts"> {
   let summary = "Erase cf.assert ops (exporters' shape checks)";
   let description = [{
