@@ -415,8 +415,15 @@ FailureOr<int32_t> Extractor::getTensor(Value value, Operation *user) {
     std::string base = isParameter(value) ? "param" : "value";
     tensor.name = base + std::to_string(kindCounters["#" + base]++);
   }
+  Type element = type.getElementType();
+  if (!element.isIntOrIndexOrFloat())
+    return user->emitError()
+           << "'" << user->getName() << "' uses a tensor of " << element
+           << " elements; SOAP handles integer, index and "
+              "floating-point elements";
   tensor.shape.assign(type.getShape().begin(), type.getShape().end());
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  // index: 64 bits, as both targets lower it.
+  unsigned bits = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
   tensor.elementBytes = std::max<int32_t>(1, (bits + 7) / 8);
   tensor.isParameter = isParameter(value);
   int32_t id = result.graph.tensors.size();
@@ -919,13 +926,28 @@ LogicalResult Extractor::visit(Operation *op) {
     return op->emitError() << "'" << op->getName()
                            << "' has regions and no iteration space; SOAP "
                               "cannot partition it";
-  if (llvm::any_of(op->getResultTypes(), [](Type t) {
-        auto tensor = dyn_cast<RankedTensorType>(t);
-        return !tensor || !tensor.hasStaticShape();
-      }) || op->getNumResults() == 0)
+  for (Type t : op->getOperandTypes())
+    if (auto tensor = dyn_cast<TensorType>(t);
+        tensor && !tensor.hasStaticShape())
+      return op->emitError()
+             << "'" << op->getName() << "' uses a tensor of dynamic shape " << t
+             << "; SOAP partitions static shapes only";
+  if (op->getNumResults() == 0)
     return op->emitError() << "'" << op->getName()
-                           << "' produces a dynamically shaped or unranked "
-                              "tensor; SOAP cannot partition it";
+                           << "' reads tensors and produces nothing; SOAP "
+                              "cannot partition it";
+  for (Type t : op->getResultTypes()) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    if (!isa<TensorType>(t))
+      return op->emitError()
+             << "'" << op->getName() << "' produces a scalar (" << t
+             << ") from a tensor; SOAP partitions programs on whole tensors "
+                "only";
+    if (!tensor || !tensor.hasStaticShape())
+      return op->emitError() << "'" << op->getName()
+                             << "' produces a dynamically shaped or unranked "
+                                "tensor; SOAP cannot partition it";
+  }
   return visitReplicated(op);
 }
 

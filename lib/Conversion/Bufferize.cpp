@@ -52,6 +52,24 @@ struct Bufferize : public soap::impl::BufferizeBase<Bufferize> {
       unanalyzed.push_back(func.getSymName().str());
     }
     options.noAnalysisFuncFilter = unanalyzed;
+    // An op on tensors with no bufferization (tensor.gather, tensor.bitcast,
+    // linalg.pack) would fail below with 'op was not bufferized': say what
+    // it means instead.
+    WalkResult unsupported = module.walk([&](Operation *op) {
+      auto isTensor = llvm::IsaPred<TensorType>;
+      if (!llvm::any_of(op->getOperandTypes(), isTensor) &&
+          !llvm::any_of(op->getResultTypes(), isTensor))
+        return WalkResult::advance();
+      if (options.dynCastBufferizableOp(op))
+        return WalkResult::advance();
+      op->emitError() << "'" << op->getName()
+                      << "' has no lowering to buffers, so SOAP's CPU and "
+                         "CUDA targets cannot compile it (express it with "
+                         "linalg ops)";
+      return WalkResult::interrupt();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
     bufferization::BufferizationState state;
     if (failed(bufferization::runOneShotModuleBufferize(module, options,
                                                         state)))

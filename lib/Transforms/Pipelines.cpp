@@ -7,6 +7,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -23,6 +24,8 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
   funcPm.addPass(createTosaToTensorPass());
   // linalg.softmax and other aggregated ops: fills and linalg.generic ops.
   funcPm.addPass(createDecomposeAggregates());
+  // arith / math ops on whole tensors: linalg.generic ops.
+  funcPm.addPass(createConvertElementwiseToLinalgPass());
   // JAX exports call private helpers such as @relu. Without the inliner's
   // default canonicalization: it would merge equal weight constants before
   // soap-lift-constant-parameters sees them apart (canonicalize runs below).
@@ -53,6 +56,7 @@ void mlir::soap::registerSOAPPipelines() {
   PassPipelineRegistration<ImportOptions>(
       "soap-import",
       "Import a model: TOSA to linalg, decompose aggregated ops (softmax), "
+      "elementwise arith / math on tensors to linalg, "
       "inline helpers, drop asserts, "
       "optionally lift weight constants to parameters, canonicalize, "
       "rescale the batch, name the layers",

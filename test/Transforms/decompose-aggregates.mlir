@@ -1,5 +1,5 @@
-// RUN: soap-opt %s --soap-decompose-aggregates | FileCheck %s
-// RUN: soap-opt %s --soap-import | FileCheck %s --check-prefix=IMPORT
+// RUN: soap-opt %s -split-input-file --soap-decompose-aggregates | FileCheck %s
+// RUN: soap-opt %s -split-input-file --soap-import | FileCheck %s --check-prefix=IMPORT
 
 // linalg.softmax has no indexing maps: it becomes the reductions and
 // elementwise ops it stands for, which SOAP partitions like any other.
@@ -22,4 +22,21 @@ func.func @softmax(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %e = tensor.empty() : tensor<8x16xf32>
   %s = linalg.softmax dimension(1) ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
   return %s : tensor<8x16xf32>
+}
+
+// -----
+
+// soap-import also turns arith / math ops on whole tensors into
+// linalg.generic ops (upstream convert-elementwise-to-linalg): SOAP could
+// neither partition nor bufferize them.
+// IMPORT-LABEL: func.func @elementwise
+// IMPORT-NOT:     arith.addf {{.*}} : tensor
+// IMPORT:         linalg.generic
+// IMPORT:           arith.addf {{.*}} : f32
+// IMPORT:         linalg.generic
+// IMPORT:           math.exp {{.*}} : f32
+func.func @elementwise(%a: tensor<8x16xf32>, %b: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %c = arith.addf %a, %b : tensor<8x16xf32>
+  %d = math.exp %c : tensor<8x16xf32>
+  return %d : tensor<8x16xf32>
 }

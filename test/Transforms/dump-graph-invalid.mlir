@@ -68,3 +68,45 @@ func.func @dynamic_pad(%x: tensor<4x4xf32>, %n: index) -> tensor<?x4xf32> {
   } : tensor<4x4xf32> to tensor<?x4xf32>
   return %p : tensor<?x4xf32>
 }
+
+// -----
+
+// A tensor of index elements (indices of a gather) counts 8 bytes per
+// element (it crashed asking index for its bit width).
+func.func @index_tensor(%a: tensor<8x16xf32>, %i: tensor<4x1xindex>) -> tensor<4x16xf32> {
+  // expected-remark @below {{'tensor.gather' has no iteration space SOAP understands; it is kept unpartitioned (replicated)}}
+  %g = tensor.gather %a[%i] gather_dims([0]) : (tensor<8x16xf32>, tensor<4x1xindex>) -> tensor<4x16xf32>
+  return %g : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @complex_elements(%a: tensor<8xcomplex<f32>>, %b: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
+  %e = tensor.empty() : tensor<8xcomplex<f32>>
+  // expected-error @below {{'linalg.generic' uses a tensor of 'complex<f32>' elements; SOAP handles integer, index and floating-point elements}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%a, %b : tensor<8xcomplex<f32>>, tensor<8xcomplex<f32>>) outs(%e : tensor<8xcomplex<f32>>) {
+  ^bb0(%x: complex<f32>, %y: complex<f32>, %out: complex<f32>):
+    %s = complex.add %x, %y : complex<f32>
+    linalg.yield %s : complex<f32>
+  } -> tensor<8xcomplex<f32>>
+  return %r : tensor<8xcomplex<f32>>
+}
+
+// -----
+
+func.func @scalar_read(%a: tensor<2xf32>) -> tensor<2xf32> {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'tensor.extract' produces a scalar ('f32') from a tensor; SOAP partitions programs on whole tensors only}}
+  %x = tensor.extract %a[%c0] : tensor<2xf32>
+  %t = tensor.from_elements %x, %x : tensor<2xf32>
+  return %t : tensor<2xf32>
+}
+
+// -----
+
+func.func @dim_of_dynamic(%a: tensor<?x16xf32>) -> index {
+  %c0 = arith.constant 0 : index
+  // expected-error @below {{'tensor.dim' uses a tensor of dynamic shape 'tensor<?x16xf32>'; SOAP partitions static shapes only}}
+  %d = tensor.dim %a, %c0 : tensor<?x16xf32>
+  return %d : index
+}
