@@ -3,11 +3,11 @@
 // soap-npy-compare EXPECTED.npy ACTUAL.npy [--rtol=R]
 // soap-npy-compare --print FILE.npy      (dtype, shape, one line per row)
 //
-// Same dtype and shape (except that float32 and float64 compare with each
-// other: a float64 reference of a float32 program, scripts/diff-test.sh
-// REFERENCE=f64), then: integers and booleans must be equal; floats must
-// satisfy max|actual - expected| <= R * max|expected| (R = 1e-5 by
-// default), the error relative to the largest expected magnitude: a
+// Same dtype and shape (except that float16, float32 and float64 compare
+// with each other: a float64 reference of a float32 program,
+// scripts/diff-test.sh REFERENCE=f64), then: integers and booleans must be
+// equal; floats must satisfy max|actual - expected| <= R * max|expected| (R =
+// 1e-5 by default), the error relative to the largest expected magnitude: a
 // partitioned program sums split reductions in another order, which moves
 // every element by a few ulps of the magnitudes summed, so elements that
 // cancel to near zero must not be judged on their own scale. NaN and
@@ -94,6 +94,34 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return s.empty() ? "scalar" : s;
 }
 
+/// IEEE half (numpy's float16, '<f2') to double.
+double halfToDouble(uint16_t h) {
+  int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  double v = exponent == 0    ? std::ldexp(mantissa, -24)
+             : exponent == 31 ? (mantissa ? NAN : INFINITY)
+                              : std::ldexp(mantissa | 0x400, exponent - 25);
+  return h & 0x8000 ? -v : v;
+}
+
+/// Float element i of `data` in `descr` ('<f2', '<f4' or '<f8').
+double loadFloat(const std::string &descr, const char *data, int64_t i) {
+  int64_t width = elementSize(descr);
+  const char *p = data + i * width;
+  if (width == 2) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    return halfToDouble(h);
+  }
+  if (width == 8) {
+    double v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
 template <typename T>
 double load(const char *p) {
   T v;
@@ -137,7 +165,7 @@ int main(int argc, char **argv) {
     char kind = npy.descr.size() > 1 ? npy.descr[1] : '?';
     for (int64_t i = 0; i < n; ++i) {
       const char *p = &npy.data[i * size];
-      double v = kind == 'f' ? (size == 8 ? load<double>(p) : load<float>(p))
+      double v = kind == 'f' ? loadFloat(npy.descr, npy.data.data(), i)
                  : size == 8 ? load<int64_t>(p)
                  : size == 4 ? load<int32_t>(p)
                  : size == 2 ? load<int16_t>(p)
@@ -162,7 +190,7 @@ int main(int argc, char **argv) {
   }
   const char *name = files[1];
   auto isFloat = [](const std::string &descr) {
-    return descr == "<f4" || descr == "<f8";
+    return descr == "<f2" || descr == "<f4" || descr == "<f8";
   };
   bool bothFloat = isFloat(expected.descr) && isFloat(actual.descr);
   if ((expected.descr != actual.descr && !bothFloat) ||
@@ -211,11 +239,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   auto value = [&](const Npy &npy, int64_t i) {
-    int64_t width = npy.descr == "<f8" ? 8 : 4;
-    const char *p = &npy.data[i * width];
-    return width == 8 ? load<double>(p) : load<float>(p);
+    return loadFloat(npy.descr, npy.data.data(), i);
   };
-  if (size != 4 && size != 8) {
+  if (size != 2 && size != 4 && size != 8) {
     std::fprintf(stderr, "soap-npy-compare: error: unsupported dtype '%s'\n",
                  expected.descr.c_str());
     return 2;

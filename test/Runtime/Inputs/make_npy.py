@@ -7,7 +7,7 @@ fortran = len(sys.argv) > 4
 n = 1
 for d in shape:
     n *= d
-fmt = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q"}[descr]
+fmt = {"<f2": "e", "<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q"}[descr]
 shape_text = "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (
     descr, "True" if fortran else "False", shape_text)
