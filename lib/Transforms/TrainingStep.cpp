@@ -1288,15 +1288,27 @@ LogicalResult TrainingStepBuilder::run() {
   // What needs a gradient: the parameters (every float tensor argument for
   // `returns=gradients`), and what is computed from them.
   SmallVector<unsigned> wanted;
+  std::optional<unsigned> nonFloatParameter;
   for (unsigned i = 0; i < numArgs; ++i) {
     auto type = dyn_cast<RankedTensorType>(func.getArgument(i).getType());
-    if (!type || !isa<FloatType>(type.getElementType()))
+    if (!type || !isa<FloatType>(type.getElementType())) {
+      if (parameters.test(i) && !nonFloatParameter)
+        nonFloatParameter = i;
       continue;
+    }
     if (returnGradients || parameters.test(i)) {
       wanted.push_back(i);
       active.insert(func.getArgument(i));
     }
   }
+  if (wanted.empty() && nonFloatParameter)
+    return func.emitError()
+           << "training step: '" << func.getSymName()
+           << "' has no floating-point parameters to train: argument #"
+           << *nonFloatParameter << " ("
+           << func.getArgument(*nonFloatParameter).getType()
+           << ") is marked 'soap.parameter', but only floating-point "
+              "tensors have gradients";
   if (wanted.empty())
     return func.emitError() << "training step: '" << func.getSymName()
                             << "' has no parameters to train (mark them "

@@ -17,6 +17,15 @@ func.func @scale(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
 
 // -----
 
+// expected-error @below {{training step: 'int_weights' has no floating-point parameters to train: argument #1 ('tensor<4x4xi32>') is marked 'soap.parameter', but only floating-point tensors have gradients}}
+func.func @int_weights(%x: tensor<4x4xi32>, %w: tensor<4x4xi32> {soap.parameter}) -> tensor<4x4xi32> {
+  %e = tensor.empty() : tensor<4x4xi32>
+  %y = linalg.add ins(%x, %w : tensor<4x4xi32>, tensor<4x4xi32>) outs(%e : tensor<4x4xi32>) -> tensor<4x4xi32>
+  return %y : tensor<4x4xi32>
+}
+
+// -----
+
 func.func @sine(%x: tensor<4xf32>, %w: tensor<4xf32> {soap.parameter}) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>
   // expected-error @below {{training step: cannot differentiate 'math.sin' in the body of 'linalg.generic'}}
