@@ -16,8 +16,14 @@ using namespace mlir::soap;
 
 void mlir::soap::buildImportPipeline(OpPassManager &pm,
                                      const ImportOptions &options) {
-  // TOSA models become linalg on tensors (a no-op on other models).
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createStripAsserts());
+  // torch-mlir's embedding gathers: select reductions over the table's rows,
+  // the table an operand (a weight to lift, train and split). First: the
+  // TOSA conversions fold ops, and a gather from a splat table would fold
+  // to a constant.
+  funcPm.addPass(createLookupReductions());
+  // TOSA models become linalg on tensors (a no-op on other models).
   funcPm.addPass(tosa::createTosaToLinalgNamed());
   funcPm.addPass(tosa::createTosaToLinalg());
   funcPm.addPass(createTosaToArithPass());
@@ -32,7 +38,6 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
   pm.addPass(createInlinerPass(llvm::StringMap<OpPassManager>(),
                                [](OpPassManager &) {}));
   pm.addPass(createSymbolDCEPass());
-  pm.addPass(createStripAsserts());
   if (options.liftConstantParameters) {
     LiftConstantParametersOptions lift;
     lift.entry = options.entry;
@@ -57,7 +62,7 @@ void mlir::soap::registerSOAPPipelines() {
       "soap-import",
       "Import a model: TOSA to linalg, decompose aggregated ops (softmax), "
       "elementwise arith / math on tensors to linalg, "
-      "inline helpers, drop asserts, "
+      "inline helpers, drop asserts, embedding gathers to lookup reductions, "
       "optionally lift weight constants to parameters, canonicalize, "
       "rescale the batch, name the layers",
       buildImportPipeline);

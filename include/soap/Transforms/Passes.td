@@ -58,6 +58,37 @@ def DecomposeAggregates : Pass<"soap-decompose-aggregates"> {
                            "tensor::TensorDialect", "math::MathDialect"];
 }
 
+def LookupReductions : Pass<"soap-lookup-reductions"> {
+  let summary = "Turn embedding gathers (tensor.extract of a row in a "
+                "linalg.generic body) into one-hot select reductions";
+  let description = [{
+    torch-mlir exports an embedding lookup as a parallel `linalg.generic`
+    over the ids whose body reads the table, captured from outside, with
+    `tensor.extract %table[index_cast(%id), linalg.index ...]`. The table
+    is then no operand: SOAP could not see it as a weight (train it, lift
+    it from a constant) nor split it. Each such op (ids its one input, an
+    all-parallel loop nest, the extract's indices the id once and loop
+    indices otherwise, its value yielded) becomes the form SOAP's own
+    models use, a reduction over the table's rows r that keeps the row
+    whose index equals the id:
+
+      out[p] = select(id[p] == r, table[..., r, ...], out[p]),  out = 0
+
+    which the op graph sees as a lookup (cost of a gather), the training
+    step differentiates (the table's gradient, which the lowering turns
+    into atomic adds: `soap-scatter-lookup-gradients`), `--train` lifts and
+    trains when the table is a constant, and the lowering turns back into
+    a gather (`soap-gather-lookups`). (Its row loop is a select, not a sum:
+    the search does not split it.) Ids out of range give zeros
+    (the export asserted them in range: run after `soap-strip-asserts`,
+    since a body with an assert is not matched). Run by `soap-import`
+    before the TOSA conversions, which would fold a gather from a splat
+    table, and so before `soap-lift-constant-parameters`.
+  }];
+  let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
+                           "tensor::TensorDialect"];
+}
+
 def StripAsserts : Pass<"soap-strip-asserts"> {
   let summary = "Erase cf.assert ops (exporters' shape checks)";
   let description = [{

@@ -1,0 +1,71 @@
+// RUN: soap-opt %s -split-input-file --soap-strip-asserts --soap-lookup-reductions | FileCheck %s
+// RUN: soap-opt %s -split-input-file --soap-import | FileCheck %s --check-prefix=IMPORT
+
+// torch-mlir's embedding: a parallel generic over the ids whose body
+// extracts the id's row of a table captured from outside (the asserts on
+// the id's range are stripped at import). It becomes a select reduction
+// over the table's rows, the table an operand.
+// CHECK-DAG: #[[IDMAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// CHECK-DAG: #[[TMAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d2)>
+// CHECK-DAG: #[[OMAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @embedding
+// CHECK-SAME:    (%[[IDS:.*]]: tensor<2x5xi64>, %[[TABLE:.*]]: tensor<100x8xf32>
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32)
+// CHECK:         linalg.generic {indexing_maps = [#[[IDMAP]], #[[TMAP]], #[[OMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME:      ins(%[[IDS]], %[[TABLE]] : tensor<2x5xi64>, tensor<100x8xf32>) outs(%[[INIT]] : tensor<2x5x8xf32>)
+// CHECK:         ^bb0(%[[ID:.*]]: i64, %[[ROW:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK:           %[[R:.*]] = linalg.index 3 : index
+// CHECK:           %[[RI:.*]] = arith.index_cast %[[R]] : index to i64
+// CHECK:           %[[HIT:.*]] = arith.cmpi eq, %[[ID]], %[[RI]] : i64
+// CHECK:           %[[KEPT:.*]] = arith.select %[[HIT]], %[[ROW]], %[[ACC]] : f32
+// CHECK:           linalg.yield %[[KEPT]] : f32
+// CHECK-NOT:     tensor.extract
+// IMPORT-LABEL: func.func @embedding
+// IMPORT-NOT:     cf.assert
+// IMPORT-NOT:     tensor.extract
+// IMPORT:         arith.cmpi eq
+func.func @embedding(%ids: tensor<2x5xi64>, %table: tensor<100x8xf32> {soap.parameter}) -> tensor<2x5x8xf32> {
+  %c100 = arith.constant 100 : index
+  %c0 = arith.constant 0 : i64
+  %e = tensor.empty() : tensor<2x5x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, t, h) -> (b, t)>, affine_map<(b, t, h) -> (b, t, h)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : tensor<2x5xi64>) outs(%e : tensor<2x5x8xf32>) {
+  ^bb0(%id: i64, %out: f32):
+    %i = arith.index_cast %id : i64 to index
+    %h = linalg.index 2 : index
+    %lt = arith.cmpi slt, %i, %c100 : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %ge = arith.cmpi sge, %id, %c0 : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %v = tensor.extract %table[%i, %h] : tensor<100x8xf32>
+    linalg.yield %v : f32
+  } -> tensor<2x5x8xf32>
+  return %r : tensor<2x5x8xf32>
+}
+
+// -----
+
+// Left alone: the value is transformed after the extract, and a table read
+// at two ids.
+// CHECK-LABEL: func.func @not_lookups
+// CHECK-COUNT-3: tensor.extract
+func.func @not_lookups(%ids: tensor<4xi64>, %table: tensor<10x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>) {
+  %e = tensor.empty() : tensor<4x3xf32>
+  %scaled = linalg.generic {indexing_maps = [affine_map<(p, h) -> (p)>, affine_map<(p, h) -> (p, h)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<4xi64>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%id: i64, %out: f32):
+    %i = arith.index_cast %id : i64 to index
+    %h = linalg.index 1 : index
+    %v = tensor.extract %table[%i, %h] : tensor<10x3xf32>
+    %w = arith.addf %v, %v : f32
+    linalg.yield %w : f32
+  } -> tensor<4x3xf32>
+  %square = linalg.generic {indexing_maps = [affine_map<(p, h) -> (p)>, affine_map<(p, h) -> (p, h)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<4xi64>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%id: i64, %out: f32):
+    %i = arith.index_cast %id : i64 to index
+    %v = tensor.extract %table[%i, %i] : tensor<10x3xf32>
+    %u = tensor.extract %table[%i, %i] : tensor<10x3xf32>
+    %w = arith.mulf %v, %u : f32
+    linalg.yield %w : f32
+  } -> tensor<4x3xf32>
+  return %scaled, %square : tensor<4x3xf32>, tensor<4x3xf32>
+}
