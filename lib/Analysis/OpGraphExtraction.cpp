@@ -901,8 +901,14 @@ LogicalResult Extractor::visit(Operation *op) {
         return op->emitError()
                << "'" << op->getName() << "' works on an empty tensor (" << type
                << "); SOAP cannot partition it";
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op))
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    if (!linalgOp.hasPureTensorSemantics())
+      return op->emitError() << "'" << op->getName()
+                             << "' works on buffers (memref); SOAP "
+                                "partitions programs on tensors, before "
+                                "bufferization";
     return visitLinalg(linalgOp);
+  }
   if (auto pad = dyn_cast<tensor::PadOp>(op))
     return visitPad(pad);
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))

@@ -110,3 +110,13 @@ func.func @dim_of_dynamic(%a: tensor<?x16xf32>) -> index {
   %d = tensor.dim %a, %c0 : tensor<?x16xf32>
   return %d : index
 }
+
+// -----
+
+// Linalg on buffers has no results to partition (it crashed reading one).
+func.func @on_buffers(%a: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @below {{'linalg.fill' works on buffers (memref); SOAP partitions programs on tensors, before bufferization}}
+  linalg.fill ins(%zero : f32) outs(%a : memref<8xf32>)
+  return
+}
