@@ -24,7 +24,7 @@ namespace {
 
 /// A gather `out[p] = table[..., id[p], ...]` in a generic's body: the
 /// table, which of its dimensions the id indexes, and the loop each other
-/// dimension reads (at rowDim: unused).
+/// dimension reads (at rowDim: ~0u, unused).
 struct Gather {
   Value table;
   unsigned rowDim = 0;
@@ -73,6 +73,9 @@ static std::optional<Gather> matchGather(linalg::GenericOp op) {
   bool haveId = false;
   for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
     if (auto loop = index.getDefiningOp<linalg::IndexOp>()) {
+      // Each loop at most once (the table's map a projected permutation).
+      if (llvm::is_contained(gather.loops, loop.getDim()))
+        return std::nullopt;
       gather.loops.push_back(loop.getDim());
       continue;
     }
@@ -80,7 +83,7 @@ static std::optional<Gather> matchGather(linalg::GenericOp op) {
       return std::nullopt;
     haveId = true;
     gather.rowDim = dim;
-    gather.loops.push_back(0);
+    gather.loops.push_back(~0u); // unused: the row loop
   }
   if (!haveId)
     return std::nullopt;
