@@ -97,6 +97,10 @@ REF_TIMEOUT=${REF_TIMEOUT:-1800}
 MAX_MIB=${MAX_MIB:-60}
 GZIP_MIN_KIB=${GZIP_MIN_KIB:-1024}
 FAKE_CUDA=${FAKE_CUDA:-0}
+case $FAKE_CUDA in
+  0 | 1 | emulated) ;;
+  *) echo "gpu-bundle: FAKE_CUDA must be 0, 1 or emulated (got '$FAKE_CUDA')"; exit 1 ;;
+esac
 CC=${CC:-cc} CXX=${CXX:-c++}
 
 for tool in soapc soap-models; do
@@ -151,9 +155,6 @@ if [ "$FAKE_CUDA" = 1 ]; then
   CUDA_OK=1 TF32_OK=1 CUDA_STATUS="FAKE: the CUDA slots hold CPU executables (FAKE_CUDA=1)"
 elif [ "$FAKE_CUDA" = emulated ]; then
   CUDA_OK=1 TF32_OK=1 CUDA_STATUS="EMULATED: the CUDA slots hold soapc --target=cuda --cuda-host-emulation builds (FAKE_CUDA=emulated)"
-elif [ "$FAKE_CUDA" != 0 ]; then
-  echo "gpu-bundle: FAKE_CUDA must be 0, 1 or emulated (got '$FAKE_CUDA')"
-  exit 1
 else
   CUDA_FLAGS=(--cuda-chip="$CUDA_CHIP" --mcpu="$MCPU")
   [ -n "$CUDA_FORMAT" ] && CUDA_FLAGS+=(--cuda-format="$CUDA_FORMAT")

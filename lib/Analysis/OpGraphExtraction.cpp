@@ -390,6 +390,13 @@ void Extractor::findParameters() {
   }
 }
 
+/// `user` reads or writes a tensor of dynamic shape `type`.
+static InFlightDiagnostic dynamicShapeError(Operation *user, Type type) {
+  return user->emitError() << "'" << user->getName()
+                           << "' uses a tensor of dynamic shape " << type
+                           << "; SOAP partitions static shapes only";
+}
+
 FailureOr<int32_t> Extractor::getTensor(Value value, Operation *user) {
   auto it = tensorOf.find(value);
   if (it != tensorOf.end())
@@ -400,9 +407,7 @@ FailureOr<int32_t> Extractor::getTensor(Value value, Operation *user) {
            << "operand of type " << value.getType()
            << " is not a ranked tensor; SOAP cannot partition it";
   if (!type.hasStaticShape())
-    return user->emitError() << "'" << user->getName()
-                             << "' uses a tensor of dynamic shape " << type
-                             << "; SOAP partitions static shapes only";
+    return dynamicShapeError(user, type);
   Tensor tensor;
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     tensor.name = "arg" + std::to_string(arg.getArgNumber());
@@ -935,9 +940,7 @@ LogicalResult Extractor::visit(Operation *op) {
   for (Type t : op->getOperandTypes())
     if (auto tensor = dyn_cast<TensorType>(t);
         tensor && !tensor.hasStaticShape())
-      return op->emitError()
-             << "'" << op->getName() << "' uses a tensor of dynamic shape " << t
-             << "; SOAP partitions static shapes only";
+      return dynamicShapeError(op, t);
   if (op->getNumResults() == 0)
     return op->emitError() << "'" << op->getName()
                            << "' reads tensors and produces nothing; SOAP "

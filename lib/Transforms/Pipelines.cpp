@@ -19,7 +19,7 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createStripAsserts());
   // torch-mlir's embedding gathers: select reductions over the table's rows,
-  // the table an operand (a weight to lift, train and split). First: the
+  // the table an operand (a weight to lift and train). First: the
   // TOSA conversions fold ops, and a gather from a splat table would fold
   // to a constant.
   funcPm.addPass(createLookupReductions());
@@ -60,9 +60,9 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
 void mlir::soap::registerSOAPPipelines() {
   PassPipelineRegistration<ImportOptions>(
       "soap-import",
-      "Import a model: TOSA to linalg, decompose aggregated ops (softmax), "
-      "elementwise arith / math on tensors to linalg, "
-      "inline helpers, drop asserts, embedding gathers to lookup reductions, "
+      "Import a model: drop asserts, embedding gathers to lookup "
+      "reductions, TOSA to linalg, decompose aggregated ops (softmax), "
+      "elementwise arith / math on tensors to linalg, inline helpers, "
       "optionally lift weight constants to parameters, canonicalize, "
       "rescale the batch, name the layers",
       buildImportPipeline);

@@ -120,3 +120,11 @@ func.func @on_buffers(%a: memref<8xf32>) {
   linalg.fill ins(%zero : f32) outs(%a : memref<8xf32>)
   return
 }
+
+// -----
+
+func.func @no_result(%t: tensor<8xf32>, %m: memref<8xf32>) {
+  // expected-error @below {{'bufferization.materialize_in_destination' reads tensors and produces nothing; SOAP cannot partition it}}
+  bufferization.materialize_in_destination %t in restrict writable %m : (tensor<8xf32>, memref<8xf32>) -> ()
+  return
+}

@@ -1,5 +1,7 @@
 // RUN: soap-opt %s -split-input-file --soap-strip-asserts --soap-lookup-reductions | FileCheck %s
 // RUN: soap-opt %s -split-input-file --soap-import | FileCheck %s --check-prefix=IMPORT
+// The lowering's soap-gather-lookups turns the result back into a gather.
+// RUN: soap-opt %s -split-input-file --soap-strip-asserts --soap-lookup-reductions --soap-gather-lookups | FileCheck %s --check-prefix=GATHER
 
 // torch-mlir's embedding: a parallel generic over the ids whose body
 // extracts the id's row of a table captured from outside (the asserts on
@@ -21,6 +23,11 @@
 // CHECK:           %[[KEPT:.*]] = arith.select %[[HIT]], %[[ROW]], %[[ACC]] : f32
 // CHECK:           linalg.yield %[[KEPT]] : f32
 // CHECK-NOT:     tensor.extract
+// GATHER-LABEL: func.func @embedding
+// GATHER-SAME:    (%{{.*}}: tensor<2x5xi64>, %[[GTABLE:.*]]: tensor<100x8xf32>
+// GATHER:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]}
+// GATHER:           tensor.extract %[[GTABLE]]
+// GATHER-NOT:     arith.cmpi eq
 // IMPORT-LABEL: func.func @embedding
 // IMPORT-NOT:     cf.assert
 // IMPORT-NOT:     tensor.extract
