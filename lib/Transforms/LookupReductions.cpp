@@ -73,8 +73,11 @@ static std::optional<Gather> matchGather(linalg::GenericOp op) {
   bool haveId = false;
   for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
     if (auto loop = index.getDefiningOp<linalg::IndexOp>()) {
-      // Each loop at most once (the table's map a projected permutation).
-      if (llvm::is_contained(gather.loops, loop.getDim()))
+      // Each loop at most once (the table's map a projected permutation),
+      // over the whole dimension (an operand of the new op must match the
+      // loop's extent).
+      if (llvm::is_contained(gather.loops, loop.getDim()) ||
+          op.getStaticLoopRanges()[loop.getDim()] != tableType.getDimSize(dim))
         return std::nullopt;
       gather.loops.push_back(loop.getDim());
       continue;

@@ -53,10 +53,11 @@ func.func @embedding(%ids: tensor<2x5xi64>, %table: tensor<100x8xf32> {soap.para
 // -----
 
 // Left alone: the value is transformed after the extract, a table read at
-// two ids, and one read twice by the same loop (its diagonal).
+// two ids, one read twice by the same loop (its diagonal), and one whose
+// columns the loop covers only in part.
 // CHECK-LABEL: func.func @not_lookups
-// CHECK-COUNT-4: tensor.extract
-func.func @not_lookups(%ids: tensor<4xi64>, %table: tensor<10x3xf32>, %cube: tensor<10x3x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3x3xf32>) {
+// CHECK-COUNT-5: tensor.extract
+func.func @not_lookups(%ids: tensor<4xi64>, %table: tensor<10x3xf32>, %cube: tensor<10x3x3xf32>, %wide: tensor<10x5xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3x3xf32>, tensor<4x3xf32>) {
   %e = tensor.empty() : tensor<4x3xf32>
   %scaled = linalg.generic {indexing_maps = [affine_map<(p, h) -> (p)>, affine_map<(p, h) -> (p, h)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<4xi64>) outs(%e : tensor<4x3xf32>) {
   ^bb0(%id: i64, %out: f32):
@@ -82,5 +83,12 @@ func.func @not_lookups(%ids: tensor<4xi64>, %table: tensor<10x3xf32>, %cube: ten
     %v = tensor.extract %cube[%i, %h, %h] : tensor<10x3x3xf32>
     linalg.yield %v : f32
   } -> tensor<4x3x3xf32>
-  return %scaled, %square, %diag : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3x3xf32>
+  %part = linalg.generic {indexing_maps = [affine_map<(p, h) -> (p)>, affine_map<(p, h) -> (p, h)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<4xi64>) outs(%e : tensor<4x3xf32>) {
+  ^bb0(%id: i64, %out: f32):
+    %i = arith.index_cast %id : i64 to index
+    %h = linalg.index 1 : index
+    %v = tensor.extract %wide[%i, %h] : tensor<10x5xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x3xf32>
+  return %scaled, %square, %diag, %part : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3x3xf32>, tensor<4x3xf32>
 }
