@@ -2,6 +2,8 @@
 
 #include "soap/Analysis/IterationSpace.h"
 
+#include "soap/Analysis/Lookup.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -79,6 +81,24 @@ FailureOr<ReductionKind> mlir::soap::getReductionCombiner(Operation *op) {
   if (failed(kinds))
     return failure();
   return kinds->front();
+}
+
+/// `v` is zero everywhere: a zero fill or a zero splat constant.
+static bool isZeroTensor(Value v) {
+  if (auto fill = v.getDefiningOp<linalg::FillOp>())
+    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
+           matchPattern(fill.getInputs()[0], m_Zero());
+  return matchPattern(v, m_AnyZeroFloat()) || matchPattern(v, m_Zero());
+}
+
+FailureOr<ReductionKind> mlir::soap::getSplitCombiner(Operation *op) {
+  if (FailureOr<ReductionKind> kind = getReductionCombiner(op); succeeded(kind))
+    return kind;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (linalgOp && matchOneHotSelection(linalgOp) &&
+      isZeroTensor(linalgOp.getDpsInitOperand(0)->get()))
+    return ReductionKind::Sum;
+  return failure();
 }
 
 TypedAttr mlir::soap::getReductionIdentity(Builder &b, ReductionKind kind,

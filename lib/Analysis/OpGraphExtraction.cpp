@@ -671,8 +671,8 @@ LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
   n.extents.assign(space->extents.begin(), space->extents.end());
   n.loopKinds.assign(space->kinds.begin(), space->kinds.end());
   n.flops = bodyFlops(op);
-  n.reductionSplittable = op.getNumReductionLoops() == 0 ||
-                          succeeded(getReductionCombiner(op));
+  n.reductionSplittable =
+      op.getNumReductionLoops() == 0 || succeeded(getSplitCombiner(op));
   for (OpOperand *in : op.getDpsInputOperands()) {
     if (!isa<RankedTensorType>(in->get().getType()))
       continue;

@@ -8,6 +8,7 @@
 
 #include "LookupPatterns.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -24,50 +25,47 @@ using namespace mlir;
 
 namespace {
 
-/// A lookup: `out = select(id == r, table[...], out)` over reduction loop r.
+/// A lookup: `out = select(id == r + offset, table[...], out)` over
+/// reduction loop r (a tile of rows [offset, offset + extent of r) once
+/// partitioned).
 struct Lookup {
   unsigned loop;      // r
+  int64_t offset;     // the table's first row in this op
   OpOperand *id;      // an integer input that does not depend on r
   OpOperand *table;   // read through plain loop dimensions, r among them
 };
 
 static std::optional<Lookup> matchLookup(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 1 || op.getNumDpsInputs() != 2)
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2)
+    return std::nullopt;
+  std::optional<soap::IdEqualsLoop> test = soap::matchOneHotSelection(op);
+  if (!test)
     return std::nullopt;
   Block &body = *op.getBlock();
-  if (body.getOperations().size() > 5) // index, cast, cmpi, select, yield
-    return std::nullopt;
-  auto select =
-      body.getTerminator()->getOperand(0).getDefiningOp<arith::SelectOp>();
-  if (!select || select.getFalseValue() != body.getArgument(2))
-    return std::nullopt;
-  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-  std::optional<soap::IdEqualsLoop> test = soap::matchIdEqualsLoop(op, cmp);
+  auto select = cast<arith::SelectOp>(
+      body.getTerminator()->getOperand(0).getDefiningOp());
   auto tableArg = dyn_cast<BlockArgument>(select.getTrueValue());
-  if (!test || !tableArg || tableArg.getOwner() != &body ||
-      tableArg.getArgNumber() >= 2 ||
-      op.getIteratorTypesArray()[test->loop] != utils::IteratorType::reduction)
+  if (!tableArg || tableArg.getOwner() != &body || tableArg.getArgNumber() >= 2)
     return std::nullopt;
   OpOperand *id = test->id;
-  std::optional<unsigned> loop = test->loop;
   OpOperand *table = op.getDpsInputOperand(tableArg.getArgNumber());
   if (id == table)
     return std::nullopt;
   AffineMap idMap = op.getMatchingIndexingMap(id);
   AffineMap tableMap = op.getMatchingIndexingMap(table);
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (idMap.isFunctionOfDim(*loop) || !tableMap.isProjectedPermutation() ||
-      !tableMap.isFunctionOfDim(*loop) || !outMap.isProjectedPermutation() ||
-      !idMap.isProjectedPermutation())
+  if (!tableMap.isProjectedPermutation() ||
+      !tableMap.isFunctionOfDim(test->loop) ||
+      !outMap.isProjectedPermutation() || !idMap.isProjectedPermutation())
     return std::nullopt;
-  // Nothing else in the body (the index and its cast only feed the
-  // comparison).
+  // Nothing else in the body (the index, its offset and its cast only feed
+  // the comparison).
   for (Operation &inner : body.without_terminator())
-    if (&inner != select && &inner != cmp &&
-        !isa<linalg::IndexOp, arith::IndexCastOp>(inner))
+    if (&inner != select && inner.getResult(0) != select.getCondition() &&
+        !isa<linalg::IndexOp, arith::IndexCastOp, arith::ConstantOp,
+             arith::AddIOp, affine::AffineApplyOp>(inner))
       return std::nullopt;
-  return Lookup{*loop, id, table};
+  return Lookup{test->loop, test->offset, id, table};
 }
 
 /// Replaces the lookup `op` with a parallel generic over its other loops
@@ -100,11 +98,8 @@ static void rewriteLookup(RewriterBase &rewriter, linalg::GenericOp op,
       ValueRange{init->get()}, maps, iterators,
       [&](OpBuilder &b, Location l, ValueRange args) {
         Value id = args[0];
-        Value inRange = soap::idInRange(b, l, id, rows);
-        Value zero =
-            arith::ConstantOp::create(b, l, b.getIntegerAttr(id.getType(), 0));
-        Value safe = arith::SelectOp::create(b, l, inRange, id, zero);
-        Value row = arith::IndexCastOp::create(b, l, b.getIndexType(), safe);
+        Value inRange = soap::idInRange(b, l, id, lookup.offset, rows);
+        Value row = soap::tileRow(b, l, id, inRange, lookup.offset);
         SmallVector<Value> indices;
         for (AffineExpr e : tableMap.getResults()) {
           unsigned d = cast<AffineDimExpr>(e).getPosition();

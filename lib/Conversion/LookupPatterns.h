@@ -1,36 +1,29 @@
-//===- LookupPatterns.h - Embedding lookups written as reductions -*- C++ -*-===//
+//===- LookupPatterns.h - Embedding lookups written as reductions -*- C++
+//-*-===//
 //
-// What soap-gather-lookups and soap-scatter-lookup-gradients recognise in
-// the bodies of linalg.generic ops: an id compared with a loop's index
-// (the one-hot test of a lookup written as a reduction over the table's
-// rows), and the range test of the rewritten code.
+// What soap-gather-lookups and soap-scatter-lookup-gradients build: the
+// range test of an id against the rows a (tile of a) lookup holds, and the
+// row it selects there. What they match is in soap/Analysis/Lookup.h.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SOAP_LIB_CONVERSION_LOOKUPPATTERNS_H
 #define SOAP_LIB_CONVERSION_LOOKUPPATTERNS_H
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-
-#include <optional>
+#include "soap/Analysis/Lookup.h"
 
 namespace mlir {
 namespace soap {
 
-/// An integer input's element compared for equality with a loop's index.
-struct IdEqualsLoop {
-  OpOperand *id;
-  unsigned loop;
-};
+/// `offset <= id < offset + rows` (an i1), built at `b`'s insertion point.
+Value idInRange(OpBuilder &b, Location loc, Value id, int64_t offset,
+                int64_t rows);
 
-/// `cmp` (in `op`'s body) is `id == r` or `r == id`: the block argument of
-/// an integer input of `op` and `linalg.index r`, index-cast or not.
-std::optional<IdEqualsLoop> matchIdEqualsLoop(linalg::GenericOp op,
-                                              arith::CmpIOp cmp);
-
-/// `0 <= id < rows` (an i1), built at `b`'s insertion point.
-Value idInRange(OpBuilder &b, Location loc, Value id, int64_t rows);
+/// The row of the tile over rows [offset, offset + rows) that `id` selects
+/// (`id - offset`, an index): the safe row 0 where `inRange` is false, or,
+/// without `inRange`, where the id is known to be in range.
+Value tileRow(OpBuilder &b, Location loc, Value id, Value inRange,
+              int64_t offset);
 
 } // namespace soap
 } // namespace mlir

@@ -33,6 +33,7 @@ namespace {
 /// `value` computed elementwise from the other inputs.
 struct LookupGradient {
   unsigned row;          // v: parallel, indexes the output only
+  int64_t offset;        // the output's first row: id == v + offset
   OpOperand *id;         // integer input, does not depend on v
   arith::AddFOp add;     // acc + select
   arith::SelectOp select;
@@ -71,20 +72,29 @@ static std::optional<LookupGradient> matchLookupGradient(linalg::GenericOp op) {
   for (OpOperand *in : op.getDpsInputOperands())
     if (op.getMatchingIndexingMap(in).isFunctionOfDim(*row))
       return std::nullopt;
+  // (v's index, its offset and its cast: one chain into the comparison.)
+  auto feedsOnlyCmp = [&](Operation *index) {
+    for (Operation *user = index; user != cmp;) {
+      if (!user->hasOneUse())
+        return false;
+      user = *user->user_begin();
+      if (user != cmp &&
+          !isa<arith::IndexCastOp, arith::AddIOp, affine::AffineApplyOp>(user))
+        return false;
+    }
+    return true;
+  };
   for (Operation &inner : body.without_terminator()) {
     if (auto index = dyn_cast<linalg::IndexOp>(inner);
         index && index.getDim() == *row) {
-      for (Operation *user : index->getUsers())
-        if (user != cmp &&
-            !(isa<arith::IndexCastOp>(user) && user->hasOneUse() &&
-              *user->user_begin() == cmp))
-          return std::nullopt;
+      if (!feedsOnlyCmp(index))
+        return std::nullopt;
       continue;
     }
     if (!isMemoryEffectFree(&inner) || inner.getNumRegions() != 0)
       return std::nullopt;
   }
-  return LookupGradient{*row, id, add, select, cmp};
+  return LookupGradient{*row, test->offset, id, add, select, cmp};
 }
 
 /// The values of `map`'s results at loop indices `ivs` (`row` standing for
@@ -138,9 +148,9 @@ static void rewrite(RewriterBase &rewriter, linalg::GenericOp op,
               .getResult();
         };
         Value id = load(b, g.id);
-        Value inRange = soap::idInRange(b, l, id, rows);
+        Value inRange = soap::idInRange(b, l, id, g.offset, rows);
         scf::IfOp::create(b, l, inRange, [&](OpBuilder &t, Location tl) {
-          Value row = arith::IndexCastOp::create(t, tl, t.getIndexType(), id);
+          Value row = soap::tileRow(t, tl, id, Value(), g.offset);
           // The added value: the body's computation on the other inputs'
           // elements (loaded where used), its loop indices the loop's.
           IRMapping mapping;

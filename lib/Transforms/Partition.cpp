@@ -387,7 +387,7 @@ Partitioner::emitTile(OpBuilder &b, int32_t nodeIndex, const Box &loopBox,
         sizes.push_back(loopBox.dims[l].size());
       }
       if (identityInit) {
-        FailureOr<ReductionKind> kind = getReductionCombiner(linalgOp);
+        FailureOr<ReductionKind> kind = getSplitCombiner(linalgOp);
         if (failed(kind))
           return op->emitError()
                  << "cannot split the reduction of '" << op->getName()
@@ -667,7 +667,7 @@ LogicalResult Partitioner::partitionChainedSum(int32_t nodeIndex) {
   std::vector<int64_t> bounds;
   ::soap::combinationRegions(distinct, SIZE_MAX, regions, bounds);
   Layout layout;
-  FailureOr<ReductionKind> kind = getReductionCombiner(anchor);
+  FailureOr<ReductionKind> kind = getSplitCombiner(anchor);
   for (const Box &region : regions) {
     SmallVector<int64_t> devices;
     for (auto &[written, device] : sums.written)
@@ -812,8 +812,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
       partial = next;
     }
     // Phase 2: combine each output region over the devices that share it.
-    FailureOr<ReductionKind> kind =
-        getReductionCombiner(anchor);
+    FailureOr<ReductionKind> kind = getSplitCombiner(anchor);
     if (failed(kind))
       return anchor->emitError()
              << "cannot split the reduction of '" << anchor->getName()

@@ -61,14 +61,13 @@ func.func @row_loop_first(%ids: tensor<4xi32>, %table: tensor<50x6xf32>, %start:
 // -----
 
 // Left alone: the gradient of the table (a sum, not a select of the
-// accumulator); a partitioned tile that compares with r + offset; a
-// comparison other than equality.
+// accumulator); a comparison other than equality.
 // CHECK-LABEL: func.func @kept(
 // CHECK-NOT:     tensor.extract
-// CHECK-COUNT-3: iterator_types = [{{.*}}"reduction"
+// CHECK-COUNT-2: iterator_types = [{{.*}}"reduction"
 // CHECK-NOT:     tensor.extract
 func.func @kept(%ids: tensor<2x3xi64>, %dy: tensor<2x3x8xf32>, %table: tensor<100x8xf32>, %gstart: tensor<100x8xf32>, %start: tensor<2x3x8xf32>)
-    -> (tensor<100x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
+    -> (tensor<100x8xf32>, tensor<2x3x8xf32>) {
   %zero = arith.constant 0.0 : f32
   %grad = linalg.generic {indexing_maps = [affine_map<(b, t, v, h) -> (b, t)>, affine_map<(b, t, v, h) -> (b, t, h)>, affine_map<(b, t, v, h) -> (v, h)>], iterator_types = ["reduction", "reduction", "parallel", "parallel"]}
       ins(%ids, %dy : tensor<2x3xi64>, tensor<2x3x8xf32>) outs(%gstart : tensor<100x8xf32>) {
@@ -80,6 +79,43 @@ func.func @kept(%ids: tensor<2x3xi64>, %dy: tensor<2x3x8xf32>, %table: tensor<10
     %a = arith.addf %acc, %s : f32
     linalg.yield %a : f32
   } -> tensor<100x8xf32>
+  %less = linalg.generic {indexing_maps = [affine_map<(b, t, h, v) -> (b, t)>, affine_map<(b, t, h, v) -> (v, h)>, affine_map<(b, t, h, v) -> (b, t, h)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%ids, %table : tensor<2x3xi64>, tensor<100x8xf32>) outs(%start : tensor<2x3x8xf32>) {
+  ^bb0(%id: i64, %w: f32, %acc: f32):
+    %v = linalg.index 3 : index
+    %vi = arith.index_cast %v : index to i64
+    %lt = arith.cmpi slt, %id, %vi : i64
+    %s = arith.select %lt, %w, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x8xf32>
+  return %grad, %less : tensor<100x8xf32>, tensor<2x3x8xf32>
+}
+
+// -----
+
+// Tiles of a lookup split over the table's rows (vocabulary parallelism):
+// rows [100, 200) of the table, the loop index shifted by arith.addi (and,
+// as upstream tiling writes it, by affine.apply). The id selects row
+// id - 100 of the tile, where 100 <= id < 200.
+// CHECK-LABEL: func.func @row_tiles(
+// CHECK-SAME:    %{{.*}}: tensor<2x3xi64>, %[[TABLE:.*]]: tensor<100x8xf32>
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-NEXT:    ^bb0(%[[ID:.*]]: i64, %[[ACC:.*]]: f32):
+// CHECK-DAG:       %[[FIRST:.*]] = arith.constant 100 : i64
+// CHECK-DAG:       %[[END:.*]] = arith.constant 200 : i64
+// CHECK:           %[[GE:.*]] = arith.cmpi sge, %[[ID]], %[[FIRST]] : i64
+// CHECK:           %[[LT:.*]] = arith.cmpi slt, %[[ID]], %[[END]] : i64
+// CHECK:           %[[IN:.*]] = arith.andi %[[GE]], %[[LT]] : i1
+// CHECK:           %[[FIRST2:.*]] = arith.constant 100 : i64
+// CHECK:           %[[SAFE:.*]] = arith.select %[[IN]], %[[ID]], %[[FIRST2]] : i64
+// CHECK:           %[[LOCAL:.*]] = arith.subi %[[SAFE]], %[[FIRST2]] : i64
+// CHECK:           %[[ROW:.*]] = arith.index_cast %[[LOCAL]] : i64 to index
+// CHECK:           tensor.extract %[[TABLE]][%[[ROW]], %{{.*}}] : tensor<100x8xf32>
+// CHECK:         linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK:           arith.constant 300 : i64
+// CHECK:           arith.constant 400 : i64
+// CHECK-NOT:     "reduction"
+func.func @row_tiles(%ids: tensor<2x3xi64>, %table: tensor<100x8xf32>, %start: tensor<2x3x8xf32>) -> (tensor<2x3x8xf32>, tensor<2x3x8xf32>) {
   %tile = linalg.generic {indexing_maps = [affine_map<(b, t, h, v) -> (b, t)>, affine_map<(b, t, h, v) -> (v, h)>, affine_map<(b, t, h, v) -> (b, t, h)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%ids, %table : tensor<2x3xi64>, tensor<100x8xf32>) outs(%start : tensor<2x3x8xf32>) {
   ^bb0(%id: i64, %w: f32, %acc: f32):
@@ -91,14 +127,15 @@ func.func @kept(%ids: tensor<2x3xi64>, %dy: tensor<2x3x8xf32>, %table: tensor<10
     %s = arith.select %eq, %w, %acc : f32
     linalg.yield %s : f32
   } -> tensor<2x3x8xf32>
-  %less = linalg.generic {indexing_maps = [affine_map<(b, t, h, v) -> (b, t)>, affine_map<(b, t, h, v) -> (v, h)>, affine_map<(b, t, h, v) -> (b, t, h)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+  %tile2 = linalg.generic {indexing_maps = [affine_map<(b, t, h, v) -> (b, t)>, affine_map<(b, t, h, v) -> (v, h)>, affine_map<(b, t, h, v) -> (b, t, h)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%ids, %table : tensor<2x3xi64>, tensor<100x8xf32>) outs(%start : tensor<2x3x8xf32>) {
   ^bb0(%id: i64, %w: f32, %acc: f32):
     %v = linalg.index 3 : index
-    %vi = arith.index_cast %v : index to i64
-    %lt = arith.cmpi slt, %id, %vi : i64
-    %s = arith.select %lt, %w, %acc : f32
+    %off = affine.apply affine_map<(d0) -> (d0 + 300)>(%v)
+    %vi = arith.index_cast %off : index to i64
+    %eq = arith.cmpi eq, %id, %vi : i64
+    %s = arith.select %eq, %w, %acc : f32
     linalg.yield %s : f32
   } -> tensor<2x3x8xf32>
-  return %grad, %tile, %less : tensor<100x8xf32>, tensor<2x3x8xf32>, tensor<2x3x8xf32>
+  return %tile, %tile2 : tensor<2x3x8xf32>, tensor<2x3x8xf32>
 }

@@ -65,6 +65,41 @@ func.func @fused_sum(%ids: memref<4xi32>, %g1: memref<4x8xf32>, %g2: memref<4x8x
 
 // -----
 
+// The gradient of rows [250, 500) of the table (a tile of a lookup split
+// over the vocabulary, the row index shifted as upstream tiling writes it):
+// ids in [250, 500) add to row id - 250 of the tile.
+// CHECK-LABEL: func.func @row_tile_grad(
+// CHECK-SAME:    %[[IDS:.*]]: memref<2x3xi64>, %[[DY:.*]]: memref<2x3x8xf32>, %[[DT:.*]]: memref<250x8xf32>)
+// CHECK:           %[[ID:.*]] = memref.load %[[IDS]]
+// CHECK-DAG:       %[[FIRST:.*]] = arith.constant 250 : i64
+// CHECK-DAG:       %[[END:.*]] = arith.constant 500 : i64
+// CHECK:           %[[GE:.*]] = arith.cmpi sge, %[[ID]], %[[FIRST]] : i64
+// CHECK:           %[[LT:.*]] = arith.cmpi slt, %[[ID]], %[[END]] : i64
+// CHECK:           %[[IN:.*]] = arith.andi %[[GE]], %[[LT]] : i1
+// CHECK:           scf.if %[[IN]] {
+// CHECK:             %[[OFF:.*]] = arith.constant 250 : i64
+// CHECK:             %[[LOCAL:.*]] = arith.subi %[[ID]], %[[OFF]] : i64
+// CHECK:             %[[ROW:.*]] = arith.index_cast %[[LOCAL]] : i64 to index
+// CHECK:             memref.atomic_rmw addf %{{.*}}, %[[DT]][%[[ROW]], %{{.*}}] : (f32, memref<250x8xf32>) -> f32
+// CHECK-NOT:     linalg.generic
+func.func @row_tile_grad(%ids: memref<2x3xi64>, %dy: memref<2x3x8xf32>, %dt: memref<250x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(b, t, v, h) -> (b, t)>, affine_map<(b, t, v, h) -> (b, t, h)>, affine_map<(b, t, v, h) -> (v, h)>], iterator_types = ["reduction", "reduction", "parallel", "parallel"]}
+      ins(%ids, %dy : memref<2x3xi64>, memref<2x3x8xf32>) outs(%dt : memref<250x8xf32>) {
+  ^bb0(%id: i64, %g: f32, %acc: f32):
+    %v = linalg.index 2 : index
+    %off = affine.apply affine_map<()[s0] -> (s0 + 250)>()[%v]
+    %vi = arith.index_cast %off : index to i64
+    %eq = arith.cmpi eq, %id, %vi : i64
+    %s = arith.select %eq, %g, %zero : f32
+    %a = arith.addf %acc, %s : f32
+    linalg.yield %a : f32
+  }
+  return
+}
+
+// -----
+
 // Left alone: tensors (the pass runs on buffers); a select of something
 // other than zero; a row loop that the gradient also depends on.
 // CHECK-LABEL: func.func @kept(

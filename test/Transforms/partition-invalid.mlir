@@ -52,6 +52,27 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
 
 // -----
 
+// An embedding lookup (a one-hot selection over the table's rows) splits
+// over the rows only when its output starts at zero: then the partials add
+// up to the selected row. From any other start they do not.
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @lookup_from_nonzero(%ids: tensor<4xi64>, %table: tensor<10x3xf32> {soap.parameter}, %start: tensor<4x3xf32>) -> tensor<4x3xf32> {
+    // expected-error @below {{config of layer 'generic_0' on 2 devices splits reduction loop 2 whose partial results cannot be combined}}
+    %0 = linalg.generic {indexing_maps = [affine_map<(p, h, v) -> (p)>, affine_map<(p, h, v) -> (v, h)>, affine_map<(p, h, v) -> (p, h)>], iterator_types = ["parallel", "parallel", "reduction"], soap.config = #soap.config<degrees = [1, 1, 2]>}
+        ins(%ids, %table : tensor<4xi64>, tensor<10x3xf32>) outs(%start : tensor<4x3xf32>) {
+    ^bb0(%id: i64, %row: f32, %acc: f32):
+      %v = linalg.index 2 : index
+      %vi = arith.index_cast %v : index to i64
+      %hit = arith.cmpi eq, %id, %vi : i64
+      %s = arith.select %hit, %row, %acc : f32
+      linalg.yield %s : f32
+    } -> tensor<4x3xf32>
+    return %0 : tensor<4x3xf32>
+  }
+}
+
+// -----
+
 // More tiles than devices: the dialect's verifier already refuses it.
 module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
   func.func @too_many(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>, %c: tensor<4x4xf32>) -> tensor<4x4xf32> {

@@ -435,3 +435,36 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
     return %2 : tensor<8x4xf32>
   }
 }
+
+// -----
+
+// Vocabulary parallelism: an embedding lookup (a one-hot selection over the
+// table's 10 rows, its output a zero fill) split over the rows on devices
+// 0 and 1. Each device reads its half of the table and compares the ids
+// with its rows (5 + r on device 1); the halves' outputs (the selected row
+// on one device, zeros on the other) are summed.
+// CHECK-LABEL: func.func @vocabulary_parallel(
+// CHECK: tensor.extract_slice %{{.*}}[0, 0] [5, 3] [1, 1] : tensor<10x3xf32> to tensor<5x3xf32>
+// CHECK: linalg.generic
+// CHECK: tensor.extract_slice %{{.*}}[5, 0] [5, 3] [1, 1] : tensor<10x3xf32> to tensor<5x3xf32>
+// CHECK: linalg.generic
+// CHECK: affine.apply
+// CHECK: arith.cmpi eq
+// CHECK: soap.all_reduce %{{.*}} [0, 0] [4, 3] sum devices [0, 1] : tensor<4x3xf32>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @vocabulary_parallel(%ids: tensor<4xi64>, %table: tensor<10x3xf32> {soap.parameter}) -> tensor<4x3xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x3xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+    %0 = linalg.generic {indexing_maps = [affine_map<(p, h, v) -> (p)>, affine_map<(p, h, v) -> (v, h)>, affine_map<(p, h, v) -> (p, h)>], iterator_types = ["parallel", "parallel", "reduction"], soap.config = #soap.config<degrees = [1, 1, 2]>}
+        ins(%ids, %table : tensor<4xi64>, tensor<10x3xf32>) outs(%f : tensor<4x3xf32>) {
+    ^bb0(%id: i64, %row: f32, %acc: f32):
+      %v = linalg.index 2 : index
+      %vi = arith.index_cast %v : index to i64
+      %hit = arith.cmpi eq, %id, %vi : i64
+      %s = arith.select %hit, %row, %acc : f32
+      linalg.yield %s : f32
+    } -> tensor<4x3xf32>
+    return %0 : tensor<4x3xf32>
+  }
+}

@@ -625,7 +625,10 @@ int main(int argc, char **argv) {
                                strategyKind.str(), strategy, predicted,
                                dataParallelSeconds, searchSeconds, simulations,
                                sim.report()};
-  soapc::printSummary(llvm::outs(), summary);
+  // The summary goes to stdout, unless the program does (-o -).
+  bool programToStdout = emit != "none" && outputFile == "-";
+  llvm::raw_ostream &summaryOut = programToStdout ? llvm::errs() : llvm::outs();
+  soapc::printSummary(summaryOut, summary);
 
   if (!strategyOut.empty() &&
       !writeFile(strategyOut, ::soap::writeStrategyJSON(graph, strategy)))
@@ -659,25 +662,25 @@ int main(int argc, char **argv) {
     trainPm.addPass(mlir::soap::createTrainingStep(trainOptions));
     if (failed(trainPm.run(*module)))
       return 1;
-    llvm::outs() << "\ntraining step: forward, backward, ";
+    summaryOut << "\ntraining step: forward, backward, ";
     if (trainReturns == "gradients")
-      llvm::outs() << "returns the output(s) and dL/dx of every float "
-                      "argument";
+      summaryOut << "returns the output(s) and dL/dx of every float "
+                    "argument";
     else if (trainReturns == "outputs")
-      llvm::outs() << "SGD update in place (learning rate "
-                   << llvm::format("%g", learningRate.getValue())
-                   << "); returns the output(s), the parameters stay on "
-                      "their devices";
+      summaryOut << "SGD update in place (learning rate "
+                 << llvm::format("%g", learningRate.getValue())
+                 << "); returns the output(s), the parameters stay on "
+                    "their devices";
     else
-      llvm::outs() << "SGD update (learning rate "
-                   << llvm::format("%g", learningRate.getValue())
-                   << "); returns the output(s) and the updated parameters";
-    llvm::outs() << "; takes one cotangent dL/d(output) per output after "
-                    "the model's arguments\n";
+      summaryOut << "SGD update (learning rate "
+                 << llvm::format("%g", learningRate.getValue())
+                 << "); returns the output(s) and the updated parameters";
+    summaryOut << "; takes one cotangent dL/d(output) per output after "
+                  "the model's arguments\n";
     if (liftedConstants)
-      llvm::outs() << "parameters: the model's " << liftedConstants
-                   << " weight constant(s), now arguments after its own, "
-                      "initialized from their values\n";
+      summaryOut << "parameters: the model's " << liftedConstants
+                 << " weight constant(s), now arguments after its own, "
+                    "initialized from their values\n";
   }
   if (codegen && failed(generateCode(*module, (*func).getSymName(), machine)))
     return 1;

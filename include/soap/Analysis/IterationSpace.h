@@ -57,6 +57,14 @@ FailureOr<ReductionKind> getReductionCombiner(Operation *op);
 /// reads no output's block argument. Fails if any output has none.
 FailureOr<SmallVector<ReductionKind>> getReductionCombiners(Operation *op);
 
+/// How the partial results of `op`'s split reduction combine: its combiner
+/// (getReductionCombiner), or a sum for a one-hot selection whose output
+/// starts at zero (an embedding lookup, `select(id == r, table[r], acc)`
+/// over the table's rows r, its output a zero fill; see Lookup.h): split
+/// over r, the partial that holds the id's row selects it and the others
+/// keep their zeros, so the sum of the partials is the lookup.
+FailureOr<ReductionKind> getSplitCombiner(Operation *op);
+
 /// The identity of `kind` for `elementType` (0, -inf / the smallest integer,
 /// +inf / the largest integer): where a split reduction's partials start.
 TypedAttr getReductionIdentity(Builder &b, ReductionKind kind,

@@ -209,8 +209,10 @@ def GatherLookups : Pass<"soap-gather-lookups", "func::FuncOp"> {
       out[p] = 0 <= id[p] < V ? table[..., id[p], ...] : out[p]
 
     the same result (an id out of range matches no row). Run after
-    partitioning (rank functions): a tile whose r loop is offset compares
-    with `r + offset` and is left alone.
+    partitioning (rank functions). A tile of a lookup split over the rows
+    (vocabulary parallelism: rows [o, o + V) of the table) compares with
+    `r + o` (an `affine.apply` or `arith.addi` of the index, as upstream
+    tiling offsets it) and reads row `id - o` where `o <= id < o + V`.
   }];
   let dependentDialects = ["linalg::LinalgDialect", "tensor::TensorDialect",
                            "arith::ArithDialect"];
@@ -233,7 +235,9 @@ def ScatterLookupGradients
     an integer input and the gradient a float input that do not depend on
     v) becomes an `scf.parallel` over the other loops that adds each
     gradient element to its id's row with `memref.atomic_rmw addf` (ids out
-    of [0, V) add nothing, as before): on the GPU a kernel of atomic adds,
+    of [0, V) add nothing, as before; a tile of rows [o, o + V), whose row
+    index is offset, adds ids in that range to row `id - o`): on the GPU a
+    kernel of atomic adds,
     on the CPU a loop. The sums of a row then run in another order (not
     bitwise reproducible on the GPU).
   }];
