@@ -390,11 +390,17 @@ void Extractor::findParameters() {
   }
 }
 
+/// What to do about the most common dynamic dimension, an exported
+/// model's symbolic batch size (soap-rescale-batch makes it static).
+static constexpr const char *kDynamicBatchHint =
+    " (a symbolic batch size: set it with soapc --batch=N)";
+
 /// `user` reads or writes a tensor of dynamic shape `type`.
 static InFlightDiagnostic dynamicShapeError(Operation *user, Type type) {
   return user->emitError() << "'" << user->getName()
                            << "' uses a tensor of dynamic shape " << type
-                           << "; SOAP partitions static shapes only";
+                           << "; SOAP partitions static shapes only"
+                           << kDynamicBatchHint;
 }
 
 FailureOr<int32_t> Extractor::getTensor(Value value, Operation *user) {
@@ -645,10 +651,10 @@ LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
     return success(); // joins its consumer (recorded there)
   for (Value res : op->getResults())
     if (!hasStaticShape(res))
-      return op->emitError() << "'" << op->getName()
-                             << "' has a result of dynamic shape "
-                             << res.getType()
-                             << "; SOAP partitions static shapes only";
+      return op->emitError()
+             << "'" << op->getName() << "' has a result of dynamic shape "
+             << res.getType() << "; SOAP partitions static shapes only"
+             << kDynamicBatchHint;
   FailureOr<bool> fused = tryFuseElementwise(op);
   if (failed(fused))
     return failure();

@@ -18,6 +18,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -202,15 +204,82 @@ struct RescaleBatchPass
   }
 
   LogicalResult rescale(func::FuncOp func);
+  LogicalResult specializeDynamicBatch(func::FuncOp func,
+                                       const llvm::SmallBitVector &parameters);
 };
 
 } // namespace
+
+/// An export with a symbolic batch size (torch-mlir's `dynamic_shapes`,
+/// JAX's shape polymorphism) has data arguments whose leading dimension is
+/// dynamic. They get the static batch; upstream canonicalization carries it
+/// through the function (`tensor.dim` folds to the constant, `tensor.empty`,
+/// reshapes and linalg ops take static types, the casts fold away), and the
+/// results take the static types they then have. Fails with a located error
+/// where a dynamic dimension remains.
+LogicalResult RescaleBatchPass::specializeDynamicBatch(
+    func::FuncOp func, const llvm::SmallBitVector &parameters) {
+  Block &body = func.getBody().front();
+  OpBuilder builder = OpBuilder::atBlockBegin(&body);
+  bool changed = false;
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || parameters.test(arg.getArgNumber()) || type.getRank() == 0 ||
+        !type.isDynamicDim(0))
+      continue;
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        return func.emitError()
+               << "cannot set the batch: argument #" << arg.getArgNumber()
+               << " of type " << type << " has dynamic dimension " << d
+               << " besides its leading (batch) dimension; SOAP partitions "
+                  "static shapes only";
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = batch;
+    arg.setType(type.clone(shape));
+    auto cast = tensor::CastOp::create(builder, arg.getLoc(), type, arg);
+    arg.replaceAllUsesExcept(cast, cast);
+    changed = true;
+  }
+  if (!changed)
+    return success();
+  func.setFunctionType(builder.getFunctionType(
+      body.getArgumentTypes(), func.getFunctionType().getResults()));
+  OpPassManager canonicalize(func::FuncOp::getOperationName());
+  canonicalize.addPass(createCanonicalizerPass());
+  if (failed(runPipeline(canonicalize, func)))
+    return failure();
+  for (OpOperand &result : body.getTerminator()->getOpOperands())
+    if (auto cast = result.get().getDefiningOp<tensor::CastOp>())
+      if (cast.getSource().getType().hasStaticShape()) {
+        result.set(cast.getSource());
+        if (cast.use_empty())
+          cast.erase();
+      }
+  func.setFunctionType(builder.getFunctionType(
+      body.getArgumentTypes(), body.getTerminator()->getOperandTypes()));
+  WalkResult dynamic = func.walk([&](Operation *op) {
+    for (Value result : op->getResults())
+      if (auto type = dyn_cast<RankedTensorType>(result.getType());
+          type && !type.hasStaticShape()) {
+        op->emitError() << "cannot set the batch: '" << op->getName()
+                        << "' still produces " << type << " once the batch is "
+                        << static_cast<int64_t>(batch)
+                        << "; SOAP partitions static shapes only";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(dynamic.wasInterrupted());
+}
 
 LogicalResult RescaleBatchPass::rescale(func::FuncOp func) {
   // The batch: the leading dimension of every data argument.
   Block &body = func.getBody().front();
   SmallVector<BlockArgument> data;
   llvm::SmallBitVector parameters = getParameterArguments(func);
+  if (failed(specializeDynamicBatch(func, parameters)))
+    return failure();
   for (BlockArgument arg : body.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type || parameters.test(arg.getArgNumber()))

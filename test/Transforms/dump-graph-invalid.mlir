@@ -1,7 +1,7 @@
 // RUN: soap-opt %s -split-input-file -verify-diagnostics --soap-dump-graph -o /dev/null
 
 func.func @dynamic(%x: tensor<?x16xf32>, %w: tensor<16x8xf32>, %init: tensor<?x8xf32>) -> tensor<?x8xf32> {
-  // expected-error @below {{'linalg.matmul' has a result of dynamic shape 'tensor<?x8xf32>'; SOAP partitions static shapes only}}
+  // expected-error @below {{'linalg.matmul' has a result of dynamic shape 'tensor<?x8xf32>'; SOAP partitions static shapes only (a symbolic batch size: set it with soapc --batch=N)}}
   %y = linalg.matmul ins(%x, %w : tensor<?x16xf32>, tensor<16x8xf32>) outs(%init : tensor<?x8xf32>) -> tensor<?x8xf32>
   return %y : tensor<?x8xf32>
 }
@@ -106,7 +106,7 @@ func.func @scalar_read(%a: tensor<2xf32>) -> tensor<2xf32> {
 
 func.func @dim_of_dynamic(%a: tensor<?x16xf32>) -> index {
   %c0 = arith.constant 0 : index
-  // expected-error @below {{'tensor.dim' uses a tensor of dynamic shape 'tensor<?x16xf32>'; SOAP partitions static shapes only}}
+  // expected-error @below {{'tensor.dim' uses a tensor of dynamic shape 'tensor<?x16xf32>'; SOAP partitions static shapes only (a symbolic batch size: set it with soapc --batch=N)}}
   %d = tensor.dim %a, %c0 : tensor<?x16xf32>
   return %d : index
 }

@@ -14,9 +14,23 @@ func.func @ambiguous(%x: tensor<2x4xf32>, %y: tensor<3x4x4xf32>) -> tensor<2x4xf
 
 // -----
 
-// expected-error @below {{cannot identify the batch dimension: argument #0 of type 'tensor<?x4xf32>' has no static leading dimension}}
-func.func @dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  return %x : tensor<?x4xf32>
+// A dynamic batch is set; another dynamic dimension is not.
+// expected-error @below {{cannot set the batch: argument #0 of type 'tensor<?x?xf32>' has dynamic dimension 1 besides its leading (batch) dimension; SOAP partitions static shapes only}}
+func.func @dynamic(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  return %x : tensor<?x?xf32>
+}
+
+// -----
+
+// A size that does not follow from the batch (here read from the data)
+// stays dynamic.
+func.func @data_dependent_size(%x: tensor<?x4xi64>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %v = tensor.extract %x[%c0, %c0] : tensor<?x4xi64>
+  %n = arith.index_cast %v : i64 to index
+  // expected-error @below {{cannot set the batch: 'tensor.empty' still produces 'tensor<?xf32>' once the batch is 8; SOAP partitions static shapes only}}
+  %e = tensor.empty(%n) : tensor<?xf32>
+  return %e : tensor<?xf32>
 }
 
 // -----

@@ -41,3 +41,34 @@ func.func @weights(%x: tensor<2x16xf32>, %w: tensor<16x4xf32> {soap.parameter}) 
   %z = tensor.expand_shape %y [[0], [1, 2]] output_shape [2, 2, 2] : tensor<2x4xf32> into tensor<2x2x2xf32>
   return %z : tensor<2x2x2xf32>
 }
+
+// -----
+
+// An export with a symbolic batch (torch-mlir's dynamic_shapes): the data
+// argument's leading dimension is dynamic. It gets the batch, and every
+// size computed from it (tensor.dim, tensor.empty, a reshape's output
+// shape) becomes static, as do the results.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK-SAME:    (%{{.*}}: tensor<8x16xf32>, %{{.*}}: tensor<16x4xf32> {soap.parameter}) -> (tensor<8x2x2xf32>, tensor<8x4xf32>)
+// CHECK-NOT:     tensor.dim
+// CHECK-NOT:     ?
+// CHECK:         linalg.matmul {{.*}} -> tensor<8x4xf32>
+// CHECK:         tensor.expand_shape {{.*}} output_shape [8, 2, 2] : tensor<8x4xf32> into tensor<8x2x2xf32>
+// CHECK-NOT:     ?
+func.func @dynamic_batch(%x: tensor<?x16xf32>, %w: tensor<16x4xf32> {soap.parameter}) -> (tensor<?x2x2xf32>, tensor<?x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %n = tensor.dim %x, %c0 : tensor<?x16xf32>
+  %e = tensor.empty(%n) : tensor<?x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<?x16xf32>, tensor<16x4xf32>) outs(%f : tensor<?x4xf32>) -> tensor<?x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%y : tensor<?x4xf32>) outs(%e : tensor<?x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<?x4xf32>
+  %m = tensor.dim %r, %c0 : tensor<?x4xf32>
+  %s = tensor.expand_shape %r [[0], [1, 2]] output_shape [%m, 2, 2] : tensor<?x4xf32> into tensor<?x2x2xf32>
+  return %s, %y : tensor<?x2x2xf32>, tensor<?x4xf32>
+}
+

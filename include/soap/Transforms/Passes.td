@@ -137,6 +137,14 @@ def RescaleBatch : Pass<"soap-rescale-batch", "ModuleOp"> {
     tensor dimension it reaches is rescaled, including `tensor.empty` shapes,
     reshape shapes and the function's results. Fails with a diagnostic where
     the batch dimension cannot be identified or cannot be followed.
+
+    An export with a symbolic batch size (torch-mlir's `dynamic_shapes`,
+    JAX's shape polymorphism: data arguments `tensor<?x...>`) gets the
+    static batch `batch` first: the arguments take it, upstream
+    canonicalization carries it through the function (`tensor.dim` folds,
+    `tensor.empty`, reshapes and linalg ops become static, the casts fold
+    away) and the results take the static types. Only the leading dimension
+    may be dynamic; an op still dynamic afterwards is a located error.
   }];
   let options = [
     Option<"batch", "batch", "int64_t", /*default=*/"0",
