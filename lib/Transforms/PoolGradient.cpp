@@ -1,4 +1,4 @@
-//===- PoolGradient.cpp - Input gradient of an NCHW pooling ---------------===//
+//===- PoolGradient.cpp - Input gradient of a 2-D pooling -----------------===//
 //
 // Along one spatial dimension a pooling with window K and stride S reads
 // input element h = S * q + r (0 <= r < S) in window o at offset
@@ -48,19 +48,21 @@ struct Axis {
 
 } // namespace
 
-/// `v` [N, C, H, W] with `low` / `high` zeros before / after H and W.
-static Value padSpatial(OpBuilder &b, Location loc, Value v,
+/// `v` with `low` / `high` zeros before / after its rows and columns (dims
+/// `spatial` and `spatial` + 1).
+static Value padSpatial(OpBuilder &b, Location loc, Value v, int64_t spatial,
                         ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
   if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
       llvm::all_of(high, [](int64_t p) { return p == 0; }))
     return v;
   auto type = cast<RankedTensorType>(v.getType());
   SmallVector<int64_t> shape(type.getShape());
-  SmallVector<OpFoldResult> lo(2, b.getIndexAttr(0)), hi(2, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> lo(type.getRank(), b.getIndexAttr(0)),
+      hi(type.getRank(), b.getIndexAttr(0));
   for (int d = 0; d < 2; ++d) {
-    shape[2 + d] += low[d] + high[d];
-    lo.push_back(b.getIndexAttr(low[d]));
-    hi.push_back(b.getIndexAttr(high[d]));
+    shape[spatial + d] += low[d] + high[d];
+    lo[spatial + d] = b.getIndexAttr(low[d]);
+    hi[spatial + d] = b.getIndexAttr(high[d]);
   }
   Value zero = arith::ConstantOp::create(
       b, loc, b.getFloatAttr(type.getElementType(), 0.0));
@@ -119,24 +121,35 @@ PoolGradient mlir::soap::buildPoolInputGradient(OpBuilder &b,
       pool->getAttrOfType<DenseIntElementsAttr>("strides")
           .getValues<int64_t>());
   Type elem = xType.getElementType();
-  int64_t n = xType.getDimSize(0), c = xType.getDimSize(1);
+  // Rows and columns: dims 2 and 3 (NCHW) or 1 and 2 (NHWC). The pooling's
+  // loops are the tensor's dims in order, then the window's.
+  int64_t spatial =
+      isa<linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(pool) ? 1 : 2;
   std::array<Axis, 2> axes;
   for (int d = 0; d < 2; ++d)
-    axes[d] = {xType.getDimSize(2 + d), yType.getDimSize(2 + d),
+    axes[d] = {xType.getDimSize(spatial + d), yType.getDimSize(spatial + d),
                windowType.getDimSize(d), strides[d]};
   SmallVector<int64_t> low = {axes[0].padLow(), axes[1].padLow()};
   SmallVector<int64_t> high = {axes[0].padHigh(), axes[1].padHigh()};
 
-  // Loops (n, c, qh, [rh], qw, [rw], eh, ew): r only where the stride is
-  // not 1 (else q is the row or column itself).
-  SmallVector<int32_t> forwardLoops = {0, 1};
-  SmallVector<int64_t> blockedShape = {n, c};
-  SmallVector<ReassociationIndices> groups = {{0}, {1}};
+  // Loops over the tensor's dims in order, each row or column dim as
+  // (q, [r]) (r only where the stride is not 1: else q is the row or column
+  // itself), then (eh, ew): (n, c, qh, [rh], qw, [rw], eh, ew) for NCHW.
+  SmallVector<int32_t> forwardLoops;
+  SmallVector<int64_t> blockedShape;
+  SmallVector<ReassociationIndices> groups;
   unsigned qLoop[2];
   int rLoop[2] = {-1, -1};
-  for (int d = 0; d < 2; ++d) {
+  for (int64_t dim = 0; dim < xType.getRank(); ++dim) {
+    int64_t d = dim - spatial;
+    if (d < 0 || d > 1) {
+      groups.push_back({static_cast<int64_t>(forwardLoops.size())});
+      forwardLoops.push_back(dim);
+      blockedShape.push_back(xType.getDimSize(dim));
+      continue;
+    }
     qLoop[d] = forwardLoops.size();
-    forwardLoops.push_back(2 + d);
+    forwardLoops.push_back(dim);
     blockedShape.push_back(axes[d].blocks());
     groups.push_back({static_cast<int64_t>(qLoop[d])});
     if (strides[d] == 1)
@@ -155,12 +168,17 @@ PoolGradient mlir::soap::buildPoolInputGradient(OpBuilder &b,
   for (unsigned loop = 0; loop < eLoop[0]; ++loop)
     blockedExprs.push_back(dim(loop));
   AffineMap blocked = AffineMap::get(numLoops, 0, blockedExprs, ctx);
-  SmallVector<AffineExpr> windowExprs = {dim(0), dim(1)};
-  for (int d = 0; d < 2; ++d)
-    windowExprs.push_back(axes[d].byReach() ? dim(qLoop[d]) + dim(eLoop[d])
-                                            : dim(eLoop[d]));
+  SmallVector<AffineExpr> windowExprs;
+  for (auto [tensorDim, group] : llvm::enumerate(groups)) {
+    int64_t d = static_cast<int64_t>(tensorDim) - spatial;
+    if (d < 0 || d > 1)
+      windowExprs.push_back(dim(group.front()));
+    else
+      windowExprs.push_back(axes[d].byReach() ? dim(qLoop[d]) + dim(eLoop[d])
+                                              : dim(eLoop[d]));
+  }
   AffineMap windows = AffineMap::get(numLoops, 0, windowExprs, ctx);
-  bool reshaped = blockedShape.size() != 4;
+  bool reshaped = blockedShape.size() != groups.size();
   auto toBlocks = [&](Value v) -> Value {
     if (!reshaped)
       return v;
@@ -175,16 +193,16 @@ PoolGradient mlir::soap::buildPoolInputGradient(OpBuilder &b,
       AffineMap::get(numLoops, 0, {dim(eLoop[0]), dim(eLoop[1])}, ctx)};
   if (isMax) {
     // x in blocks, padded to whole ones.
-    inputs.push_back(toBlocks(
-        padSpatial(b, loc, x, {0, 0},
-                   {axes[0].blocks() * strides[0] - axes[0].in,
-                    axes[1].blocks() * strides[1] - axes[1].in})));
+    inputs.push_back(
+        toBlocks(padSpatial(b, loc, x, spatial, {0, 0},
+                            {axes[0].blocks() * strides[0] - axes[0].in,
+                             axes[1].blocks() * strides[1] - axes[1].in})));
     maps.push_back(blocked);
   }
-  inputs.push_back(padSpatial(b, loc, grad, low, high));
+  inputs.push_back(padSpatial(b, loc, grad, spatial, low, high));
   maps.push_back(windows);
   if (isMax) {
-    inputs.push_back(padSpatial(b, loc, y, low, high));
+    inputs.push_back(padSpatial(b, loc, y, spatial, low, high));
     maps.push_back(windows);
   }
   maps.push_back(blocked);

@@ -1,4 +1,4 @@
-//===- PoolGradient.h - Input gradient of an NCHW pooling -------*- C++ -*-===//
+//===- PoolGradient.h - Input gradient of a 2-D pooling ---------*- C++ -*-===//
 //
 // Part of soap-training-step (TrainingStep.cpp).
 //
@@ -11,13 +11,15 @@
 
 namespace mlir::soap {
 
-/// The input gradient of `pool` (linalg.pooling_nchw_max or _sum, unit
-/// dilations) given `grad`, the gradient of its result.
+/// The input gradient of `pool` (linalg.pooling_nchw_max, _nchw_sum,
+/// _nhwc_max or _nhwc_sum, unit dilations) given `grad`, the gradient of its
+/// result.
 struct PoolGradient {
   /// The gradient, the pooling input's type.
   Value value;
   /// The op that computes it: a linalg.generic over the loops
-  /// (n, c, qh, [rh], qw, [rw], eh, ew), input row h = qh * SH + rh, column
+  /// (n, c, qh, [rh], qw, [rw], eh, ew) (NHWC: (n, qh, [rh], qw, [rw], c, eh,
+  /// ew)), input row h = qh * SH + rh, column
   /// w = qw * SW + rw (rh / rw only where the stride is not 1), and eh / ew
   /// over the windows that hold them.
   linalg::GenericOp op;

@@ -1079,24 +1079,27 @@ TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
     if (active.contains(op.getDpsInputOperand(1)->get()) &&
         failed(differentiateOperand(op, op.getDpsInputOperand(1), grads)))
       return failure();
-  } else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp>(op)) {
+  } else if (isa<linalg::PoolingNchwMaxOp, linalg::PoolingNchwSumOp,
+                 linalg::PoolingNhwcMaxOp, linalg::PoolingNhwcSumOp>(op)) {
     auto dilations = op->getAttrOfType<DenseIntElementsAttr>("dilations");
     if (!checkUnitDilation(dilations))
       return op->emitError() << "training step: dilated poolings are not "
                                 "differentiated yet";
     if (active.contains(op.getDpsInputOperand(0)->get()) &&
-        failed(differentiatePoolInput(op, isa<linalg::PoolingNchwMaxOp>(op),
-                                      grad)))
+        failed(differentiatePoolInput(
+            op, isa<linalg::PoolingNchwMaxOp, linalg::PoolingNhwcMaxOp>(op),
+            grad)))
       return failure();
   } else if (isa<linalg::ConvolutionOpInterface>(op.getOperation()) &&
              !isa<linalg::GenericOp>(op)) {
-    return op->emitError() << "training step: cannot differentiate '"
-                           << op->getName()
-                           << "' (the convolutions it differentiates: "
-                              "conv_2d_nchw_fchw, conv_2d_nhwc_hwcf, "
-                              "conv_2d_nhwc_fhwc, depthwise_conv_2d_nchw_chw, "
-                              "depthwise_conv_2d_nhwc_hwc, conv_2d_ngchw_gfchw; "
-                              "poolings: pooling_nchw_max, pooling_nchw_sum)";
+    return op->emitError()
+           << "training step: cannot differentiate '" << op->getName()
+           << "' (the convolutions it differentiates: "
+              "conv_2d_nchw_fchw, conv_2d_nhwc_hwcf, "
+              "conv_2d_nhwc_fhwc, depthwise_conv_2d_nchw_chw, "
+              "depthwise_conv_2d_nhwc_hwc, conv_2d_ngchw_gfchw; "
+              "poolings: pooling_nchw_max, pooling_nchw_sum, "
+              "pooling_nhwc_max, pooling_nhwc_sum)";
   } else {
     for (OpOperand *in : op.getDpsInputOperands())
       if (active.contains(in->get()) &&

@@ -124,7 +124,7 @@ func.func @conv1d(%x: tensor<1x5x2xf32>, %w: tensor<3x2x4xf32> {soap.parameter})
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<1x3x4xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
-  // expected-error @below {{training step: cannot differentiate 'linalg.conv_1d_nwc_wcf' (the convolutions it differentiates: conv_2d_nchw_fchw, conv_2d_nhwc_hwcf, conv_2d_nhwc_fhwc, depthwise_conv_2d_nchw_chw, depthwise_conv_2d_nhwc_hwc, conv_2d_ngchw_gfchw; poolings: pooling_nchw_max, pooling_nchw_sum)}}
+  // expected-error @below {{training step: cannot differentiate 'linalg.conv_1d_nwc_wcf' (the convolutions it differentiates: conv_2d_nchw_fchw, conv_2d_nhwc_hwcf, conv_2d_nhwc_fhwc, depthwise_conv_2d_nchw_chw, depthwise_conv_2d_nhwc_hwc, conv_2d_ngchw_gfchw; poolings: pooling_nchw_max, pooling_nchw_sum, pooling_nhwc_max, pooling_nhwc_sum)}}
   %c = linalg.conv_1d_nwc_wcf {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
       ins(%x, %w : tensor<1x5x2xf32>, tensor<3x2x4xf32>) outs(%f : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
   return %c : tensor<1x3x4xf32>

@@ -123,6 +123,34 @@ func.func @conv(%x: tensor<2x3x9x9xf32>, %w: tensor<4x3x3x3xf32> {soap.parameter
 
 // -----
 
+// The same 2x2 / 2 max-pooling channels-last (pooling_nhwc_max, channels
+// split over devices 2, 3): the gradient's loops follow the tensor's dims,
+// (n, qh, rh, qw, rw, c, eh, ew), and the pooling's config lands on n, qh,
+// qw and c.
+// GRAD-LABEL: func.func @pool_nhwc(
+// GRAD: %[[P:.*]] = linalg.pooling_nhwc_max
+// GRAD: %[[XB:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2], [3, 4], [5]] output_shape [2, 2, 2, 2, 2, 4]
+// GRAD: %[[DX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]} ins(%{{.*}}, %[[XB]], %arg2, %[[P]] : {{.*}} attrs = {soap.config = #soap.config<degrees = [1, 1, 1, 1, 1, 2, 1, 1], start = 2>}
+// GRAD: tensor.collapse_shape %[[DX]] {{\[}}[0], [1, 2], [3, 4], [5]] {{.*}} : tensor<2x2x2x2x2x4xf32> into tensor<2x4x4x4xf32>
+func.func @pool_nhwc(%x: tensor<2x4x4x4xf32>, %s: tensor<4xf32> {soap.parameter}) -> tensor<2x2x2x4xf32> {
+  %ninf = arith.constant -3.40282347E+38 : f32
+  %e = tensor.empty() : tensor<2x4x4x4xf32>
+  %xs = linalg.generic {indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>, affine_map<(n, h, w, c) -> (c)>, affine_map<(n, h, w, c) -> (n, h, w, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%x, %s : tensor<2x4x4x4xf32>, tensor<4xf32>) outs(%e : tensor<2x4x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<2x4x4x4xf32>
+  %win = tensor.empty() : tensor<2x2xf32>
+  %ep = tensor.empty() : tensor<2x2x2x4xf32>
+  %fp = linalg.fill ins(%ninf : f32) outs(%ep : tensor<2x2x2x4xf32>) -> tensor<2x2x2x4xf32>
+  %p = linalg.pooling_nhwc_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>, soap.config = #soap.config<degrees = [1, 1, 1, 2, 1, 1], start = 2>}
+      ins(%xs, %win : tensor<2x4x4x4xf32>, tensor<2x2xf32>) outs(%fp : tensor<2x2x2x4xf32>) -> tensor<2x2x2x4xf32>
+  return %p : tensor<2x2x2x4xf32>
+}
+
+// -----
+
 // A grouped convolution (torch-mlir's export of groups > 1; groups split in
 // 2, stride 2): its input gradient is a stride-1 grouped convolution of the
 // dilated gradient, the filter flipped in its window with its output and
