@@ -300,10 +300,11 @@ static bool dependsOn(Value value, BlockArgument arg) {
 /// filter's dim d is W's dim `filterDims[d]`, window dims reversed). Its
 /// loops follow the forward loops `loopMap`.
 struct ConvInputGradient {
-  int64_t spatial;                 ///< X's and Y's rows dim (columns next)
+  int64_t spatial;                 ///< X's and Y's first spatial dim
   SmallVector<int64_t> filterDims; ///< flipped dim -> W dim
-  int64_t kernel;                  ///< W's window rows dim (columns next)
+  int64_t kernel;                  ///< W's first window dim
   SmallVector<int32_t> loopMap;    ///< dX conv loop -> forward loop
+  int64_t numSpatial = 2;          ///< 1-D, 2-D or 3-D (dims consecutive)
 };
 
 /// The forms of the convolutions the training step differentiates (loops
@@ -314,6 +315,12 @@ struct ConvInputGradient {
 ///   depthwise_conv_2d_nchw_chw (n, oh, ow, c, kh, kw), W [C, KH, KW]
 ///   depthwise_conv_2d_nhwc_hwc (n, oh, ow, c, kh, kw), W [KH, KW, C]
 ///   conv_2d_ngchw_gfchw    (n, g, f, oh, ow, c, kh, kw), W [G, F, C, KH, KW]
+///   conv_1d_ncw_fcw        (n, f, ow, c, kw), W [F, C, KW]
+///   conv_1d_nwc_wcf        (n, ow, f, kw, c), W [KW, C, F]
+///   conv_3d_ncdhw_fcdhw    (n, f, od, oh, ow, c, kd, kh, kw),
+///                          W [F, C, KD, KH, KW]
+///   conv_3d_ndhwc_dhwcf    (n, od, oh, ow, f, kd, kh, kw, c),
+///                          W [KD, KH, KW, C, F]
 static std::optional<ConvInputGradient> convInputGradient(Operation *op) {
   if (isa<linalg::Conv2DNchwFchwOp>(op))
     return ConvInputGradient{2, {1, 0, 2, 3}, 2, {0, 4, 2, 3, 1, 5, 6}};
@@ -327,6 +334,16 @@ static std::optional<ConvInputGradient> convInputGradient(Operation *op) {
     return ConvInputGradient{1, {0, 1, 2}, 0, {0, 1, 2, 3, 4, 5}};
   if (isa<linalg::Conv2DNgchwGfchwOp>(op))
     return ConvInputGradient{3, {0, 2, 1, 3, 4}, 3, {0, 1, 5, 3, 4, 2, 6, 7}};
+  if (isa<linalg::Conv1DNcwFcwOp>(op))
+    return ConvInputGradient{2, {1, 0, 2}, 2, {0, 3, 2, 1, 4}, 1};
+  if (isa<linalg::Conv1DNwcWcfOp>(op))
+    return ConvInputGradient{1, {0, 2, 1}, 0, {0, 1, 4, 3, 2}, 1};
+  if (isa<linalg::Conv3DNcdhwFcdhwOp>(op))
+    return ConvInputGradient{
+        2, {1, 0, 2, 3, 4}, 2, {0, 5, 2, 3, 4, 1, 6, 7, 8}, 3};
+  if (isa<linalg::Conv3DNdhwcDhwcfOp>(op))
+    return ConvInputGradient{
+        1, {0, 1, 2, 4, 3}, 0, {0, 1, 2, 3, 8, 5, 6, 7, 4}, 3};
   return std::nullopt;
 }
 
@@ -361,11 +378,11 @@ private:
                                  ArrayRef<std::pair<Value, Value>> seeds,
                                  Value target, Operation *forwardOp);
 
-  /// `grad` (its rows and columns dims `spatial` and `spatial` + 1) with
-  /// stride-1 zeros between its rows / columns, K-1 zeros before and zeros
-  /// up to `size` + K-1 after: the input of the stride-1 correlation that
-  /// gives a strided convolution's input gradient (a pooling's:
-  /// PoolGradient.h).
+  /// `grad` (its spatial dims `spatial`, `spatial` + 1, ..., one per
+  /// stride) with stride-1 zeros between its elements along each, K-1 zeros
+  /// before and zeros up to `size` + K-1 after: the input of the stride-1
+  /// correlation that gives a strided convolution's input gradient (a
+  /// pooling's: PoolGradient.h).
   Value dilateAndPad(Location loc, Value grad, ArrayRef<int64_t> strides,
                      ArrayRef<int64_t> window, ArrayRef<int64_t> size,
                      int64_t spatial);
@@ -922,15 +939,19 @@ Value TrainingStepBuilder::dilateAndPad(Location loc, Value grad,
                                  lo, hi, zero)
         .getResult();
   };
-  if (strides[0] > 1 || strides[1] > 1) {
-    // Each of rows and columns d becomes (d, 1), padded to (d, stride).
+  int64_t numSpatial = static_cast<int64_t>(strides.size());
+  auto isSpatial = [&](int64_t d) {
+    return d >= spatial && d < spatial + numSpatial;
+  };
+  if (llvm::any_of(strides, [](int64_t s) { return s > 1; })) {
+    // Each spatial dim d becomes (d, 1), padded to (d, stride).
     SmallVector<ReassociationIndices> groups;
     SmallVector<int64_t> expandedShape, high;
     for (int64_t d = 0; d < rank; ++d) {
       int64_t at = static_cast<int64_t>(expandedShape.size());
       expandedShape.push_back(shape[d]);
       high.push_back(0);
-      if (d == spatial || d == spatial + 1) {
+      if (isSpatial(d)) {
         groups.push_back({at, at + 1});
         expandedShape.push_back(1);
         high.push_back(strides[d - spatial] - 1);
@@ -942,21 +963,24 @@ Value TrainingStepBuilder::dilateAndPad(Location loc, Value grad,
     Value v = tensor::ExpandShapeOp::create(b, loc, expanded, grad, groups);
     v = padOp(v, SmallVector<int64_t>(high.size(), 0), high);
     grad = tensor::CollapseShapeOp::create(b, loc, v, groups);
-    shape[spatial] *= strides[0];
-    shape[spatial + 1] *= strides[1];
+    for (int64_t d = 0; d < numSpatial; ++d)
+      shape[spatial + d] *= strides[d];
   }
-  if (shape[spatial] > size[0] || shape[spatial + 1] > size[1]) {
+  bool pastInput = false;
+  for (int64_t d = 0; d < numSpatial; ++d)
+    pastInput |= shape[spatial + d] > size[d];
+  if (pastInput) {
     // Only zeros lie past the input's extent.
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
         unit(rank, b.getIndexAttr(1));
-    shape[spatial] = std::min(shape[spatial], size[0]);
-    shape[spatial + 1] = std::min(shape[spatial + 1], size[1]);
+    for (int64_t d = 0; d < numSpatial; ++d)
+      shape[spatial + d] = std::min(shape[spatial + d], size[d]);
     for (int64_t s : shape)
       sizes.push_back(b.getIndexAttr(s));
     grad = tensor::ExtractSliceOp::create(b, loc, grad, offsets, sizes, unit);
   }
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
-  for (int64_t d = 0; d < 2; ++d) {
+  for (int64_t d = 0; d < numSpatial; ++d) {
     low[spatial + d] = window[d] - 1;
     high[spatial + d] = size[d] - shape[spatial + d];
   }
@@ -978,14 +1002,13 @@ TrainingStepBuilder::differentiateConvInput(ConvOp op, Value grad,
   SmallVector<int64_t> strides(op.getStrides().template getValues<int64_t>());
   SmallVector<int64_t> dilations(
       op.getDilations().template getValues<int64_t>());
-  // The window's span: a dilated filter reaches (K - 1) D + 1 rows.
-  int64_t kh = (wType.getDimSize(form.kernel) - 1) * dilations[0] + 1;
-  int64_t kw = (wType.getDimSize(form.kernel + 1) - 1) * dilations[1] + 1;
-  Value dilated =
-      dilateAndPad(loc, grad, strides, {kh, kw},
-                   {xType.getDimSize(form.spatial),
-                    xType.getDimSize(form.spatial + 1)},
-                   form.spatial);
+  // The window's span: a dilated filter reaches (K - 1) D + 1 elements.
+  SmallVector<int64_t> spans, sizes;
+  for (int64_t d = 0; d < form.numSpatial; ++d) {
+    spans.push_back((wType.getDimSize(form.kernel + d) - 1) * dilations[d] + 1);
+    sizes.push_back(xType.getDimSize(form.spatial + d));
+  }
+  Value dilated = dilateAndPad(loc, grad, strides, spans, sizes, form.spatial);
   // The flipped filter: flipped[d] = W[filterDims[d]], window reversed.
   MLIRContext *ctx = b.getContext();
   int64_t rank = wType.getRank();
@@ -994,7 +1017,7 @@ TrainingStepBuilder::differentiateConvInput(ConvOp op, Value grad,
   for (int64_t d = 0; d < rank; ++d) {
     int64_t from = form.filterDims[d];
     AffineExpr e = getAffineDimExpr(d, ctx);
-    if (from == form.kernel || from == form.kernel + 1)
+    if (from >= form.kernel && from < form.kernel + form.numSpatial)
       e = wType.getDimSize(from) - 1 - e;
     reads[from] = e;
     flippedShape.push_back(wType.getDimSize(from));
@@ -1013,11 +1036,11 @@ TrainingStepBuilder::differentiateConvInput(ConvOp op, Value grad,
             linalg::YieldOp::create(nb, l, args[0]);
           })
           .getResult(0);
-  auto conv = ConvOp::create(b, loc, TypeRange{xType},
-                             ValueRange{dilated, flipped},
-                             ValueRange{zeros(loc, xType)},
-                             b.getI64TensorAttr({1, 1}),
-                             b.getI64TensorAttr(dilations));
+  auto conv = ConvOp::create(
+      b, loc, TypeRange{xType}, ValueRange{dilated, flipped},
+      ValueRange{zeros(loc, xType)},
+      b.getI64TensorAttr(SmallVector<int64_t>(form.numSpatial, 1)),
+      b.getI64TensorAttr(dilations));
   mapForwardConfig(conv, op, form.loopMap);
   contribute(x, conv->getResult(0));
   return success();
@@ -1069,7 +1092,9 @@ TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
               .Case<linalg::Conv2DNchwFchwOp, linalg::Conv2DNhwcHwcfOp,
                     linalg::Conv2DNhwcFhwcOp, linalg::DepthwiseConv2DNchwChwOp,
                     linalg::DepthwiseConv2DNhwcHwcOp,
-                    linalg::Conv2DNgchwGfchwOp>([&](auto conv) {
+                    linalg::Conv2DNgchwGfchwOp, linalg::Conv1DNcwFcwOp,
+                    linalg::Conv1DNwcWcfOp, linalg::Conv3DNcdhwFcdhwOp,
+                    linalg::Conv3DNdhwcDhwcfOp>([&](auto conv) {
                 return differentiateConvInput(conv, grad, *form);
               })
               .Default([](Operation *) { return failure(); });
@@ -1097,7 +1122,9 @@ TrainingStepBuilder::differentiateLinalg(linalg::LinalgOp op,
            << "' (the convolutions it differentiates: "
               "conv_2d_nchw_fchw, conv_2d_nhwc_hwcf, "
               "conv_2d_nhwc_fhwc, depthwise_conv_2d_nchw_chw, "
-              "depthwise_conv_2d_nhwc_hwc, conv_2d_ngchw_gfchw; "
+              "depthwise_conv_2d_nhwc_hwc, conv_2d_ngchw_gfchw, "
+              "conv_1d_ncw_fcw, conv_1d_nwc_wcf, conv_3d_ncdhw_fcdhw, "
+              "conv_3d_ndhwc_dhwcf; "
               "poolings: pooling_nchw_max, pooling_nchw_sum, "
               "pooling_nhwc_max, pooling_nhwc_sum)";
   } else {

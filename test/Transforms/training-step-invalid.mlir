@@ -120,14 +120,15 @@ func.func @gather(%ids: tensor<4xindex>, %table: tensor<10xf32> {soap.parameter}
 
 // -----
 
-func.func @conv1d(%x: tensor<1x5x2xf32>, %w: tensor<3x2x4xf32> {soap.parameter}) -> tensor<1x3x4xf32> {
+// A convolution without an input-gradient form (a depthwise 1-D one).
+func.func @depthwise_conv1d(%x: tensor<1x5x2xf32>, %w: tensor<3x2xf32> {soap.parameter}) -> tensor<1x3x2xf32> {
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x3x4xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
-  // expected-error @below {{training step: cannot differentiate 'linalg.conv_1d_nwc_wcf' (the convolutions it differentiates: conv_2d_nchw_fchw, conv_2d_nhwc_hwcf, conv_2d_nhwc_fhwc, depthwise_conv_2d_nchw_chw, depthwise_conv_2d_nhwc_hwc, conv_2d_ngchw_gfchw; poolings: pooling_nchw_max, pooling_nchw_sum, pooling_nhwc_max, pooling_nhwc_sum)}}
-  %c = linalg.conv_1d_nwc_wcf {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
-      ins(%x, %w : tensor<1x5x2xf32>, tensor<3x2x4xf32>) outs(%f : tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
-  return %c : tensor<1x3x4xf32>
+  %e = tensor.empty() : tensor<1x3x2xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3x2xf32>) -> tensor<1x3x2xf32>
+  // expected-error @below {{training step: cannot differentiate 'linalg.depthwise_conv_1d_nwc_wc' (the convolutions it differentiates: conv_2d_nchw_fchw, conv_2d_nhwc_hwcf, conv_2d_nhwc_fhwc, depthwise_conv_2d_nchw_chw, depthwise_conv_2d_nhwc_hwc, conv_2d_ngchw_gfchw, conv_1d_ncw_fcw, conv_1d_nwc_wcf, conv_3d_ncdhw_fcdhw, conv_3d_ndhwc_dhwcf; poolings: pooling_nchw_max, pooling_nchw_sum, pooling_nhwc_max, pooling_nhwc_sum)}}
+  %c = linalg.depthwise_conv_1d_nwc_wc {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>}
+      ins(%x, %w : tensor<1x5x2xf32>, tensor<3x2xf32>) outs(%f : tensor<1x3x2xf32>) -> tensor<1x3x2xf32>
+  return %c : tensor<1x3x2xf32>
 }
 
 // -----

@@ -305,7 +305,8 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
     results) over, arith / math ops (add, sub, mul, div, neg, max, min,
     select, exp, log, tanh, erf, powf, sqrt, rsqrt, abs, casts), operands read at
     constant indices included, 2-D convolutions (NCHW and NHWC, depthwise,
-    grouped; any stride and dilation), dilation-1 NCHW and NHWC max and sum
+    grouped; any stride and dilation), 1-D and 3-D convolutions (both
+    layouts; any stride and dilation), dilation-1 NCHW and NHWC max and sum
     poolings (any stride), tensor.pad, extract_slice, insert_slice, concat
     and reshapes. Anything else on the
     path from a parameter to a result is a located error.
