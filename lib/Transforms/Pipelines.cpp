@@ -45,6 +45,9 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
   }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // torch-mlir's transposed convolutions spread their input with a strided
+  // insert_slice (its offsets are constants by now).
+  pm.addNestedPass<func::FuncOp>(createSpreadStridedInserts());
   if (options.batch != 0) {
     RescaleBatchOptions rescale;
     rescale.batch = options.batch;
@@ -64,6 +67,7 @@ void mlir::soap::registerSOAPPipelines() {
       "reductions, TOSA to linalg, decompose aggregated ops (softmax), "
       "elementwise arith / math on tensors to linalg, inline helpers, "
       "optionally lift weight constants to parameters, canonicalize, "
-      "rescale the batch, name the layers",
+      "strided insertions to reshapes and pads, rescale the batch, name the "
+      "layers",
       buildImportPipeline);
 }

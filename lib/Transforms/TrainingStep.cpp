@@ -11,6 +11,7 @@
 #include "soap/Transforms/Passes.h"
 
 #include "PoolGradient.h"
+#include "StridedPlacement.h"
 
 #include "soap/Analysis/IterationSpace.h"
 #include "soap/Analysis/OpGraphExtraction.h"
@@ -920,74 +921,21 @@ Value TrainingStepBuilder::dilateAndPad(Location loc, Value grad,
                                         ArrayRef<int64_t> window,
                                         ArrayRef<int64_t> size,
                                         int64_t spatial) {
+  // grad spread by the strides at offset K-1 in zeros of extent size + K-1
+  // (what lies past size holds only zeros).
   auto type = cast<RankedTensorType>(grad.getType());
-  Type elem = type.getElementType();
   int64_t rank = type.getRank();
-  SmallVector<int64_t> shape(type.getShape());
-  Value zero = floatConstant(b, loc, elem, 0.0);
-  auto padOp = [&](Value source, ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
-    auto sourceType = cast<RankedTensorType>(source.getType());
-    SmallVector<int64_t> padded;
-    SmallVector<OpFoldResult> lo, hi;
-    for (int64_t d = 0; d < sourceType.getRank(); ++d) {
-      padded.push_back(sourceType.getDimSize(d) + low[d] + high[d]);
-      lo.push_back(b.getIndexAttr(low[d]));
-      hi.push_back(b.getIndexAttr(high[d]));
-    }
-    return tensor::PadOp::create(b, loc,
-                                 RankedTensorType::get(padded, elem), source,
-                                 lo, hi, zero)
-        .getResult();
-  };
-  int64_t numSpatial = static_cast<int64_t>(strides.size());
-  auto isSpatial = [&](int64_t d) {
-    return d >= spatial && d < spatial + numSpatial;
-  };
-  if (llvm::any_of(strides, [](int64_t s) { return s > 1; })) {
-    // Each spatial dim d becomes (d, 1), padded to (d, stride).
-    SmallVector<ReassociationIndices> groups;
-    SmallVector<int64_t> expandedShape, high;
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t at = static_cast<int64_t>(expandedShape.size());
-      expandedShape.push_back(shape[d]);
-      high.push_back(0);
-      if (isSpatial(d)) {
-        groups.push_back({at, at + 1});
-        expandedShape.push_back(1);
-        high.push_back(strides[d - spatial] - 1);
-      } else {
-        groups.push_back({at});
-      }
-    }
-    auto expanded = RankedTensorType::get(expandedShape, elem);
-    Value v = tensor::ExpandShapeOp::create(b, loc, expanded, grad, groups);
-    v = padOp(v, SmallVector<int64_t>(high.size(), 0), high);
-    grad = tensor::CollapseShapeOp::create(b, loc, v, groups);
-    for (int64_t d = 0; d < numSpatial; ++d)
-      shape[spatial + d] *= strides[d];
+  SmallVector<int64_t> offsets(rank, 0), allStrides(rank, 1),
+      shape(type.getShape());
+  for (auto [d, stride] : llvm::enumerate(strides)) {
+    offsets[spatial + d] = window[d] - 1;
+    allStrides[spatial + d] = stride;
+    shape[spatial + d] = size[d] + window[d] - 1;
   }
-  bool pastInput = false;
-  for (int64_t d = 0; d < numSpatial; ++d)
-    pastInput |= shape[spatial + d] > size[d];
-  if (pastInput) {
-    // Only zeros lie past the input's extent.
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
-        unit(rank, b.getIndexAttr(1));
-    for (int64_t d = 0; d < numSpatial; ++d)
-      shape[spatial + d] = std::min(shape[spatial + d], size[d]);
-    for (int64_t s : shape)
-      sizes.push_back(b.getIndexAttr(s));
-    grad = tensor::ExtractSliceOp::create(b, loc, grad, offsets, sizes, unit);
-  }
-  SmallVector<int64_t> low(rank, 0), high(rank, 0);
-  for (int64_t d = 0; d < numSpatial; ++d) {
-    low[spatial + d] = window[d] - 1;
-    high[spatial + d] = size[d] - shape[spatial + d];
-  }
-  if (llvm::all_of(low, [](int64_t v) { return v == 0; }) &&
-      llvm::all_of(high, [](int64_t v) { return v == 0; }))
-    return grad;
-  return padOp(grad, low, high);
+  Type elem = type.getElementType();
+  return buildStridedPlacement(b, loc, grad, offsets, allStrides,
+                               RankedTensorType::get(shape, elem),
+                               b.getFloatAttr(elem, 0.0));
 }
 
 template <typename ConvOp>
@@ -1217,11 +1165,14 @@ LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
           b, loc, RankedTensorType::get(sizes, sourceType.getElementType()),
           grad, *reassociation);
     }
-    if (extract.hasUnitStride() &&
-        !ShapedType::isDynamicShape(extract.getStaticOffsets())) {
+    if (!ShapedType::isDynamicShape(extract.getStaticOffsets()) &&
+        !ShapedType::isDynamicShape(extract.getStaticStrides())) {
+      // At its offsets (and strides) in zeros, from ops SOAP partitions.
       contribute(extract.getSource(),
-                 placeInZeros(loc, part, extract.getStaticOffsets(),
-                              sourceType));
+                 buildStridedPlacement(
+                     b, loc, part, extract.getStaticOffsets(),
+                     extract.getStaticStrides(), sourceType,
+                     b.getFloatAttr(sourceType.getElementType(), 0.0)));
       return success();
     }
     contribute(extract.getSource(),

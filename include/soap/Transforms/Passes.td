@@ -98,6 +98,24 @@ def StripAsserts : Pass<"soap-strip-asserts"> {
   }];
 }
 
+def SpreadStridedInserts : Pass<"soap-spread-strided-inserts"> {
+  let summary = "Write strided tensor.insert_slice ops into splat tensors "
+                "as reshapes and pads";
+  let description = [{
+    torch-mlir lowers a transposed convolution (ConvTranspose2d) to a
+    stride-1 convolution over its input spread by the stride: a
+    `tensor.insert_slice` with strides > 1 into a zero fill. SOAP partitions
+    unit-stride slices only (a tile of a strided insertion is no box of the
+    destination). Each such insertion into a splat tensor (a `linalg.fill`
+    or a splat constant) becomes the same values built from ops it
+    partitions: per strided dim an `expand_shape` (n -> n x 1), a
+    `tensor.pad` of the unit dim to the stride and a `collapse_shape`
+    (-> n * stride), cut to what fits, then one pad with the splat value to
+    the offsets. Other insertions are left alone. Run by `soap-import`.
+  }];
+  let dependentDialects = ["tensor::TensorDialect", "arith::ArithDialect"];
+}
+
 def LiftConstantParameters : Pass<"soap-lift-constant-parameters",
                                   "ModuleOp"> {
   let summary = "Make the entry function's weight constants parameter "
