@@ -435,9 +435,21 @@ Partitioner::emitTile(OpBuilder &b, int32_t nodeIndex, const Box &loopBox,
       // Only the tile's region of the result means something on this
       // device (the layout records no more), so a whole-size fill needs
       // not be the background it is inserted into.
+      // Nor need another op of the layer computed here for the whole
+      // tensor (a bias broadcast into a convolution's accumulator): with an
+      // empty background its only use is the tile's slice of it, which the
+      // lowering moves above it (soap-bubble-up-slices), so each device
+      // computes, and reads the parameters of, its tile only.
       if (auto fill = full.getDefiningOp<linalg::FillOp>();
           fill && fill->getBlock() == b.getBlock())
         full = fill.getDpsInitOperand(0)->get();
+      else if (Operation *def = full.getDefiningOp();
+               def && def->getBlock() == b.getBlock() &&
+               !isa<tensor::EmptyOp>(def))
+        full = tensor::EmptyOp::create(
+                   b, loc, cast<RankedTensorType>(full.getType()).getShape(),
+                   cast<RankedTensorType>(full.getType()).getElementType())
+                   .getResult();
       auto fullType = cast<RankedTensorType>(full.getType());
       SmallVector<OpFoldResult> strides(fullType.getRank(), b.getIndexAttr(1));
       Value inserted = tensor::InsertSliceOp::create(
