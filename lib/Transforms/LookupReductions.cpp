@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir {
 namespace soap {
@@ -139,6 +140,123 @@ static void rewriteGather(linalg::GenericOp op, const Gather &gather) {
   op->erase();
 }
 
+/// A read of a captured tensor at loop indices, some reversed: `out[p] =
+/// table[..., p_d, ..., (n - 1) - p_e, ...]` (torch-mlir's aten.flip, and
+/// the transposed and flipped filter of its transposed convolution).
+struct IndexedRead {
+  tensor::ExtractOp extract;
+  /// Per table dim, the loop that indexes it and whether it is reversed.
+  SmallVector<std::pair<unsigned, bool>> dims;
+};
+
+static std::optional<IndexedRead> matchIndexedRead(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0)
+    return std::nullopt;
+  Block &body = *op.getBlock();
+  auto extract =
+      body.getTerminator()->getOperand(0).getDefiningOp<tensor::ExtractOp>();
+  if (!extract || extract->getBlock() != &body)
+    return std::nullopt;
+  Value table = extract.getTensor();
+  auto tableType = dyn_cast<RankedTensorType>(table.getType());
+  if (op->isAncestor(table.getParentBlock()->getParentOp()) || !tableType ||
+      !tableType.hasStaticShape() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isPermutation())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  IndexedRead read{extract, {}};
+  for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
+    bool reversed = false;
+    APInt last;
+    if (auto sub = index.getDefiningOp<arith::SubIOp>();
+        sub && matchPattern(sub.getLhs(), m_ConstantInt(&last))) {
+      index = sub.getRhs();
+      reversed = true;
+    }
+    auto loop = index.getDefiningOp<linalg::IndexOp>();
+    // Each loop at most once, over the whole dimension (reversed: from its
+    // last element).
+    if (!loop || llvm::any_of(read.dims, [&](auto &d) {
+          return d.first == loop.getDim();
+        }))
+      return std::nullopt;
+    int64_t extent = ranges[loop.getDim()];
+    if (extent != tableType.getDimSize(dim) ||
+        (reversed && last.getSExtValue() != extent - 1))
+      return std::nullopt;
+    read.dims.push_back({static_cast<unsigned>(loop.getDim()), reversed});
+  }
+  // Nothing else computes a value the result depends on.
+  for (Operation &inner : body.without_terminator())
+    if (&inner != extract.getOperation() && !isPure(&inner))
+      return std::nullopt;
+  return read;
+}
+
+/// The table becomes an operand. Plain dims read it through their loops;
+/// each reversed dim through a new reduction loop j that keeps the element
+/// where j = (n - 1) - p_e: a one-hot sum over j (out starts at zero).
+static void rewriteIndexedRead(linalg::GenericOp op, const IndexedRead &read) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  unsigned numLoops = op.getNumLoops();
+  SmallVector<std::pair<unsigned, unsigned>> reversals; // (loop, new loop)
+  SmallVector<AffineExpr> tableDims;
+  for (auto [loop, reversed] : read.dims) {
+    if (!reversed) {
+      tableDims.push_back(getAffineDimExpr(loop, ctx));
+      continue;
+    }
+    unsigned j = numLoops + reversals.size();
+    reversals.push_back({loop, j});
+    tableDims.push_back(getAffineDimExpr(j, ctx));
+  }
+  unsigned total = numLoops + reversals.size();
+  OpOperand *initOperand = op.getDpsInitOperand(0);
+  Value init = initOperand->get();
+  SmallVector<AffineMap> maps = {
+      AffineMap::get(total, 0, tableDims, ctx),
+      AffineMap::get(total, 0,
+                     op.getMatchingIndexingMap(initOperand).getResults(), ctx)};
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  iterators.append(reversals.size(), utils::IteratorType::reduction);
+  Type element = cast<RankedTensorType>(init.getType()).getElementType();
+  if (!reversals.empty()) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+    init = linalg::FillOp::create(b, loc, zero, init).getResult(0);
+  }
+  Value table = read.extract->getOperand(0);
+  auto gather = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{table}, init, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        if (reversals.empty()) {
+          linalg::YieldOp::create(nb, nl, args[0]);
+          return;
+        }
+        Value hit;
+        for (auto [loop, j] : reversals) {
+          // p_e + j == n - 1.
+          Value sum = arith::AddIOp::create(
+              nb, nl, linalg::IndexOp::create(nb, nl, loop),
+              linalg::IndexOp::create(nb, nl, j));
+          int64_t last = op.getStaticLoopRanges()[loop] - 1;
+          Value eq = arith::CmpIOp::create(
+              nb, nl, arith::CmpIPredicate::eq, sum,
+              arith::ConstantIndexOp::create(nb, nl, last));
+          hit = hit ? arith::AndIOp::create(nb, nl, hit, eq).getResult() : eq;
+        }
+        Value zero = arith::ConstantOp::create(nb, nl, nb.getZeroAttr(element));
+        Value kept = arith::SelectOp::create(nb, nl, hit, args[0], zero);
+        linalg::YieldOp::create(
+            nb, nl, arith::AddFOp::create(nb, nl, args[1], kept).getResult());
+      });
+  gather->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  op->replaceAllUsesWith(gather->getResults());
+  op->erase();
+}
+
 struct LookupReductionsPass
     : public mlir::soap::impl::LookupReductionsBase<LookupReductionsPass> {
   void runOnOperation() override {
@@ -149,6 +267,13 @@ struct LookupReductionsPass
     });
     for (auto &[op, gather] : gathers)
       rewriteGather(op, gather);
+    SmallVector<std::pair<linalg::GenericOp, IndexedRead>> reads;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (std::optional<IndexedRead> read = matchIndexedRead(op))
+        reads.push_back({op, *read});
+    });
+    for (auto &[op, read] : reads)
+      rewriteIndexedRead(op, read);
   }
 };
 

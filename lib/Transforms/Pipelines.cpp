@@ -46,8 +46,10 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // torch-mlir's transposed convolutions spread their input with a strided
-  // insert_slice (its offsets are constants by now).
+  // insert_slice and flip their filter in a generic's body (the offsets and
+  // the flipped indices are constants by now).
   pm.addNestedPass<func::FuncOp>(createSpreadStridedInserts());
+  pm.addNestedPass<func::FuncOp>(createLookupReductions());
   if (options.batch != 0) {
     RescaleBatchOptions rescale;
     rescale.batch = options.batch;

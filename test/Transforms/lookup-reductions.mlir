@@ -92,3 +92,82 @@ func.func @not_lookups(%ids: tensor<4xi64>, %table: tensor<10x3xf32>, %cube: ten
   } -> tensor<4x3xf32>
   return %scaled, %square, %diag, %part : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3x3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// torch-mlir's flip (here of a transposed convolution's filter: in and out
+// channels swapped, the window reversed): a generic with no inputs whose
+// body reads the captured filter at (j, i, 2 - kh, 2 - kw). The filter
+// becomes an operand; the swapped dims read it through the loops, each
+// reversed one through a new reduction loop r that keeps the element
+// where k + r = 2 (a one-hot sum from zeros).
+// CHECK-DAG: #[[WMAP:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d0, d4, d5)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @flip
+// GATHER-LABEL: func.func @flip
+// CHECK-SAME:    (%[[W:.*]]: tensor<4x3x3x3xf32>
+// CHECK:         %[[Z:.*]] = linalg.fill
+// CHECK:         linalg.generic {indexing_maps = [#[[WMAP]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME:      ins(%[[W]] : tensor<4x3x3x3xf32>) outs(%[[Z]] : tensor<3x4x3x3xf32>)
+// CHECK:           %[[KH:.*]] = linalg.index 2
+// CHECK:           %[[RH:.*]] = linalg.index 4
+// CHECK:           %[[SH:.*]] = arith.addi %[[KH]], %[[RH]]
+// CHECK:           arith.cmpi eq, %[[SH]], %{{.*}} : index
+// CHECK:           arith.andi
+// CHECK:           arith.select
+// CHECK:           arith.addf
+// CHECK-NOT:     tensor.extract
+func.func @flip(%w: tensor<4x3x3x3xf32>) -> tensor<3x4x3x3xf32> {
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<3x4x3x3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e : tensor<3x4x3x3xf32>) {
+  ^bb0(%out: f32):
+    %i0 = linalg.index 0 : index
+    %i1 = linalg.index 1 : index
+    %i2 = linalg.index 2 : index
+    %i3 = linalg.index 3 : index
+    %r2 = arith.subi %c2, %i2 : index
+    %r3 = arith.subi %c2, %i3 : index
+    %v = tensor.extract %w[%i1, %i0, %r2, %r3] : tensor<4x3x3x3xf32>
+    linalg.yield %v : f32
+  } -> tensor<3x4x3x3xf32>
+  return %r : tensor<3x4x3x3xf32>
+}
+
+// -----
+
+// A permutation without a reversal is a plain read through the map.
+// CHECK-DAG: #[[TMAP:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @transpose
+// CHECK:         linalg.generic {indexing_maps = [#[[TMAP]], #{{.*}}], iterator_types = ["parallel", "parallel"]} ins(%arg0 : tensor<4x3xf32>)
+// CHECK-NEXT:    ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT:      linalg.yield %[[IN]] : f32
+func.func @transpose(%w: tensor<4x3xf32>) -> tensor<3x4xf32> {
+  %e = tensor.empty() : tensor<3x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<3x4xf32>) {
+  ^bb0(%out: f32):
+    %i0 = linalg.index 0 : index
+    %i1 = linalg.index 1 : index
+    %v = tensor.extract %w[%i1, %i0] : tensor<4x3xf32>
+    linalg.yield %v : f32
+  } -> tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
+
+// -----
+
+// Left alone: a reversal that does not start from the last element.
+// CHECK-LABEL: func.func @shifted
+// CHECK:         tensor.extract
+func.func @shifted(%w: tensor<4xf32>) -> tensor<4xf32> {
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e : tensor<4xf32>) {
+  ^bb0(%out: f32):
+    %i0 = linalg.index 0 : index
+    %r0 = arith.subi %c2, %i0 : index
+    %v = tensor.extract %w[%r0] : tensor<4xf32>
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

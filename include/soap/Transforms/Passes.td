@@ -78,12 +78,23 @@ def LookupReductions : Pass<"soap-lookup-reductions"> {
     step differentiates (the table's gradient, which the lowering turns
     into atomic adds: `soap-scatter-lookup-gradients`), `--train` lifts and
     trains when the table is a constant, and the lowering turns back into
-    a gather (`soap-gather-lookups`). (Its row loop is a select, not a sum:
-    the search does not split it.) Ids out of range give zeros
-    (the export asserted them in range: run after `soap-strip-asserts`,
-    since a body with an assert is not matched). Run by `soap-import`
-    before the TOSA conversions, which would fold a gather from a splat
-    table, and so before `soap-lift-constant-parameters`.
+    a gather (`soap-gather-lookups`). (Split over its rows it is summed:
+    vocabulary parallelism, see `getSplitCombiner`.) Ids out of range give
+    zeros (the export asserted them in range: run after
+    `soap-strip-asserts`, since a body with an assert is not matched).
+
+    A read of a captured tensor at loop indices, some of them reversed
+    (`(n - 1) - i`: torch-mlir's `aten.flip`, and the transposed and
+    flipped filter of its transposed convolution), becomes a read of an
+    operand too: plain dims through the loops, each reversed dim through a
+    new reduction loop r that keeps the element where i + r = n - 1 (a
+    one-hot sum from zeros), which the training step differentiates and
+    the partitioner splits like any sum.
+
+    Run by `soap-import` before the TOSA conversions, which would fold a
+    gather from a splat table, and so before
+    `soap-lift-constant-parameters`; and again after canonicalization,
+    which makes a flip's `n - 1` (from `tensor.dim`) a constant.
   }];
   let dependentDialects = ["linalg::LinalgDialect", "arith::ArithDialect",
                            "tensor::TensorDialect"];
