@@ -47,21 +47,42 @@ static BlockArgument idArgument(Value index, Block &body) {
   return arg;
 }
 
-static std::optional<Gather> matchGather(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 1 ||
-      op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 0)
-    return std::nullopt;
+/// The yielded `tensor.extract` of a tensor captured from outside `op`, of
+/// static shape: a read the op's operands do not show. Null otherwise.
+static tensor::ExtractOp capturedRead(linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0)
+    return {};
   Block &body = *op.getBlock();
   auto extract =
       body.getTerminator()->getOperand(0).getDefiningOp<tensor::ExtractOp>();
   if (!extract || extract->getBlock() != &body)
-    return std::nullopt;
+    return {};
   Value table = extract.getTensor();
   auto tableType = dyn_cast<RankedTensorType>(table.getType());
-  Type element = op.getDpsInitOperand(0)->get().getType();
   if (op->isAncestor(table.getParentBlock()->getParentOp()) || !tableType ||
-      !tableType.hasStaticShape() ||
-      !isa<FloatType>(tableType.getElementType()) ||
+      !tableType.hasStaticShape())
+    return {};
+  return extract;
+}
+
+/// Nothing in `body` but `extract` computes a value the result depends on
+/// (what an export's stripped asserts compared is dead).
+static bool onlyPureBesides(Block &body, Operation *extract) {
+  return llvm::all_of(body.without_terminator(), [&](Operation &inner) {
+    return &inner == extract || isPure(&inner);
+  });
+}
+
+static std::optional<Gather> matchGather(linalg::GenericOp op) {
+  tensor::ExtractOp extract = capturedRead(op);
+  if (!extract || op.getNumDpsInputs() != 1)
+    return std::nullopt;
+  Block &body = *op.getBlock();
+  Value table = extract.getTensor();
+  auto tableType = cast<RankedTensorType>(table.getType());
+  Type element = op.getDpsInitOperand(0)->get().getType();
+  if (!isa<FloatType>(tableType.getElementType()) ||
       cast<RankedTensorType>(element).getElementType() !=
           tableType.getElementType() ||
       !op.getMatchingIndexingMap(op.getDpsInputOperand(0))
@@ -89,13 +110,8 @@ static std::optional<Gather> matchGather(linalg::GenericOp op) {
     gather.rowDim = dim;
     gather.loops.push_back(~0u); // unused: the row loop
   }
-  if (!haveId)
+  if (!haveId || !onlyPureBesides(body, extract))
     return std::nullopt;
-  // Nothing else computes a value the result depends on (what the export's
-  // stripped asserts compared is dead).
-  for (Operation &inner : body.without_terminator())
-    if (&inner != extract.getOperation() && !isPure(&inner))
-      return std::nullopt;
   return gather;
 }
 
@@ -150,20 +166,11 @@ struct IndexedRead {
 };
 
 static std::optional<IndexedRead> matchIndexedRead(linalg::GenericOp op) {
-  if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0)
-    return std::nullopt;
-  Block &body = *op.getBlock();
-  auto extract =
-      body.getTerminator()->getOperand(0).getDefiningOp<tensor::ExtractOp>();
-  if (!extract || extract->getBlock() != &body)
-    return std::nullopt;
-  Value table = extract.getTensor();
-  auto tableType = dyn_cast<RankedTensorType>(table.getType());
-  if (op->isAncestor(table.getParentBlock()->getParentOp()) || !tableType ||
-      !tableType.hasStaticShape() ||
+  tensor::ExtractOp extract = capturedRead(op);
+  if (!extract ||
       !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isPermutation())
     return std::nullopt;
+  auto tableType = cast<RankedTensorType>(extract.getTensor().getType());
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   IndexedRead read{extract, {}};
   for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
@@ -187,10 +194,8 @@ static std::optional<IndexedRead> matchIndexedRead(linalg::GenericOp op) {
       return std::nullopt;
     read.dims.push_back({static_cast<unsigned>(loop.getDim()), reversed});
   }
-  // Nothing else computes a value the result depends on.
-  for (Operation &inner : body.without_terminator())
-    if (&inner != extract.getOperation() && !isPure(&inner))
-      return std::nullopt;
+  if (!onlyPureBesides(*op.getBlock(), extract))
+    return std::nullopt;
   return read;
 }
 
