@@ -387,7 +387,9 @@ Partitioner::emitTile(OpBuilder &b, int32_t nodeIndex, const Box &loopBox,
         sizes.push_back(loopBox.dims[l].size());
       }
       if (identityInit) {
-        FailureOr<ReductionKind> kind = getSplitCombiner(linalgOp);
+        // (Of the original op: a lookup's combiner depends on its init, a
+        // zero fill, which the clone may read through a transfer.)
+        FailureOr<ReductionKind> kind = getSplitCombiner(op);
         if (failed(kind))
           return op->emitError()
                  << "cannot split the reduction of '" << op->getName()
