@@ -262,6 +262,100 @@ static void rewriteIndexedRead(linalg::GenericOp op, const IndexedRead &read) {
   op->erase();
 }
 
+/// A read of a captured tensor at loop indices, some divided by a
+/// constant: `out[p] = table[..., p_d floordiv s, ...]` (torch-mlir's
+/// nearest-neighbour upsampling by an integer factor s).
+struct BlockRead {
+  tensor::ExtractOp extract;
+  /// Per table dim, the loop that indexes it and its factor (1: plain).
+  SmallVector<std::pair<unsigned, int64_t>> dims;
+};
+
+static std::optional<BlockRead> matchBlockRead(linalg::GenericOp op) {
+  tensor::ExtractOp extract = capturedRead(op);
+  if (!extract ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity())
+    return std::nullopt;
+  auto tableType = cast<RankedTensorType>(extract.getTensor().getType());
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  BlockRead read{extract, {}};
+  bool divided = false;
+  for (auto [dim, index] : llvm::enumerate(extract.getIndices())) {
+    int64_t factor = 1;
+    APInt c;
+    if (auto div = index.getDefiningOp<arith::FloorDivSIOp>();
+        div && matchPattern(div.getRhs(), m_ConstantInt(&c)) &&
+        c.getSExtValue() > 1) {
+      factor = c.getSExtValue();
+      index = div.getLhs();
+      divided = true;
+    }
+    auto loop = index.getDefiningOp<linalg::IndexOp>();
+    if (!loop || llvm::any_of(read.dims, [&](auto &d) {
+          return d.first == loop.getDim();
+        }))
+      return std::nullopt;
+    // Each element of the table's dim repeated `factor` times covers the
+    // loop exactly.
+    if (ranges[loop.getDim()] != tableType.getDimSize(dim) * factor)
+      return std::nullopt;
+    read.dims.push_back({static_cast<unsigned>(loop.getDim()), factor});
+  }
+  if (!divided || !onlyPureBesides(*op.getBlock(), extract))
+    return std::nullopt;
+  return read;
+}
+
+/// Each divided loop k = s q + r becomes loops (q, r): the table is read
+/// through (.., q, ..), broadcast over r, into the output with its dims
+/// split so (an expand of its shape), and the result collapsed back.
+static void rewriteBlockRead(linalg::GenericOp op, const BlockRead &read) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> factor(ranges.size(), 1);
+  for (auto [loop, f] : read.dims)
+    factor[loop] = f;
+  // New loops: per old loop d, (q, r) when divided, else d.
+  SmallVector<unsigned> first; // old loop -> its (first) new loop
+  SmallVector<int64_t> shape;
+  SmallVector<ReassociationIndices> groups;
+  for (auto [d, extent] : llvm::enumerate(ranges)) {
+    first.push_back(shape.size());
+    if (factor[d] == 1) {
+      groups.push_back({static_cast<int64_t>(shape.size())});
+      shape.push_back(extent);
+      continue;
+    }
+    groups.push_back({static_cast<int64_t>(shape.size()),
+                      static_cast<int64_t>(shape.size()) + 1});
+    shape.push_back(extent / factor[d]);
+    shape.push_back(factor[d]);
+  }
+  unsigned numLoops = shape.size();
+  SmallVector<AffineExpr> tableDims;
+  for (auto [loop, f] : read.dims)
+    tableDims.push_back(getAffineDimExpr(first[loop], ctx));
+  Value init = op.getDpsInitOperand(0)->get();
+  Type element = cast<RankedTensorType>(init.getType()).getElementType();
+  Value empty = tensor::EmptyOp::create(b, loc, shape, element);
+  SmallVector<AffineMap> maps = {AffineMap::get(numLoops, 0, tableDims, ctx),
+                                 b.getMultiDimIdentityMap(numLoops)};
+  SmallVector<utils::IteratorType> iterators(numLoops,
+                                             utils::IteratorType::parallel);
+  auto spread = linalg::GenericOp::create(
+      b, loc, empty.getType(), ValueRange{read.extract->getOperand(0)}, empty,
+      maps, iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(nb, nl, args[0]);
+      });
+  spread->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  Value result = tensor::CollapseShapeOp::create(b, loc, init.getType(),
+                                                 spread.getResult(0), groups);
+  op->replaceAllUsesWith(ValueRange{result});
+  op->erase();
+}
+
 struct LookupReductionsPass
     : public mlir::soap::impl::LookupReductionsBase<LookupReductionsPass> {
   void runOnOperation() override {
@@ -279,6 +373,13 @@ struct LookupReductionsPass
     });
     for (auto &[op, read] : reads)
       rewriteIndexedRead(op, read);
+    SmallVector<std::pair<linalg::GenericOp, BlockRead>> blocks;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (std::optional<BlockRead> read = matchBlockRead(op))
+        blocks.push_back({op, *read});
+    });
+    for (auto &[op, read] : blocks)
+      rewriteBlockRead(op, read);
   }
 };
 

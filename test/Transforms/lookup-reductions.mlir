@@ -171,3 +171,51 @@ func.func @shifted(%w: tensor<4xf32>) -> tensor<4xf32> {
   } -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// torch-mlir's nearest-neighbour upsampling by 2: the captured input read at
+// (n, c, h floordiv 2, w floordiv 2). Each divided loop splits into (q, r):
+// the input is read through (n, c, q_h, q_w), broadcast over r, and the
+// result collapsed back.
+// CHECK-DAG: #[[UPIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4)>
+// CHECK-LABEL: func.func @upsample
+// CHECK-SAME:    (%[[X:.*]]: tensor<1x2x3x3xf32>
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<1x2x3x2x3x2xf32>
+// CHECK:         %[[S:.*]] = linalg.generic {indexing_maps = [#[[UPIN]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<1x2x3x3xf32>) outs(%[[E]] : tensor<1x2x3x2x3x2xf32>)
+// CHECK:         tensor.collapse_shape %[[S]] {{\[}}[0], [1], [2, 3], [4, 5]] : tensor<1x2x3x2x3x2xf32> into tensor<1x2x6x6xf32>
+// CHECK-NOT:     tensor.extract
+func.func @upsample(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x6x6xf32> {
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<1x2x6x6xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%e : tensor<1x2x6x6xf32>) {
+  ^bb0(%out: f32):
+    %i0 = linalg.index 0 : index
+    %i1 = linalg.index 1 : index
+    %i2 = linalg.index 2 : index
+    %i3 = linalg.index 3 : index
+    %q2 = arith.floordivsi %i2, %c2 : index
+    %q3 = arith.floordivsi %i3, %c2 : index
+    %v = tensor.extract %x[%i0, %i1, %q2, %q3] : tensor<1x2x3x3xf32>
+    linalg.yield %v : f32
+  } -> tensor<1x2x6x6xf32>
+  return %r : tensor<1x2x6x6xf32>
+}
+
+// -----
+
+// Left alone: an output of 7 rows is no whole number of blocks of 2.
+// CHECK-LABEL: func.func @upsample_uneven
+// CHECK:         tensor.extract
+func.func @upsample_uneven(%x: tensor<3xf32>) -> tensor<7xf32> {
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<7xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e : tensor<7xf32>) {
+  ^bb0(%out: f32):
+    %i0 = linalg.index 0 : index
+    %q = arith.floordivsi %i0, %c2 : index
+    %v = tensor.extract %x[%q] : tensor<3xf32>
+    linalg.yield %v : f32
+  } -> tensor<7xf32>
+  return %r : tensor<7xf32>
+}

@@ -91,6 +91,12 @@ def LookupReductions : Pass<"soap-lookup-reductions"> {
     one-hot sum from zeros), which the training step differentiates and
     the partitioner splits like any sum.
 
+    A read at loop indices some of which are divided by a constant factor
+    (`k floordiv s`: torch-mlir's nearest-neighbour upsampling by an
+    integer factor, the loop covering whole blocks of s) becomes a read of
+    an operand over the loops with each divided one split into (q, r),
+    broadcast over r, and a `collapse_shape` of (q, r) back into k.
+
     Run by `soap-import` before the TOSA conversions, which would fold a
     gather from a splat table, and so before
     `soap-lift-constant-parameters`; and again after canonicalization,
