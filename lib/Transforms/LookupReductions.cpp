@@ -356,30 +356,27 @@ static void rewriteBlockRead(linalg::GenericOp op, const BlockRead &read) {
   op->erase();
 }
 
+/// Rewrites every generic in `root` that `match` matches (all matched
+/// first: a rewrite erases the op).
+template <typename Match>
+static void rewriteAll(Operation *root,
+                       std::optional<Match> (*match)(linalg::GenericOp),
+                       void (*rewrite)(linalg::GenericOp, const Match &)) {
+  SmallVector<std::pair<linalg::GenericOp, Match>> found;
+  root->walk([&](linalg::GenericOp op) {
+    if (std::optional<Match> m = match(op))
+      found.push_back({op, *m});
+  });
+  for (auto &[op, m] : found)
+    rewrite(op, m);
+}
+
 struct LookupReductionsPass
     : public mlir::soap::impl::LookupReductionsBase<LookupReductionsPass> {
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::GenericOp, Gather>> gathers;
-    getOperation()->walk([&](linalg::GenericOp op) {
-      if (std::optional<Gather> gather = matchGather(op))
-        gathers.push_back({op, *gather});
-    });
-    for (auto &[op, gather] : gathers)
-      rewriteGather(op, gather);
-    SmallVector<std::pair<linalg::GenericOp, IndexedRead>> reads;
-    getOperation()->walk([&](linalg::GenericOp op) {
-      if (std::optional<IndexedRead> read = matchIndexedRead(op))
-        reads.push_back({op, *read});
-    });
-    for (auto &[op, read] : reads)
-      rewriteIndexedRead(op, read);
-    SmallVector<std::pair<linalg::GenericOp, BlockRead>> blocks;
-    getOperation()->walk([&](linalg::GenericOp op) {
-      if (std::optional<BlockRead> read = matchBlockRead(op))
-        blocks.push_back({op, *read});
-    });
-    for (auto &[op, read] : blocks)
-      rewriteBlockRead(op, read);
+    rewriteAll(getOperation(), matchGather, rewriteGather);
+    rewriteAll(getOperation(), matchIndexedRead, rewriteIndexedRead);
+    rewriteAll(getOperation(), matchBlockRead, rewriteBlockRead);
   }
 };
 
