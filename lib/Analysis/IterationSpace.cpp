@@ -83,12 +83,27 @@ FailureOr<ReductionKind> mlir::soap::getReductionCombiner(Operation *op) {
   return kinds->front();
 }
 
+TypedAttr mlir::soap::getSplatValue(Value v) {
+  if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
+    Attribute scalar;
+    if (matchPattern(fill.getInputs()[0], m_Constant(&scalar)))
+      return dyn_cast<TypedAttr>(scalar);
+    return {};
+  }
+  DenseElementsAttr dense;
+  if (matchPattern(v, m_Constant(&dense)) && dense.isSplat())
+    return dyn_cast<TypedAttr>(dense.getSplatValue<Attribute>());
+  return {};
+}
+
 /// `v` is zero everywhere: a zero fill or a zero splat constant.
 static bool isZeroTensor(Value v) {
-  if (auto fill = v.getDefiningOp<linalg::FillOp>())
-    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat()) ||
-           matchPattern(fill.getInputs()[0], m_Zero());
-  return matchPattern(v, m_AnyZeroFloat()) || matchPattern(v, m_Zero());
+  TypedAttr value = getSplatValue(v);
+  if (auto f = dyn_cast_or_null<FloatAttr>(value))
+    return f.getValue().isZero();
+  if (auto i = dyn_cast_or_null<IntegerAttr>(value))
+    return i.getValue().isZero();
+  return false;
 }
 
 FailureOr<ReductionKind> mlir::soap::getSplitCombiner(Operation *op) {

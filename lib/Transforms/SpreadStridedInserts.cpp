@@ -8,10 +8,11 @@
 
 #include "StridedPlacement.h"
 
+#include "soap/Analysis/IterationSpace.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Matchers.h"
 
 namespace mlir {
 namespace soap {
@@ -21,20 +22,6 @@ namespace soap {
 } // namespace mlir
 
 using namespace mlir;
-
-/// The value `v` holds everywhere: a fill's scalar or a splat constant's.
-static TypedAttr splatValue(Value v) {
-  if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
-    Attribute scalar;
-    if (matchPattern(fill.getInputs()[0], m_Constant(&scalar)))
-      return dyn_cast<TypedAttr>(scalar);
-    return {};
-  }
-  DenseElementsAttr dense;
-  if (matchPattern(v, m_Constant(&dense)) && dense.isSplat())
-    return dyn_cast<TypedAttr>(dense.getSplatValue<Attribute>());
-  return {};
-}
 
 namespace {
 struct SpreadStridedInsertsPass
@@ -48,14 +35,15 @@ struct SpreadStridedInsertsPass
           op.getSourceType().getRank() == op.getType().getRank() &&
           !ShapedType::isDynamicShape(op.getStaticOffsets()) &&
           !ShapedType::isDynamicShape(op.getStaticStrides()) &&
-          splatValue(op.getDest()))
+          mlir::soap::getSplatValue(op.getDest()))
         inserts.push_back(op);
     });
     for (tensor::InsertSliceOp op : inserts) {
       OpBuilder b(op);
-      Value spread = soap::buildStridedPlacement(
+      Value spread = mlir::soap::buildStridedPlacement(
           b, op.getLoc(), op.getSource(), op.getStaticOffsets(),
-          op.getStaticStrides(), op.getType(), splatValue(op.getDest()));
+          op.getStaticStrides(), op.getType(),
+          mlir::soap::getSplatValue(op.getDest()));
       op.replaceAllUsesWith(spread);
       op.erase();
     }

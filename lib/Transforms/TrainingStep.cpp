@@ -450,16 +450,9 @@ Value TrainingStepBuilder::zeros(Location loc, Type type) {
 Value TrainingStepBuilder::placeInZeros(Location loc, Value part,
                                         ArrayRef<int64_t> offsets,
                                         RankedTensorType type) {
-  auto partType = cast<RankedTensorType>(part.getType());
-  SmallVector<OpFoldResult> low, high;
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    low.push_back(b.getIndexAttr(offsets[d]));
-    high.push_back(b.getIndexAttr(type.getDimSize(d) - offsets[d] -
-                                  partType.getDimSize(d)));
-  }
-  Value zero = floatConstant(b, loc, type.getElementType(), 0.0);
-  return tensor::PadOp::create(b, loc, type, part, low, high, zero)
-      .getResult();
+  return buildStridedPlacement(b, loc, part, offsets,
+                               SmallVector<int64_t>(type.getRank(), 1), type,
+                               b.getFloatAttr(type.getElementType(), 0.0));
 }
 
 Value TrainingStepBuilder::placeAtConstants(Location loc, Value part,

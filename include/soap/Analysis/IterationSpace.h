@@ -57,6 +57,10 @@ FailureOr<ReductionKind> getReductionCombiner(Operation *op);
 /// reads no output's block argument. Fails if any output has none.
 FailureOr<SmallVector<ReductionKind>> getReductionCombiners(Operation *op);
 
+/// The value `v` holds everywhere, when its producer says so: a
+/// `linalg.fill` of a constant scalar or a splat constant. Null otherwise.
+TypedAttr getSplatValue(Value v);
+
 /// How the partial results of `op`'s split reduction combine: its combiner
 /// (getReductionCombiner), or a sum for a one-hot selection whose output
 /// starts at zero (an embedding lookup, `select(id == r, table[r], acc)`
