@@ -3,7 +3,8 @@
 //   soap-search-table [--graphs=DIR] [--budget=SECONDS] [--quick]
 //                     [--proposals=N]
 //                     [--models=a,b,...] [--machines=p100-4x4,k80-16x4]
-//                     [--seed=N] [--beta-scale=K] [--threads=N] [--progress]
+//                     [--seed=N] [--beta-scale=K] [--tied-moves=P]
+//                     [--threads=N] [--progress]
 //
 // For each model (DIR/MODEL.json, an op graph from `soap-opt
 // --soap-dump-graph=json`) and machine, runs the MCMC search with a fixed
@@ -12,8 +13,9 @@
 // parallelism, search seconds and simulations per second. --proposals=N
 // bounds the search by proposals instead (by time too only when --budget is
 // also given): the same result on any machine, for comparing changes to the
-// search. A model whose JSON is missing is reported and skipped.
-// benchmarks/search-table.sh generates the graphs and runs this.
+// search. --tied-moves=P sets SearchOptions::tiedMoveProbability (0: the
+// paper's one-node proposals only). A model whose JSON is missing is reported
+// and skipped. benchmarks/search-table.sh generates the graphs and runs this.
 #include "soap/Simulator/OpGraphJSON.h"
 #include "soap/Simulator/Search.h"
 
@@ -42,7 +44,8 @@ static int usage(const char *msg) {
   llvm::errs() << "soap-search-table: " << msg << "\n"
                << "usage: soap-search-table [--graphs=DIR] [--budget=SECONDS] "
                   "[--quick] [--proposals=N] [--models=a,b] [--machines=a,b] "
-                  "[--seed=N] [--beta-scale=K] [--threads=N] [--progress]\n";
+                  "[--seed=N] [--beta-scale=K] [--tied-moves=P] [--threads=N] "
+                  "[--progress]\n";
   return 2;
 }
 
@@ -62,6 +65,7 @@ int main(int argc, char **argv) {
   uint64_t seed = 0;
   int64_t maxProposals = 0;
   double betaScale = SearchOptions().betaScale;
+  double tiedMoves = SearchOptions().tiedMoveProbability;
   int32_t threads = 1;
   std::vector<std::string> models = {
       "alexnet", "inception_v3", "resnet101",  "mobilenet_v2",
@@ -92,6 +96,9 @@ int main(int argc, char **argv) {
     } else if (a.consume_front("--beta-scale=")) {
       if (a.getAsDouble(betaScale) || betaScale <= 0)
         return usage("--beta-scale needs a positive number");
+    } else if (a.consume_front("--tied-moves=")) {
+      if (a.getAsDouble(tiedMoves) || tiedMoves < 0 || tiedMoves > 1)
+        return usage("--tied-moves needs a probability in [0, 1]");
     } else if (a.consume_front("--threads=")) {
       if (a.getAsInteger(10, threads) || threads < 1)
         return usage("--threads needs a positive integer");
@@ -112,7 +119,8 @@ int main(int argc, char **argv) {
   if (maxProposals > 0)
     llvm::outs() << maxProposals << " proposals";
   llvm::outs() << " per model and machine, seed " << seed << ", beta scale "
-               << llvm::format("%g", betaScale) << ", " << threads
+               << llvm::format("%g", betaScale) << ", tied moves "
+               << llvm::format("%g", tiedMoves) << ", " << threads
                << " thread(s).\n\n"
                << "| model | machine | devices | data parallel ms | expert ms "
                   "| found ms | speedup vs DP | search s | simulations/s |\n"
@@ -148,6 +156,7 @@ int main(int argc, char **argv) {
       o.maxProposals = maxProposals;
       o.seed = seed;
       o.betaScale = betaScale;
+      o.tiedMoveProbability = tiedMoves;
       o.threads = threads;
       o.quiet = !progress;
       o.progress = [&](const SearchProgress &p) {

@@ -148,6 +148,41 @@ int32_t GraphBuilder::globalPool(const std::string &name, int32_t x) {
   return y;
 }
 
+int32_t GraphBuilder::collapseLeading(const std::string &name, int32_t x) {
+  const Tensor &tx = graph.tensors[x];
+  assert(tx.shape.size() >= 2 && "collapseLeading expects rank >= 2");
+  std::vector<int64_t> extents = tx.shape;
+  int64_t inner = extents[1];
+  std::vector<int64_t> shape(extents.begin() + 1, extents.end());
+  shape[0] *= extents[0];
+  int32_t eb = tx.elementBytes;
+  int32_t rank = static_cast<int32_t>(extents.size());
+  double elements = double(tx.numElements());
+  int32_t y = addTensor(name + ".out", shape, eb, false); // tx dangles
+  Node node;
+  node.name = name;
+  node.kind = "tensor.collapse_shape";
+  node.extents = extents;
+  node.loopKinds.assign(rank, LoopKind::Attribute);
+  node.loopKinds[0] = LoopKind::Sample;
+  Operand in{x, {}}, out{y, {}};
+  for (int32_t l = 0; l < rank; ++l)
+    in.dims.push_back(loopDim(l));
+  DimAccess rows;
+  rows.terms = {{0, inner}, {1, 1}};
+  out.dims.push_back(rows);
+  for (int32_t l = 2; l < rank; ++l)
+    out.dims.push_back(loopDim(l));
+  node.inputs.push_back(std::move(in));
+  node.outputs.push_back(std::move(out));
+  node.flops = 0;
+  node.bytes = 2.0 * double(eb) * elements;
+  node.groupedOps = {name};
+  graph.tensors[y].producer = static_cast<int32_t>(graph.nodes.size());
+  graph.nodes.push_back(std::move(node));
+  return y;
+}
+
 OpGraph soap::makeMLPGraph(int64_t batch, const std::vector<int64_t> &widths) {
   GraphBuilder b("mlp");
   int32_t x = b.input("x", {batch, widths[0]});
@@ -189,20 +224,27 @@ OpGraph soap::makeInceptionLikeGraph(int64_t batch, int64_t channels,
   return b.take();
 }
 
-OpGraph soap::makeRNNLikeGraph(int64_t batch, int64_t hidden, int32_t steps) {
+OpGraph soap::makeRNNLikeGraph(int64_t batch, int64_t hidden, int32_t steps,
+                               int32_t layers) {
   GraphBuilder b("rnn_like");
-  int32_t w = b.parameter("W", {hidden, hidden});
-  int32_t u = b.parameter("U", {hidden, hidden});
-  int32_t h = b.input("h0", {batch, hidden});
-  for (int32_t t = 0; t < steps; ++t) {
-    std::string id = "t" + std::to_string(t);
-    int32_t x = b.input("x" + std::to_string(t), {batch, hidden});
-    int32_t xw = b.matmul(id + ".xw", x, w);
-    int32_t hu = b.matmul(id + ".hu", h, u);
-    h = b.elementwise(id + ".tanh", "linalg.generic.tanh", {xw, hu}, 3.0);
+  std::vector<int32_t> xs(steps, -1);
+  for (int32_t l = 0; l < layers; ++l) {
+    std::string layer = l == 0 ? "" : "l" + std::to_string(l) + ".";
+    int32_t w = b.parameter(layer + "W", {hidden, hidden});
+    int32_t u = b.parameter(layer + "U", {hidden, hidden});
+    int32_t h = b.input(layer + "h0", {batch, hidden});
+    for (int32_t t = 0; t < steps; ++t) {
+      std::string id = layer + "t" + std::to_string(t);
+      if (l == 0)
+        xs[t] = b.input("x" + std::to_string(t), {batch, hidden});
+      int32_t xw = b.matmul(id + ".xw", xs[t], w);
+      int32_t hu = b.matmul(id + ".hu", h, u);
+      h = b.elementwise(id + ".tanh", "linalg.generic.tanh", {xw, hu}, 3.0);
+      xs[t] = h; // the next layer's input at step t
+    }
   }
   int32_t wo = b.parameter("Wo", {hidden, hidden});
-  int32_t y = b.matmul("out", h, wo);
+  int32_t y = b.matmul("out", xs.back(), wo);
   b.markOutput(y);
   return b.take();
 }

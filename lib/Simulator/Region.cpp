@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
+#include <limits>
 
 using namespace soap;
 
@@ -108,58 +109,115 @@ std::string soap::validateForTiling(const OpGraph &graph) {
   return "";
 }
 
+bool soap::exactDimRuns(const DimAccess &access, int64_t extent,
+                        const Range *loops, size_t maxRuns,
+                        std::vector<Range> &runs) {
+  runs.clear();
+  auto bounding = [&]() {
+    int64_t lo = access.constant, last = access.constant;
+    for (const LoopTerm &term : access.terms) {
+      const Range &lr = loops[term.loop];
+      lo += term.coefficient * (term.coefficient >= 0 ? lr.lo : lr.hi - 1);
+      last += term.coefficient * (term.coefficient >= 0 ? lr.hi - 1 : lr.lo);
+    }
+    Range r{std::max<int64_t>(lo, 0), std::min<int64_t>(last + 1, extent)};
+    runs.clear();
+    if (r.size() > 0)
+      runs.push_back(r);
+  };
+  if (access.whole) {
+    runs.push_back({0, extent});
+    return true;
+  }
+  // Terms by increasing step; each adds shifts s0 + step * j, j < count.
+  std::array<int32_t, kMaxRank> order;
+  size_t numTerms = std::min<size_t>(access.terms.size(), kMaxRank);
+  if (access.terms.size() > kMaxRank) {
+    bounding();
+    return false;
+  }
+  for (size_t i = 0; i < numTerms; ++i)
+    order[i] = static_cast<int32_t>(i);
+  std::sort(order.begin(), order.begin() + numTerms, [&](int32_t a, int32_t b) {
+    return std::abs(access.terms[a].coefficient) <
+           std::abs(access.terms[b].coefficient);
+  });
+  runs.push_back({access.constant, access.constant + 1});
+  std::vector<Range> next;
+  for (size_t i = 0; i < numTerms; ++i) {
+    const LoopTerm &term = access.terms[order[i]];
+    const Range &lr = loops[term.loop];
+    int64_t count = lr.size();
+    if (count <= 0) {
+      runs.clear();
+      return true;
+    }
+    int64_t step = std::abs(term.coefficient);
+    int64_t s0 = term.coefficient >= 0 ? term.coefficient * lr.lo
+                                       : term.coefficient * (lr.hi - 1);
+    if (step == 0 || count == 1) {
+      for (Range &r : runs) {
+        r.lo += s0;
+        r.hi += s0;
+      }
+      continue;
+    }
+    if (runs.size() == 1 && step <= runs[0].size()) {
+      runs[0] = {runs[0].lo + s0, runs[0].hi + s0 + step * (count - 1)};
+      continue;
+    }
+    if (runs.size() * size_t(count) > maxRuns) {
+      bounding();
+      return false;
+    }
+    next.clear();
+    for (int64_t j = 0; j < count; ++j)
+      for (const Range &r : runs)
+        next.push_back({r.lo + s0 + step * j, r.hi + s0 + step * j});
+    std::sort(next.begin(), next.end(),
+              [](const Range &a, const Range &b) { return a.lo < b.lo; });
+    runs.clear();
+    for (const Range &r : next) {
+      if (!runs.empty() && r.lo <= runs.back().hi)
+        runs.back().hi = std::max(runs.back().hi, r.hi);
+      else
+        runs.push_back(r);
+    }
+  }
+  // Clamp to the tensor (padding reads nothing).
+  size_t kept = 0;
+  for (Range r : runs) {
+    r.lo = std::max<int64_t>(r.lo, 0);
+    r.hi = std::min<int64_t>(r.hi, extent);
+    if (r.size() > 0)
+      runs[kept++] = r;
+  }
+  runs.resize(kept);
+  return true;
+}
+
+int64_t soap::runsOverlap(const Range *runs, size_t count, const Range &range) {
+  // The first run ending after range.lo.
+  const Range *it =
+      std::upper_bound(runs, runs + count, range.lo,
+                       [](int64_t v, const Range &r) { return v < r.hi; });
+  int64_t total = 0;
+  for (; it != runs + count && it->lo < range.hi; ++it)
+    total += std::min(it->hi, range.hi) - std::max(it->lo, range.lo);
+  return total;
+}
+
 std::vector<Box> soap::exactAccessRegions(const Operand &operand,
                                           const Tensor &tensor,
                                           const Box &loops) {
   Box bbox = accessRegion(operand, tensor, loops);
-  std::vector<std::vector<Range>> perDim;
+  std::vector<std::vector<Range>> perDim(bbox.rank);
   for (int32_t d = 0; d < bbox.rank; ++d) {
-    const DimAccess &access = operand.dims[d];
-    if (access.whole || access.terms.size() <= 1) {
-      perDim.push_back(std::vector<Range>{bbox.dims[d]});
-      continue;
-    }
-    // The innermost term (smallest coefficient) gives contiguous runs when
-    // its coefficient is 1; every other term is enumerated.
-    size_t inner = 0;
-    for (size_t i = 1; i < access.terms.size(); ++i)
-      if (std::abs(access.terms[i].coefficient) <
-          std::abs(access.terms[inner].coefficient))
-        inner = i;
-    const LoopTerm &in = access.terms[inner];
-    bool contiguous = in.coefficient == 1;
-    std::vector<int64_t> bases{access.constant};
-    for (size_t i = 0; i < access.terms.size(); ++i) {
-      if (i == inner && contiguous)
-        continue;
-      const LoopTerm &t = access.terms[i];
-      const Range &r = loops.dims[t.loop];
-      std::vector<int64_t> next;
-      for (int64_t base : bases)
-        for (int64_t v = r.lo; v < r.hi; ++v)
-          next.push_back(base + t.coefficient * v);
-      bases = std::move(next);
-    }
-    const Range &innerRange = loops.dims[in.loop];
-    int64_t extent = tensor.shape[d];
-    std::vector<Range> ranges;
-    for (int64_t base : bases) {
-      Range r = contiguous ? Range{base + innerRange.lo, base + innerRange.hi}
-                         : Range{base, base + 1};
-      r.lo = std::max<int64_t>(r.lo, 0);
-      r.hi = std::min<int64_t>(r.hi, extent);
-      if (r.size() > 0)
-        ranges.push_back(r);
-    }
-    std::sort(ranges.begin(), ranges.end(), [](auto &a, auto &b) { return a.lo < b.lo; });
-    std::vector<Range> merged;
-    for (const Range &r : ranges) {
-      if (!merged.empty() && r.lo <= merged.back().hi)
-        merged.back().hi = std::max(merged.back().hi, r.hi);
-      else
-        merged.push_back(r);
-    }
-    perDim.push_back(merged);
+    if (operand.dims[d].terms.size() <= 1)
+      perDim[d] = {bbox.dims[d]};
+    else
+      exactDimRuns(operand.dims[d], tensor.shape[d], loops.dims.data(),
+                   std::numeric_limits<size_t>::max(), perDim[d]);
   }
   std::vector<Box> boxes{bbox};
   for (int32_t d = 0; d < bbox.rank; ++d) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -201,6 +202,80 @@ Strategy soap::expertStrategy(const OpGraph &graph, int32_t numDevices) {
 }
 
 //===----------------------------------------------------------------------===//
+// Tied nodes
+//===----------------------------------------------------------------------===//
+
+std::vector<std::vector<int32_t>> soap::tiedNodeGroups(const OpGraph &graph) {
+  int32_t N = static_cast<int32_t>(graph.nodes.size());
+  // Parameters read by several nodes.
+  std::vector<int32_t> readers(graph.tensors.size(), 0);
+  for (const Node &node : graph.nodes) {
+    std::vector<int32_t> seen;
+    for (const Operand &in : node.inputs)
+      if (graph.tensors[in.tensor].isParameter &&
+          std::find(seen.begin(), seen.end(), in.tensor) == seen.end()) {
+        seen.push_back(in.tensor);
+        ++readers[in.tensor];
+      }
+  }
+  // The anchor: the first shared parameter read (by tensor id); none for
+  // a node with only weights of its own; for a node without weights, the
+  // anchor of the first input's producer that has one (nodes are in
+  // topological order).
+  std::vector<int32_t> anchor(N, -1);
+  for (int32_t n = 0; n < N; ++n) {
+    const Node &node = graph.nodes[n];
+    bool weights = false;
+    for (const Operand &in : node.inputs) {
+      if (!graph.tensors[in.tensor].isParameter)
+        continue;
+      weights = true;
+      if (readers[in.tensor] > 1 && (anchor[n] < 0 || in.tensor < anchor[n]))
+        anchor[n] = in.tensor;
+    }
+    if (weights)
+      continue;
+    for (const Operand &in : node.inputs) {
+      int32_t p = graph.tensors[in.tensor].producer;
+      if (p >= 0 && anchor[p] >= 0) {
+        anchor[n] = anchor[p];
+        break;
+      }
+    }
+  }
+  // Same anchor and the same op, loops and operand shapes (so the same
+  // config space).
+  auto signature = [&](const Node &node) {
+    std::string sig = node.kind;
+    sig += node.reductionSplittable ? "|r|" : "|n|";
+    for (size_t l = 0; l < node.extents.size(); ++l)
+      sig += std::to_string(node.extents[l]) +
+             loopKindLetter(node.loopKinds[l]) + ",";
+    for (const std::vector<Operand> *ops : {&node.inputs, &node.outputs}) {
+      sig += "|";
+      for (const Operand &op : *ops) {
+        const Tensor &t = graph.tensors[op.tensor];
+        sig += t.isParameter ? "p" : "t";
+        for (int64_t d : t.shape)
+          sig += std::to_string(d) + "x";
+        sig += ";";
+      }
+    }
+    return sig;
+  };
+  std::map<std::pair<int32_t, std::string>, std::vector<int32_t>> byKey;
+  for (int32_t n = 0; n < N; ++n)
+    if (anchor[n] >= 0)
+      byKey[{anchor[n], signature(graph.nodes[n])}].push_back(n);
+  std::vector<std::vector<int32_t>> groups;
+  for (auto &entry : byKey)
+    if (entry.second.size() > 1)
+      groups.push_back(std::move(entry.second));
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+//===----------------------------------------------------------------------===//
 // MCMC
 //===----------------------------------------------------------------------===//
 
@@ -216,6 +291,9 @@ struct Chain {
   double chainBest = std::numeric_limits<double>::infinity();
   int64_t sinceImprove = 0;
   ParallelConfig proposal, saved;
+  /// A tied move: the nodes it changes, their new and their old configs.
+  std::vector<int32_t> moved;
+  std::vector<ParallelConfig> movedTo, movedFrom;
   // Per round.
   int64_t quota = 0;
   double roundBest = std::numeric_limits<double>::infinity();
@@ -247,6 +325,9 @@ struct Search {
   double deadline; // seconds since t0; infinity when no time budget
 
   std::vector<Chain> chains;
+  /// tiedNodeGroups, and each node's group (-1: none).
+  std::vector<std::vector<int32_t>> groups;
+  std::vector<int32_t> groupOf;
   double bestSeconds = std::numeric_limits<double>::infinity();
   Strategy best;
   int64_t bestPeak = 0;
@@ -254,8 +335,42 @@ struct Search {
 
   Search(const OpGraph &g, const Machine &m, const CostModel &c,
          const SearchOptions &o)
-      : graph(g), machine(m), costs(c), opt(o),
-        space(g, m.numDevices()), N(static_cast<int32_t>(g.nodes.size())) {}
+      : graph(g), machine(m), costs(c), opt(o), space(g, m.numDevices()),
+        N(static_cast<int32_t>(g.nodes.size())) {
+    if (opt.tiedMoveProbability > 0)
+      groups = tiedNodeGroups(g);
+    groupOf.assign(N, -1);
+    for (size_t k = 0; k < groups.size(); ++k)
+      for (int32_t n : groups[k])
+        groupOf[n] = static_cast<int32_t>(k);
+  }
+
+  /// Proposes `ch.proposal` for every node of group `k` at once. Returns
+  /// the new time, or NaN when no node changes.
+  double proposeTied(Chain &ch, int32_t k) {
+    Simulator &sim = *ch.sim;
+    ch.moved.clear();
+    for (int32_t m : groups[k])
+      if (!(sim.strategy().configs[m] == ch.proposal))
+        ch.moved.push_back(m);
+    if (ch.moved.empty())
+      return std::numeric_limits<double>::quiet_NaN();
+    size_t count = ch.moved.size();
+    if (ch.movedTo.size() < count) {
+      ch.movedTo.resize(count);
+      ch.movedFrom.resize(count);
+    }
+    for (size_t i = 0; i < count; ++i) {
+      const ParallelConfig &old = sim.strategy().configs[ch.moved[i]];
+      ch.movedFrom[i].degrees.assign(old.degrees.begin(), old.degrees.end());
+      ch.movedFrom[i].devices.assign(old.devices.begin(), old.devices.end());
+      ch.movedTo[i].degrees.assign(ch.proposal.degrees.begin(),
+                                   ch.proposal.degrees.end());
+      ch.movedTo[i].devices.assign(ch.proposal.devices.begin(),
+                                   ch.proposal.devices.end());
+    }
+    return sim.simulateDelta(ch.moved.data(), ch.movedTo.data(), count);
+  }
 
   /// Runs `chain`'s quota of proposals (or until the deadline).
   void runBlock(Chain &ch, double globalBest) {
@@ -272,14 +387,25 @@ struct Search {
       ++ch.sinceImprove;
       int32_t n = static_cast<int32_t>(below(ch.rng, uint64_t(N)));
       space.sample(n, ch.rng, ch.proposal);
-      const ParallelConfig &old = sim.strategy().configs[n];
-      if (ch.proposal == old) {
-        ++ch.accepted;
-        continue;
+      bool tied =
+          groupOf[n] >= 0 && uniform01(ch.rng) < opt.tiedMoveProbability;
+      double t;
+      if (tied) {
+        t = proposeTied(ch, groupOf[n]);
+        if (std::isnan(t)) {
+          ++ch.accepted;
+          continue;
+        }
+      } else {
+        const ParallelConfig &old = sim.strategy().configs[n];
+        if (ch.proposal == old) {
+          ++ch.accepted;
+          continue;
+        }
+        ch.saved.degrees.assign(old.degrees.begin(), old.degrees.end());
+        ch.saved.devices.assign(old.devices.begin(), old.devices.end());
+        t = sim.simulateDelta(n, ch.proposal);
       }
-      ch.saved.degrees.assign(old.degrees.begin(), old.degrees.end());
-      ch.saved.devices.assign(old.devices.begin(), old.devices.end());
-      double t = sim.simulateDelta(n, ch.proposal);
       ++ch.simulations;
       bool fits = !sim.overCapacity();
       bool accept;
@@ -293,7 +419,11 @@ struct Search {
           ch.curPeak = peak;
       }
       if (!accept) {
-        sim.simulateDelta(n, ch.saved);
+        if (tied)
+          sim.simulateDelta(ch.moved.data(), ch.movedFrom.data(),
+                            ch.moved.size());
+        else
+          sim.simulateDelta(n, ch.saved);
         ++ch.simulations;
         continue;
       }

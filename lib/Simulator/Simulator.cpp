@@ -78,6 +78,9 @@ const char *soap::taskKindName(TaskKind kind) {
 namespace {
 
 constexpr int32_t kCheckpoint = 16;
+/// Most runs kept per dimension of an output tile (beyond: its bounding
+/// range, an over-approximation).
+constexpr size_t kMaxRuns = 4096;
 
 enum BlockKind : uint8_t {
   FwdTransfers,
@@ -116,6 +119,15 @@ struct NodeGeom {
   std::vector<int32_t> members, groupBegin, groupSize;
   std::vector<int8_t> scatterDim;
   std::vector<uint8_t> outDisjoint; ///< per output: tiles' regions disjoint
+  /// Per output: whether a dimension is indexed by several loops (a
+  /// collapsed reshape), where a tile writes runs its bounding range
+  /// over-approximates (`8*d0 + d1` with d1 split). Then the runs of tile t,
+  /// dimension d are runs[runBegin[i], + runCount[i]) with
+  /// i = runOffset[o] + t * rank + d, and transfers from the tile move only
+  /// what it wrote (soap-partition's owners: exactAccessRegions).
+  std::vector<uint8_t> outExact;
+  std::vector<int32_t> runOffset, runBegin, runCount;
+  std::vector<Range> runs;
   /// Local index in F(n) of the task providing tile t's final output.
   std::vector<int32_t> srcLocal;
   /// Updates (built with B(n), emitted in U(n)): one per tile, after the
@@ -129,6 +141,15 @@ struct NodeGeom {
 
   const Range *region(int32_t operand, int32_t tile, int32_t rank) const {
     return regions.data() + opOffset[operand] + size_t(tile) * rank;
+  }
+  /// Elements of output `o`'s tile `tile` inside `box` (outExact[o]).
+  int64_t exactOverlap(int32_t o, int32_t tile, int32_t rank,
+                       const Range *box) const {
+    int32_t i = runOffset[o] + tile * rank;
+    int64_t v = 1;
+    for (int32_t d = 0; d < rank && v; ++d, ++i)
+      v *= runsOverlap(runs.data() + runBegin[i], runCount[i], box[d]);
+    return v;
   }
 };
 
@@ -291,6 +312,8 @@ struct Simulator::Impl {
   std::vector<int64_t> groupDevices; ///< owner * D + device, sorted
   std::vector<uint64_t> masks, candMasks, dimMasks;
   std::vector<Range> distinctRanges;
+  /// computeGeometry: one dimension's runs.
+  std::vector<Range> dimRuns;
   /// buildSync's regions as boxes and the cells it synchronizes.
   std::vector<Box> syncBoxes, syncCells;
   std::vector<int64_t> cellBounds;
@@ -502,6 +525,20 @@ struct Simulator::Impl {
     g.kept.resize(T);
     g.outBytes.resize(T);
     g.owner.resize(T);
+    g.outExact.assign(NO, 0);
+    g.runOffset.assign(NO, 0);
+    g.runBegin.clear();
+    g.runs.clear();
+    for (int32_t o = 0; o < NO; ++o) {
+      for (const DimAccess &da : node.outputs[o].dims)
+        if (!da.whole && da.terms.size() > 1)
+          g.outExact[o] = 1;
+      g.runOffset[o] = static_cast<int32_t>(g.runBegin.size());
+      if (g.outExact[o])
+        g.runBegin.resize(g.runBegin.size() + size_t(T) * ns.ranks[NI + o]);
+    }
+    g.runCount.assign(g.runBegin.size(), 0);
+    Range loopRanges[kMaxRank];
     int64_t chunk[kMaxRank], lo[kMaxRank], hi[kMaxRank];
     int32_t coords[kMaxRank];
     int32_t reduction = 1, ownerStride[kMaxRank];
@@ -526,6 +563,7 @@ struct Simulator::Impl {
       for (int32_t l = 0; l < L; ++l) {
         lo[l] = coords[l] * chunk[l];
         hi[l] = lo[l] + chunk[l];
+        loopRanges[l] = {lo[l], hi[l]};
         own += coords[l] * ownerStride[l];
       }
       g.owner[t] = own;
@@ -560,6 +598,28 @@ struct Simulator::Impl {
             h = a;
           r[d] = {a, h};
           vol *= h - a;
+        }
+        if (k >= NI && g.outExact[k - NI]) {
+          // Runs per dimension, written in order of (tile, dimension).
+          int32_t i = g.runOffset[k - NI] + t * rank;
+          vol = 1;
+          for (int32_t d = 0; d < rank; ++d, ++i) {
+            g.runBegin[i] = static_cast<int32_t>(g.runs.size());
+            const DimAccess &access = op.dims[d];
+            int64_t size = r[d].size();
+            if (access.whole || access.terms.size() <= 1) {
+              g.runs.push_back(r[d]);
+            } else {
+              exactDimRuns(access, tensor.shape[d], loopRanges, kMaxRuns,
+                           dimRuns);
+              size = 0;
+              for (const Range &run : dimRuns)
+                size += run.size();
+              g.runs.insert(g.runs.end(), dimRuns.begin(), dimRuns.end());
+            }
+            g.runCount[i] = static_cast<int32_t>(g.runs.size()) - g.runBegin[i];
+            vol *= size;
+          }
         }
         int64_t rb = vol * tensor.elementBytes;
         tileBytes += rb;
@@ -760,8 +820,9 @@ struct Simulator::Impl {
     pl.b.clear();
     pl.vol.clear();
     int32_t Tp = gp.tiles, Tc = gc.tiles;
+    bool exact = gp.outExact[ed.output];
     // Fast path: identical partitions into disjoint regions.
-    if (Tp == Tc && gp.outDisjoint[ed.output]) {
+    if (Tp == Tc && gp.outDisjoint[ed.output] && !exact) {
       bool same = true;
       for (int32_t t = 0; t < Tp && same; ++t) {
         const Range *P = gp.region(opP, t, rank), *C = gc.region(opC, t, rank);
@@ -836,12 +897,28 @@ struct Simulator::Impl {
           int32_t a = static_cast<int32_t>(w * 64) + __builtin_ctzll(m);
           const Range *P = gp.region(opP, a, rank);
           int64_t v = 1;
-          for (int32_t d = 0; d < rank; ++d)
-            v *= std::min(P[d].hi, C[d].hi) - std::max(P[d].lo, C[d].lo);
+          if (exact) {
+            v = gp.exactOverlap(ed.output, a, rank, C);
+          } else {
+            for (int32_t d = 0; d < rank; ++d)
+              v *= std::min(P[d].hi, C[d].hi) - std::max(P[d].lo, C[d].lo);
+          }
           pa[k] = a;
           pb[k] = b;
           pv[k] = v;
         }
+    }
+    if (exact) { // pairs whose bounding boxes meet but whose elements do not
+      size_t kept = 0;
+      for (size_t i = 0; i < k; ++i)
+        if (pv[i] > 0) {
+          pa[kept] = pa[i];
+          pb[kept] = pb[i];
+          pv[kept++] = pv[i];
+        }
+      pl.a.resize(kept);
+      pl.b.resize(kept);
+      pl.vol.resize(kept);
     }
   }
 
@@ -1750,45 +1827,54 @@ struct Simulator::Impl {
     finalEnd = cur;
   }
 
-  void delta(int32_t n) {
-    computeGeometry(n);
+  /// Re-simulates after the configs of `nodes` (distinct) changed.
+  void delta(const int32_t *nodes, size_t count) {
+    for (size_t i = 0; i < count; ++i)
+      computeGeometry(nodes[i]);
     int32_t first = NB, last = -1;
     auto flag = [&](int32_t b, uint8_t how) {
       rebuild[b] = std::max(rebuild[b], how);
       first = std::min(first, b);
       last = std::max(last, b);
     };
-    flag(forwardBlock[n], Rebuild);
-    flag(backwardBlock[n], Rebuild);
-    flag(updateBlock[n], Rebuild);
-    // The syncs of the shared parameters it reads (every reader's tiles
-    // feed them) and their updates.
-    for (int32_t p : nstat[n].shared) {
-      flag(syncBlock[p], Rebuild);
-      flag(sharedUpdBlock[p], Rebuild);
-    }
-    // The neighbours' blocks keep their tasks but read the rebuilt edges'
-    // delivery lists: relinked in place.
-    for (int32_t e : nstat[n].inEdges) {
-      flag(fwdTransferBlock[e], Rebuild);
-      flag(gradTransferBlock[e], Rebuild);
-      flag(backwardBlock[edges[e].producer], Relink);
-      // A split reduction before n whose groups now combine otherwise
-      // (reduce-scatter or all-reduce: n's tiles are among the readers)
-      // rebuilds its forward block and what its consumers receive.
-      int32_t p = edges[e].producer;
-      if (geom[p].reduction > 1 && scatterChanged(p)) {
-        flag(forwardBlock[p], Rebuild);
-        for (int32_t e2 : nstat[p].outEdges) {
-          flag(fwdTransferBlock[e2], Rebuild);
-          flag(forwardBlock[edges[e2].consumer], Relink);
+    auto changing = [&](int32_t m) {
+      return std::find(nodes, nodes + count, m) != nodes + count;
+    };
+    for (size_t i = 0; i < count; ++i) {
+      int32_t n = nodes[i];
+      flag(forwardBlock[n], Rebuild);
+      flag(backwardBlock[n], Rebuild);
+      flag(updateBlock[n], Rebuild);
+      // The syncs of the shared parameters it reads (every reader's tiles
+      // feed them) and their updates.
+      for (int32_t p : nstat[n].shared) {
+        flag(syncBlock[p], Rebuild);
+        flag(sharedUpdBlock[p], Rebuild);
+      }
+      // The neighbours' blocks keep their tasks but read the rebuilt edges'
+      // delivery lists: relinked in place.
+      for (int32_t e : nstat[n].inEdges) {
+        flag(fwdTransferBlock[e], Rebuild);
+        flag(gradTransferBlock[e], Rebuild);
+        flag(backwardBlock[edges[e].producer], Relink);
+        // A split reduction before n whose groups now combine otherwise
+        // (reduce-scatter or all-reduce: n's tiles are among the readers)
+        // rebuilds its forward block and what its consumers receive (a
+        // changing producer rebuilds them anyway).
+        int32_t p = edges[e].producer;
+        if (geom[p].reduction > 1 && (changing(p) || scatterChanged(p))) {
+          flag(forwardBlock[p], Rebuild);
+          for (int32_t e2 : nstat[p].outEdges) {
+            flag(fwdTransferBlock[e2], Rebuild);
+            flag(forwardBlock[edges[e2].consumer], Relink);
+          }
         }
       }
-    }
-    for (int32_t e : nstat[n].outEdges) {
-      flag(fwdTransferBlock[e], Rebuild);
-      flag(gradTransferBlock[e], Rebuild);
-      flag(forwardBlock[edges[e].consumer], Relink);
+      for (int32_t e : nstat[n].outEdges) {
+        flag(fwdTransferBlock[e], Rebuild);
+        flag(gradTransferBlock[e], Rebuild);
+        flag(forwardBlock[edges[e].consumer], Relink);
+      }
     }
     int32_t b0 = first / kCheckpoint * kCheckpoint;
     std::copy(snapshot(b0), snapshot(b0) + R, cur.begin());
@@ -1889,13 +1975,23 @@ double Simulator::simulateFull(const Strategy &strategy) {
 }
 
 double Simulator::simulateDelta(int32_t n, const ParallelConfig &config) {
-  assert(validateConfig(graph.nodes[n], config, machine.numDevices()).empty());
+  return simulateDelta(&n, &config, 1);
+}
+
+double Simulator::simulateDelta(const int32_t *nodes,
+                                const ParallelConfig *configs, size_t count) {
   assert(impl->poolSize > 0 && "simulateDelta needs a simulateFull first");
-  current.configs[n].degrees.assign(config.degrees.begin(),
-                                    config.degrees.end());
-  current.configs[n].devices.assign(config.devices.begin(),
-                                    config.devices.end());
-  impl->delta(n);
+  for (size_t i = 0; i < count; ++i) {
+    int32_t n = nodes[i];
+    assert(validateConfig(graph.nodes[n], configs[i], machine.numDevices())
+               .empty());
+    assert(std::count(nodes, nodes + count, n) == 1 && "nodes not distinct");
+    current.configs[n].degrees.assign(configs[i].degrees.begin(),
+                                      configs[i].degrees.end());
+    current.configs[n].devices.assign(configs[i].devices.begin(),
+                                      configs[i].devices.end());
+  }
+  impl->delta(nodes, count);
   commBytes = impl->comm;
   iterationSeconds = impl->iterationTime();
   return iterationSeconds;

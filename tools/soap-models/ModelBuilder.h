@@ -215,6 +215,10 @@ struct ModelInfo {
   std::function<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext *,
                                                   int64_t batch)>
       build;
+  /// The same graph at test size (soap-models --small), or none.
+  std::function<mlir::OwningOpRef<mlir::ModuleOp>(mlir::MLIRContext *,
+                                                  int64_t batch)>
+      buildSmall = nullptr;
 };
 
 mlir::OwningOpRef<mlir::ModuleOp> buildAlexNet(mlir::MLIRContext *, int64_t);
@@ -223,9 +227,14 @@ mlir::OwningOpRef<mlir::ModuleOp> buildMobileNetV2(mlir::MLIRContext *,
                                                    int64_t);
 mlir::OwningOpRef<mlir::ModuleOp> buildInceptionV3(mlir::MLIRContext *,
                                                    int64_t);
-mlir::OwningOpRef<mlir::ModuleOp> buildRNNTC(mlir::MLIRContext *, int64_t);
-mlir::OwningOpRef<mlir::ModuleOp> buildRNNLM(mlir::MLIRContext *, int64_t);
-mlir::OwningOpRef<mlir::ModuleOp> buildNMT(mlir::MLIRContext *, int64_t);
+/// The recurrent models; `small`: 4 steps, embeddings and hidden states of
+/// 16, vocabularies of 50 (the same layers and ops, for numerical tests).
+mlir::OwningOpRef<mlir::ModuleOp> buildRNNTC(mlir::MLIRContext *, int64_t,
+                                             bool small = false);
+mlir::OwningOpRef<mlir::ModuleOp> buildRNNLM(mlir::MLIRContext *, int64_t,
+                                             bool small = false);
+mlir::OwningOpRef<mlir::ModuleOp> buildNMT(mlir::MLIRContext *, int64_t,
+                                           bool small = false);
 mlir::OwningOpRef<mlir::ModuleOp> buildTransformer(mlir::MLIRContext *,
                                                    int64_t);
 mlir::OwningOpRef<mlir::ModuleOp> buildMLP(mlir::MLIRContext *, int64_t);

@@ -34,7 +34,15 @@ using namespace mlir;
 using namespace soapmodels;
 
 namespace {
-constexpr int64_t kSteps = 40;
+/// Sizes of a recurrent model: the paper's, or the test size (--small).
+struct Sizes {
+  int64_t steps, vocab, embed, hidden;
+};
+Sizes sizes(bool small, int64_t vocab, int64_t embed, int64_t hidden) {
+  if (small)
+    return {4, 50, 16, 16};
+  return {40, vocab, embed, hidden};
+}
 
 struct LSTMStack {
   ModelBuilder &mb;
@@ -75,10 +83,11 @@ struct LSTMStack {
 SmallVector<Value> embedSteps(ModelBuilder &mb, Value tokens, int64_t vocab,
                               int64_t dim, const std::string &name) {
   int64_t batch = ModelBuilder::shapeOf(tokens)[0];
+  int64_t numSteps = ModelBuilder::shapeOf(tokens)[1];
   Value table = mb.param({vocab, dim}, name + ".weight");
   Value embedded = mb.embedding(tokens, table, name); // [B, T, E]
   SmallVector<Value> steps;
-  for (int64_t t = 0; t < kSteps; ++t)
+  for (int64_t t = 0; t < numSteps; ++t)
     steps.push_back(mb.slice(embedded, {0, t, 0}, {batch, 1, dim},
                              name + ".t" + std::to_string(t), {1}));
   return steps;
@@ -95,7 +104,8 @@ Value collectSteps(ModelBuilder &mb, ArrayRef<Value> steps,
   for (auto [t, s] : llvm::enumerate(steps))
     expanded.push_back(mb.expand(s, {batch, 1, hidden}, {{0}, {1, 2}},
                                  name + ".t" + std::to_string(t) + ".expand"));
-  Value all = mb.empty({batch, kSteps, hidden}, name + ".empty");
+  int64_t numSteps = static_cast<int64_t>(steps.size());
+  Value all = mb.empty({batch, numSteps, hidden}, name + ".empty");
   for (auto [t, s] : llvm::enumerate(expanded))
     all = mb.insert(s, all, {0, static_cast<int64_t>(t), 0},
                     {batch, 1, hidden}, name + ".t" + std::to_string(t));
@@ -106,54 +116,61 @@ Value collectSteps(ModelBuilder &mb, ArrayRef<Value> steps,
 Value perStepLinear(ModelBuilder &mb, Value states, int64_t out,
                     const std::string &name) {
   int64_t batch = ModelBuilder::shapeOf(states)[0];
+  int64_t numSteps = ModelBuilder::shapeOf(states)[1];
   Value flat = mb.collapse(states, {{0, 1}, {2}}, name + ".flatten");
   Value logits = mb.linear(flat, out, name);
-  return mb.expand(logits, {batch, kSteps, out}, {{0, 1}, {2}},
+  return mb.expand(logits, {batch, numSteps, out}, {{0, 1}, {2}},
                    name + ".logits");
 }
 } // namespace
 
-OwningOpRef<ModuleOp> soapmodels::buildRNNTC(MLIRContext *ctx, int64_t batch) {
-  const int64_t vocab = 20000, embed = 1024, hidden = 1024, layers = 4,
-                classes = 2;
+OwningOpRef<ModuleOp> soapmodels::buildRNNTC(MLIRContext *ctx, int64_t batch,
+                                             bool small) {
+  auto [numSteps, vocab, embed, hidden] = sizes(small, 20000, 1024, 1024);
+  const int64_t layers = 4, classes = 2;
   ModelBuilder mb(ctx, "rnntc", batch);
-  Value tokens = mb.input({batch, kSteps}, mb.i64(), "input_ids");
+  Value tokens = mb.input({batch, numSteps}, mb.i64(), "input_ids");
   SmallVector<Value> xs = embedSteps(mb, tokens, vocab, embed, "embed");
   LSTMStack lstm(mb, "lstm", layers, embed, hidden);
   lstm.zeroState(batch);
   Value top;
-  for (int64_t t = 0; t < kSteps; ++t)
+  for (int64_t t = 0; t < numSteps; ++t)
     top = lstm.step(xs[t], t);
   Value logits = mb.linear(top, classes, "fc");
   return mb.finish({logits});
 }
 
-OwningOpRef<ModuleOp> soapmodels::buildRNNLM(MLIRContext *ctx, int64_t batch) {
-  const int64_t vocab = 10000, hidden = 2048, layers = 2;
+OwningOpRef<ModuleOp> soapmodels::buildRNNLM(MLIRContext *ctx, int64_t batch,
+                                             bool small) {
+  auto [numSteps, vocab, embed, hidden] = sizes(small, 10000, 2048, 2048);
+  (void)embed; // the embedding is the hidden size
+  const int64_t layers = 2;
   ModelBuilder mb(ctx, "rnnlm", batch);
-  Value tokens = mb.input({batch, kSteps}, mb.i64(), "input_ids");
+  Value tokens = mb.input({batch, numSteps}, mb.i64(), "input_ids");
   SmallVector<Value> xs = embedSteps(mb, tokens, vocab, hidden, "embed");
   LSTMStack lstm(mb, "lstm", layers, hidden, hidden);
   lstm.zeroState(batch);
   SmallVector<Value> tops;
-  for (int64_t t = 0; t < kSteps; ++t)
+  for (int64_t t = 0; t < numSteps; ++t)
     tops.push_back(lstm.step(xs[t], t));
   Value states = collectSteps(mb, tops, "lstm.outputs");
   return mb.finish({perStepLinear(mb, states, vocab, "decoder")});
 }
 
-OwningOpRef<ModuleOp> soapmodels::buildNMT(MLIRContext *ctx, int64_t batch) {
-  const int64_t vocab = 32000, embed = 1024, hidden = 1024, layers = 2;
+OwningOpRef<ModuleOp> soapmodels::buildNMT(MLIRContext *ctx, int64_t batch,
+                                           bool small) {
+  auto [numSteps, vocab, embed, hidden] = sizes(small, 32000, 1024, 1024);
+  const int64_t layers = 2;
   ModelBuilder mb(ctx, "nmt", batch);
-  Value src = mb.input({batch, kSteps}, mb.i64(), "src_ids");
-  Value tgt = mb.input({batch, kSteps}, mb.i64(), "tgt_ids");
+  Value src = mb.input({batch, numSteps}, mb.i64(), "src_ids");
+  Value tgt = mb.input({batch, numSteps}, mb.i64(), "tgt_ids");
 
   // Encoder.
   SmallVector<Value> xs = embedSteps(mb, src, vocab, embed, "encoder.embed");
   LSTMStack encoder(mb, "encoder", layers, embed, hidden);
   encoder.zeroState(batch);
   SmallVector<Value> encTops;
-  for (int64_t t = 0; t < kSteps; ++t)
+  for (int64_t t = 0; t < numSteps; ++t)
     encTops.push_back(encoder.step(xs[t], t));
   Value memory = collectSteps(mb, encTops, "encoder.outputs"); // [B, S, H]
   Value keys = mb.transpose(memory, {0, 2, 1}, "attention.keys"); // [B, H, S]
@@ -165,7 +182,7 @@ OwningOpRef<ModuleOp> soapmodels::buildNMT(MLIRContext *ctx, int64_t batch) {
   decoder.c = encoder.c;
   Value wc = mb.param({2 * hidden, hidden}, "attention.linear_out.weight");
   SmallVector<Value> attnStates;
-  for (int64_t t = 0; t < kSteps; ++t) {
+  for (int64_t t = 0; t < numSteps; ++t) {
     std::string p = "decoder.t" + std::to_string(t) + ".attention";
     Value top = decoder.step(ys[t], t);
     Value query = mb.expand(top, {batch, 1, hidden}, {{0}, {1, 2}},

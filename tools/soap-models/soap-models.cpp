@@ -2,10 +2,10 @@
 //
 // Writes the paper's benchmarks (AlexNet, Inception-v3, ResNet-101, RNNTC,
 // RNNLM, NMT) and three modern workloads (MobileNetV2, a GPT-2-medium-like
-// Transformer, an MLP) at their real sizes, in linalg on tensors, built with MLIR's C++
-// builders:
+// Transformer, an MLP) at their real sizes, in linalg on tensors, built with
+// MLIR's C++ builders:
 //
-//   soap-models NAME [--batch=N] [-o FILE] [--stats]
+//   soap-models NAME [--batch=N] [--small] [-o FILE] [--stats]
 //   soap-models --list
 //
 // Weights are function arguments marked {soap.parameter}; every op carries a
@@ -48,15 +48,22 @@ static const ModelInfo kModels[] = {
     {"rnntc",
      "RNNTC: 4-layer LSTM text classifier, hidden 1024, vocab 20k, 40 steps, "
      "batch 64",
-     64, buildRNNTC},
+     64, [](MLIRContext *c, int64_t b) { return buildRNNTC(c, b); },
+     [](MLIRContext *c, int64_t b) {
+       return buildRNNTC(c, b, /*small=*/true);
+     }},
     {"rnnlm",
      "RNNLM: 2-layer LSTM language model, hidden 2048, vocab 10k, 40 steps, "
      "batch 64",
-     64, buildRNNLM},
+     64, [](MLIRContext *c, int64_t b) { return buildRNNLM(c, b); },
+     [](MLIRContext *c, int64_t b) {
+       return buildRNNLM(c, b, /*small=*/true);
+     }},
     {"nmt",
      "NMT: 2+2-layer LSTM encoder-decoder with attention, hidden 1024, vocab "
      "32k, 40 steps, batch 64",
-     64, buildNMT},
+     64, [](MLIRContext *c, int64_t b) { return buildNMT(c, b); },
+     [](MLIRContext *c, int64_t b) { return buildNMT(c, b, /*small=*/true); }},
     {"transformer",
      "GPT-2-medium-like decoder: 24 layers, hidden 1024, 16 heads, sequence "
      "1024, vocab 50257, batch 64",
@@ -112,10 +119,12 @@ static void printStatistics(ModuleOp module, const ModelInfo &info,
 }
 
 static void printUsage(llvm::raw_ostream &os) {
-  os << "usage: soap-models NAME [--batch=N] [-o FILE] [--stats]\n"
+  os << "usage: soap-models NAME [--batch=N] [--small] [-o FILE] [--stats]\n"
         "       soap-models --list\n"
         "Writes a benchmark model in linalg on tensors (MLIR).\n"
         "  --batch=N   batch size (default: the model's)\n"
+        "  --small     the recurrent models (rnntc, rnnlm, nmt) at test size:\n"
+        "              4 steps, hidden and embeddings 16, vocabularies 50\n"
         "  -o FILE     output file (default: stdout)\n"
         "  --stats     print op and parameter counts instead of the module\n"
         "              (the module is still written when -o is given)\n"
@@ -128,7 +137,7 @@ int main(int argc, char **argv) {
   // `-stats` (statistics), which this tool's interface needs.
   std::string modelName, batchOption, outputFilename = "-";
   bool listModels = false, printStats = false, haveBatch = false,
-       haveOutput = false;
+       haveOutput = false, small = false;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg(argv[i]);
     auto valueOf = [&](llvm::StringRef flag, std::string &value) -> int {
@@ -159,6 +168,8 @@ int main(int argc, char **argv) {
       listModels = true;
     } else if (arg == "--stats" || arg == "-stats") {
       printStats = true;
+    } else if (arg == "--small" || arg == "-small") {
+      small = true;
     } else if (arg == "--help" || arg == "-help" || arg == "-h") {
       printUsage(llvm::outs());
       return 0;
@@ -222,7 +233,14 @@ int main(int argc, char **argv) {
                       math::MathDialect, tensor::TensorDialect,
                       linalg::LinalgDialect, mlir::soap::SOAPDialect>();
 
-  OwningOpRef<ModuleOp> module = info->build(&context, batch);
+  if (small && !info->buildSmall) {
+    llvm::errs() << "soap-models: --small: '" << info->name
+                 << "' has no test size (the recurrent models have: rnntc, "
+                    "rnnlm, nmt)\n";
+    return 1;
+  }
+  OwningOpRef<ModuleOp> module =
+      small ? info->buildSmall(&context, batch) : info->build(&context, batch);
   if (failed(verify(*module))) {
     llvm::errs() << "soap-models: internal error: the generated " << info->name
                  << " model does not verify\n";

@@ -47,6 +47,27 @@ void randomWalk(const OpGraph &graph, const Machine &machine, int steps,
   ASSERT_EQ(delta.verifySchedule(), "");
   std::mt19937_64 rng(seed);
   for (int step = 0; step < steps; ++step) {
+    if (rng() % 5 == 0) {
+      // Several nodes at once (the search's tied moves).
+      std::vector<int32_t> nodes;
+      std::vector<ParallelConfig> configs;
+      size_t count = std::min<size_t>(2 + rng() % 4, graph.nodes.size());
+      while (nodes.size() < count) {
+        int32_t n = static_cast<int32_t>(rng() % graph.nodes.size());
+        if (std::find(nodes.begin(), nodes.end(), n) != nodes.end())
+          continue;
+        nodes.push_back(n);
+        configs.push_back(randomConfig(graph.nodes[n], D, rng));
+        s.configs[n] = configs.back();
+      }
+      double d = delta.simulateDelta(nodes.data(), configs.data(), count);
+      double f = full.simulateFull(s);
+      ASSERT_EQ(delta.verifySchedule(), "") << "step " << step;
+      ASSERT_EQ(d, f) << "step " << step << " (" << count << " nodes)";
+      ASSERT_EQ(delta.peakMemoryBytes(), full.peakMemoryBytes());
+      ASSERT_EQ(delta.communicationBytes(), full.communicationBytes());
+      continue;
+    }
     int32_t n = static_cast<int32_t>(rng() % graph.nodes.size());
     ParallelConfig c;
     switch (rng() % 4) {
@@ -77,7 +98,25 @@ void randomWalk(const OpGraph &graph, const Machine &machine, int steps,
   EXPECT_EQ(delta.simulateFull(s), again);
 }
 
+/// A 3-D activation collapsed to rows (8*16 rows indexed 16*d0 + d1), then
+/// an MLP: tiles of the collapse write strided rows.
+OpGraph collapsedMLP() {
+  GraphBuilder b("collapsed_mlp");
+  int32_t x = b.input("x", {8, 16, 32});
+  x = b.elementwise("pre", "linalg.generic.relu", {x});
+  x = b.collapseLeading("flatten", x);
+  int32_t w0 = b.parameter("w0", {32, 64});
+  x = b.elementwise("relu0", "linalg.generic.relu", {b.matmul("fc0", x, w0)});
+  int32_t w1 = b.parameter("w1", {64, 16});
+  b.markOutput(b.matmul("fc1", x, w1));
+  return b.take();
+}
+
 } // namespace
+
+TEST(DeltaSimulation, CollapsedRowsOnTwoNodes) {
+  randomWalk(collapsedMLP(), twoNodes(), 2000, 6);
+}
 
 TEST(DeltaSimulation, MLPOnTwoNodes) {
   randomWalk(makeMLPGraph(64, {256, 512, 512, 256, 10}), twoNodes(), 3000, 1);

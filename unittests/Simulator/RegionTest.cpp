@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 using namespace soap;
 
 TEST(Region, TileLoopBoxRowMajor) {
@@ -97,4 +99,48 @@ TEST(Region, ExactRegionsOfACollapsedDimension) {
   exact = exactAccessRegions(op, t, loops);
   ASSERT_EQ(exact.size(), 1u);
   EXPECT_EQ(exact[0].dims[0], (Range{0, 16}));
+}
+
+// exactDimRuns on the accesses the front end extracts.
+TEST(Region, ExactDimensionRuns) {
+  auto runsOf = [](std::vector<LoopTerm> terms, int64_t constant,
+                   int64_t extent, std::vector<Range> loops,
+                   size_t maxRuns = 1000) {
+    DimAccess dim;
+    dim.terms = std::move(terms);
+    dim.constant = constant;
+    std::vector<Range> runs;
+    bool exact = exactDimRuns(dim, extent, loops.data(), maxRuns, runs);
+    return std::make_pair(exact, runs);
+  };
+  using Runs = std::vector<Range>;
+  // A collapsed reshape's rows 40*d0 + d1, d1 split: one run per d0.
+  auto [exact, runs] = runsOf({{0, 40}, {1, 1}}, 0, 2560, {{0, 3}, {5, 10}});
+  EXPECT_TRUE(exact);
+  EXPECT_EQ(runs, (Runs{{5, 10}, {45, 50}, {85, 90}}));
+  // Whole inner loops merge into one run: 36*c + 6*h + w, h and w whole.
+  std::tie(exact, runs) =
+      runsOf({{0, 36}, {1, 6}, {2, 1}}, 0, 2304, {{16, 32}, {0, 6}, {0, 6}});
+  EXPECT_EQ(runs, (Runs{{576, 1152}}));
+  // Overlapping convolution windows (stride 2, kernel 3, pad 1) are one run,
+  // clamped to the tensor.
+  std::tie(exact, runs) = runsOf({{0, 2}, {1, 1}}, -1, 8, {{0, 4}, {0, 3}});
+  EXPECT_EQ(runs, (Runs{{0, 8}}));
+  // Windows with gaps (stride 3, kernel 2) are not.
+  std::tie(exact, runs) = runsOf({{0, 3}, {1, 1}}, 0, 9, {{0, 3}, {0, 2}});
+  EXPECT_EQ(runs, (Runs{{0, 2}, {3, 5}, {6, 8}}));
+  // A reversed index: 7 - d0 for d0 in [2, 4) is {4, 5}.
+  std::tie(exact, runs) = runsOf({{0, -1}}, 7, 8, {{2, 4}});
+  EXPECT_EQ(runs, (Runs{{4, 6}}));
+  // Too many runs: the bounding range, and false.
+  std::tie(exact, runs) =
+      runsOf({{0, 40}, {1, 1}}, 0, 2560, {{0, 64}, {0, 5}}, 16);
+  EXPECT_FALSE(exact);
+  EXPECT_EQ(runs, (Runs{{0, 2525}}));
+  // Overlap of sorted runs with a range.
+  Runs three{{5, 10}, {45, 50}, {85, 90}};
+  EXPECT_EQ(runsOverlap(three.data(), 3, {0, 2560}), 15);
+  EXPECT_EQ(runsOverlap(three.data(), 3, {8, 46}), 3);
+  EXPECT_EQ(runsOverlap(three.data(), 3, {10, 45}), 0);
+  EXPECT_EQ(runsOverlap(three.data(), 3, {89, 100}), 1);
 }

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 using namespace soap;
 
 namespace {
@@ -167,6 +169,53 @@ TEST(Search, NeverWorseThanDataParallel) {
     EXPECT_EQ(simulate(c.g, c.m, r.best), r.bestSeconds) << c.g.name;
     EXPECT_LE(r.proposals, 600);
     EXPECT_GT(r.simulations, 0);
+  }
+}
+
+// The unrolled steps of one recurrent layer move together; two layers'
+// steps never share a group.
+TEST(Search, TiedGroupsAreTheStepsOfOneRecurrentLayer) {
+  OpGraph g = makeRNNLikeGraph(8, 32, 4, /*layers=*/2);
+  std::vector<std::vector<int32_t>> groups = tiedNodeGroups(g);
+  // Per layer: the x_t W matmuls, the h U matmuls and the tanh cells.
+  ASSERT_EQ(groups.size(), 6u);
+  std::set<std::string> kinds;
+  for (const std::vector<int32_t> &group : groups) {
+    ASSERT_EQ(group.size(), 4u);
+    std::string first = g.nodes[group[0]].name;
+    std::string layer = first.substr(0, first.find('t'));
+    std::string role = first.substr(first.rfind('.'));
+    for (size_t i = 0; i < group.size(); ++i) {
+      const std::string &name = g.nodes[group[i]].name;
+      EXPECT_EQ(name, layer + "t" + std::to_string(i) + role);
+    }
+    kinds.insert(layer + role);
+  }
+  EXPECT_EQ(kinds, (std::set<std::string>{".hu", ".tanh", ".xw", "l1..hu",
+                                          "l1..tanh", "l1..xw"}));
+  // The classifier reads its own weight: in no group. An MLP has none.
+  for (const std::vector<int32_t> &group : groups)
+    for (int32_t n : group)
+      EXPECT_NE(g.nodes[n].name, "out");
+  EXPECT_TRUE(tiedNodeGroups(fourLayerMLP()).empty());
+}
+
+// Moving a layer's steps together reaches per-layer placements that
+// one-node proposals, each making one step differ from its neighbours, do
+// not (same proposal budget and seed).
+TEST(Search, TiedMovesFindBetterRecurrentPlacements) {
+  OpGraph g = makeRNNLikeGraph(64, 1024, 10, /*layers=*/2);
+  Machine m = *getMachinePreset("p100-4x4");
+  CostModel costs(m);
+  for (uint64_t seed : {1, 2}) {
+    SearchOptions untied = proposals(3000, seed);
+    untied.tiedMoveProbability = 0;
+    SearchOptions tied = proposals(3000, seed);
+    ASSERT_GT(tied.tiedMoveProbability, 0);
+    SearchResult a = searchStrategy(g, m, costs, untied);
+    SearchResult b = searchStrategy(g, m, costs, tied);
+    EXPECT_LT(b.bestSeconds, 0.8 * a.bestSeconds) << "seed " << seed;
+    EXPECT_EQ(simulate(g, m, b.best), b.bestSeconds);
   }
 }
 

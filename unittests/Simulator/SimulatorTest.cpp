@@ -89,6 +89,41 @@ TEST(Simulator, TwoOpChainAcrossTwoDevices) {
   EXPECT_NEAR(local, 33e-6 + updateSeconds(128 * 256 * 4), 1e-15);
 }
 
+// A collapsed reshape split over its inner loop writes strided rows; a
+// reader of all rows gets from each tile only the rows it wrote (what
+// soap-partition moves: exactAccessRegions), not their bounding box.
+TEST(Simulator, CollapsedReshapeTilesSendWhatTheyWrote) {
+  GraphBuilder b("collapse");
+  int32_t x = b.input("x", {4, 8, 16});
+  int32_t y = b.collapseLeading("flatten", x); // [32, 16], rows 8*d0 + d1
+  int32_t w = b.parameter("w", {16, 32});
+  b.markOutput(b.matmul("fc", y, w));
+  OpGraph g = b.take();
+  ASSERT_EQ(g.validate(), "");
+  Machine m = testMachine(2);
+  CostModel costs(m);
+  Simulator sim(g, m, costs);
+  Strategy s = singleDeviceStrategy(g);
+  s.configs[0].degrees = {1, 2, 1}; // rows 8*d0 + [0, 4) and 8*d0 + [4, 8)
+  s.configs[0].devices = {0, 1};
+  s.configs[1].degrees = {1, 2, 1}; // columns split: each reads every row
+  s.configs[1].devices = {0, 1};
+  sim.simulateFull(s);
+  // Each device receives the other's 16 rows of 16 floats (1 KiB), and
+  // sends back the gradient of them: 4 x 1 KiB. The bounding boxes (rows
+  // [0, 28) and [4, 32)) would move 28 rows each way.
+  EXPECT_EQ(sim.report().communicationBytes, 4 * 16 * 16 * 4);
+  // A split of the outer loop writes contiguous rows: the same volume.
+  s.configs[0].degrees = {2, 1, 1};
+  sim.simulateFull(s);
+  EXPECT_EQ(sim.report().communicationBytes, 4 * 16 * 16 * 4);
+  // Tiles that match the reader's rows move nothing; what moves is the
+  // replicated weight's gradient (2 KiB), all-reduced: 2 (k - 1) x 2 KiB.
+  s.configs[1].degrees = {2, 1, 1};
+  sim.simulateFull(s);
+  EXPECT_EQ(sim.report().communicationBytes, 2 * 16 * 32 * 4);
+}
+
 static OpGraph singleMatmul(int64_t batch, int64_t k, int64_t n) {
   GraphBuilder b("mm");
   int32_t x = b.input("x", {batch, k});

@@ -41,6 +41,9 @@ public:
                       double flopsPerElement = 1.0);
   /// y[n,c] = sum_{h,w} x[n,c,h,w]; loops (n:S, c:A, h:R, w:R).
   int32_t globalPool(const std::string &name, int32_t x);
+  /// y[a*b, c...] = x[a, b, c...] (tensor.collapse_shape of the first two
+  /// dims); loops (a:S, b:A, c...:A), y's first dim indexed by b*d0 + d1.
+  int32_t collapseLeading(const std::string &name, int32_t x);
   /// Marks a tensor as a program output.
   void markOutput(int32_t t) { graph.tensors[t].isOutput = true; }
 
@@ -62,7 +65,10 @@ OpGraph makeInceptionLikeGraph(int64_t batch, int64_t channels,
                                int64_t spatial, int32_t blocks);
 /// An unrolled RNN: per step h = tanh(x_t W + h U) (two matmuls, one
 /// elementwise node), W and U shared by all steps; a classifier at the end.
-OpGraph makeRNNLikeGraph(int64_t batch, int64_t hidden, int32_t steps);
+/// With `layers` > 1, layer l > 0 (nodes "l<l>.t<t>...", weights "l<l>.W")
+/// takes the previous layer's h at each step as its x_t.
+OpGraph makeRNNLikeGraph(int64_t batch, int64_t hidden, int32_t steps,
+                         int32_t layers = 1);
 
 } // namespace soap
 

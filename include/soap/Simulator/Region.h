@@ -112,6 +112,19 @@ Box tileLoopBox(const Node &node, const std::vector<int32_t> &degrees,
 Box accessRegion(const Operand &operand, const Tensor &tensor,
                  const Box &loops);
 
+/// The indices of one tensor dimension indexed by `access` when loop l
+/// ranges over `loops[l]`: sorted, disjoint, non-adjacent runs clamped to
+/// [0, extent). Exact for any access (terms taken by increasing coefficient;
+/// a term whose step does not exceed the runs so far widens one run, as a
+/// convolution window or a collapsed reshape's full inner loops do). When
+/// that would take more than `maxRuns` runs, `runs` is the bounding range
+/// and the result false.
+bool exactDimRuns(const DimAccess &access, int64_t extent, const Range *loops,
+                  size_t maxRuns, std::vector<Range> &runs);
+
+/// Number of indices of sorted disjoint `runs` inside `range`.
+int64_t runsOverlap(const Range *runs, size_t count, const Range &range);
+
 /// The exact set of elements `operand` touches when its loops range over
 /// `loops`, as disjoint boxes. accessRegion gives the bounding box, which is
 /// what a reader needs; an owner must not claim more than it wrote, and a

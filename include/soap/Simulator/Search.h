@@ -25,10 +25,17 @@
 // cost = simulated iteration time. A proposal picks a node uniformly and a
 // config of it uniformly, re-simulates incrementally (simulateDelta) and is
 // accepted with min(1, exp(beta * (cost(S) - cost(S*)))); a rejected
-// proposal is undone with another simulateDelta. A strategy over the device
-// memory (Simulator::overCapacity) is never accepted from a state that fits
-// and never returned; a chain whose start does not fit accepts any move that
-// fits or does not raise its peak memory, until it fits.
+// proposal is undone with another simulateDelta. Tied moves: when the node
+// belongs to a group of nodes that move together (tiedNodeGroups: the
+// unrolled steps of a recurrent layer), then with probability
+// `tiedMoveProbability` the config goes to every node of the group in one
+// multi-node simulateDelta. Such a move is not reversible by one proposal
+// (the group's old configs may differ), so the chain is a heuristic
+// annealer there rather than an exact Metropolis-Hastings sampler; it is
+// what lets the search place each recurrent layer on its own devices. A
+// strategy over the device memory (Simulator::overCapacity) is never accepted
+// from a state that fits and never returned; a chain whose start does not fit
+// accepts any move that fits or does not raise its peak memory, until it fits.
 //
 // beta = betaScale / (best time found so far), default betaScale = 100: a
 // move that makes the iteration 1% (of the best time) slower is accepted with
@@ -127,6 +134,19 @@ bool isFullyConnected(const OpGraph &graph, const Node &node);
 /// ...), every other node data parallel as in dataParallelStrategy().
 Strategy expertStrategy(const OpGraph &graph, int32_t numDevices);
 
+/// Groups of nodes (each of two or more, ascending; groups in order) that
+/// the search may move together: the same op, loops and operand shapes, and
+/// the same anchor. A node's anchor is the first parameter it reads that
+/// other nodes read too (the weight of a recurrent layer, read by every
+/// unrolled step); a node that reads only weights of its own has none; a
+/// node that reads no weight takes the anchor of its first input's producer
+/// that has one. So the steps of one recurrent layer (their matmuls, gate
+/// reshapes and cell updates) form groups, and two layers' steps never share
+/// one. Changing one step alone makes it differ from its neighbours, whose
+/// transfers outweigh the gain, so a single-node search rarely finds
+/// per-layer placements (a layer's steps on their own devices, pipelined).
+std::vector<std::vector<int32_t>> tiedNodeGroups(const OpGraph &graph);
+
 /// What the progress callback sees (about every progressInterval seconds and
 /// once at the end).
 struct SearchProgress {
@@ -157,6 +177,10 @@ struct SearchOptions {
   int64_t restartPatience = 0;
   /// Stop when the best has not improved for half of the budget.
   bool stopOnStall = true;
+  /// Probability that a proposal for a node of a tied group
+  /// (tiedNodeGroups) gives its config to the whole group; 0: never (the
+  /// paper's one-node proposals only).
+  double tiedMoveProbability = 0.5;
   /// Threads for the chains of a round (1: everything on the caller's).
   int32_t threads = 1;
   /// No progress calls.

@@ -162,6 +162,11 @@ public:
   /// Replaces the config of `node` (valid for the machine) and re-simulates
   /// incrementally. Requires a previous simulateFull().
   double simulateDelta(int32_t node, const ParallelConfig &config);
+  /// Replaces the configs of `count` distinct nodes at once (configs[i] for
+  /// nodes[i]) and re-simulates incrementally: the same result as changing
+  /// them one by one, in one sweep.
+  double simulateDelta(const int32_t *nodes, const ParallelConfig *configs,
+                       size_t count);
 
   double iterationTime() const { return iterationSeconds; }
   const Strategy &strategy() const { return current; }
