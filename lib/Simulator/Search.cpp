@@ -235,13 +235,20 @@ std::vector<std::vector<int32_t>> soap::tiedNodeGroups(const OpGraph &graph) {
     }
     if (weights)
       continue;
+    int32_t firstProducer = -1;
     for (const Operand &in : node.inputs) {
       int32_t p = graph.tensors[in.tensor].producer;
+      if (p >= 0 && firstProducer < 0)
+        firstProducer = p;
       if (p >= 0 && anchor[p] >= 0) {
         anchor[n] = anchor[p];
         break;
       }
     }
+    // Siblings: weight-less readers of one unanchored node (the per-step
+    // slices of an embedding, the q, k, v slices of a fused projection).
+    if (anchor[n] < 0 && firstProducer >= 0)
+      anchor[n] = static_cast<int32_t>(graph.tensors.size()) + firstProducer;
   }
   // Same anchor and the same op, loops and operand shapes (so the same
   // config space).

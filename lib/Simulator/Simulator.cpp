@@ -233,6 +233,16 @@ struct EdgeData {
   std::vector<int64_t> vol;
   uint64_t verP = 0, verC = 0;
   std::vector<int32_t> fwdStart, fwd, gradStart, grad;
+  /// buildForwardEdge, per pair: the local index of the transfer task in
+  /// FT(e) that moves it (-1: none), and whether an earlier reader of the
+  /// tensor already brought it to the consumer tile's device (no transfer
+  /// either way, and its gradient is summed there and sent by that reader).
+  std::vector<int32_t> slot;
+  std::vector<uint8_t> covered;
+  /// The pairs FT(e) moves, and (after commit) what later readers of the
+  /// tensor see of them: producer tile, device, task, consumer region.
+  std::vector<int32_t> moved;
+  std::vector<int64_t> heldKey;
   size_t size() const { return a.size(); }
 };
 
@@ -247,6 +257,9 @@ struct Simulator::Impl {
 
   std::vector<Edge> edges;
   std::vector<NodeStatic> nstat;
+  /// Per edge, the edges before it that read the same output of the same
+  /// producer (by consumer, then input), and those after it.
+  std::vector<std::vector<int32_t>> earlierReaders, laterReaders;
   std::vector<NodeGeom> geom;
   std::vector<EdgeData> edata; // per edge
   std::vector<SharedParam> sharedParams;
@@ -312,6 +325,15 @@ struct Simulator::Impl {
   std::vector<int64_t> groupDevices; ///< owner * D + device, sorted
   std::vector<uint64_t> masks, candMasks, dimMasks;
   std::vector<Range> distinctRanges;
+  /// buildForwardEdge: pieces earlier readers moved.
+  struct Held {
+    int32_t tile, device;
+    const Range *region;
+    int32_t task;
+  };
+  std::vector<Held> held, heldSorted;
+  std::vector<int32_t> heldStart, heldFill;
+  std::vector<int64_t> keyScratch;
   /// computeGeometry: one dimension's runs.
   std::vector<Range> dimRuns;
   /// buildSync's regions as boxes and the cells it synchronizes.
@@ -443,6 +465,17 @@ struct Simulator::Impl {
     }
     NB = static_cast<int32_t>(blockKind.size());
     blocks.resize(NB);
+    earlierReaders.assign(E, {});
+    laterReaders.assign(E, {});
+    for (int32_t n = 0; n < N; ++n) {
+      const std::vector<int32_t> &out = nstat[n].outEdges;
+      for (size_t i = 0; i < out.size(); ++i)
+        for (size_t j = i + 1; j < out.size(); ++j)
+          if (edges[out[i]].output == edges[out[j]].output) {
+            earlierReaders[out[j]].push_back(out[i]);
+            laterReaders[out[i]].push_back(out[j]);
+          }
+    }
     // Static successors: the blocks that read a block's tasks.
     std::vector<std::vector<int32_t>> succ(NB);
     for (int32_t e = 0; e < E; ++e) {
@@ -453,6 +486,10 @@ struct Simulator::Impl {
       succ[gradTransferBlock[e]].push_back(backwardBlock[p]);
       succ[backwardBlock[c]].push_back(gradTransferBlock[e]);
       succ[backwardBlock[c]].push_back(backwardBlock[p]);
+      // A later reader on the same device waits for this edge's transfers.
+      for (int32_t later : laterReaders[e])
+        succ[fwdTransferBlock[e]].push_back(
+            forwardBlock[edges[later].consumer]);
     }
     for (int32_t n = 0; n < N; ++n) {
       succ[forwardBlock[n]].push_back(backwardBlock[n]);
@@ -939,7 +976,57 @@ struct Simulator::Impl {
     int32_t NIp = static_cast<int32_t>(graph.nodes[ed.producer].inputs.size());
     resetSlots();
     pairSlot.resize(pl.size());
+    pl.slot.assign(pl.size(), -1);
+    pl.covered.assign(pl.size(), 0);
     recvBytes.assign(Tc, 0);
+    // What earlier readers of the tensor brought to other devices (one
+    // entry per transferred pair: producer tile, device, region, task):
+    // soap-partition moves a region to a device once (ensureValid), and a
+    // later read there that one earlier piece covers moves nothing.
+    int32_t rank = nstat[ed.consumer].ranks[ed.input];
+    held.clear();
+    if (gp.reduction == 1)
+      for (int32_t e2 : earlierReaders[e]) {
+        const EdgeData &pe = edata[e2];
+        const NodeGeom &gc2 = geom[edges[e2].consumer];
+        int32_t base = beginOf(fwdTransferBlock[e2]);
+        for (int32_t k : pe.moved)
+          held.push_back({pe.a[k], gc2.devices[pe.b[k]],
+                          gc2.region(edges[e2].input, pe.b[k], rank),
+                          base + pe.slot[k]});
+      }
+    // Bucketed by producer tile (a counting sort, stable: the earliest
+    // reader's copy first).
+    heldStart.assign(held.empty() ? 0 : Tp + 1, 0);
+    if (!held.empty()) {
+      for (const Held &h : held)
+        ++heldStart[h.tile + 1];
+      for (int32_t a = 0; a < Tp; ++a)
+        heldStart[a + 1] += heldStart[a];
+      heldSorted.resize(held.size());
+      heldFill.assign(heldStart.begin(), heldStart.end() - 1);
+      for (const Held &h : held)
+        heldSorted[heldFill[h.tile]++] = h;
+    }
+    auto heldBy = [&](int32_t a, int32_t device, const Range *C) {
+      const Range *P = gp.region(NIp + ed.output, a, rank);
+      for (int32_t i = heldStart[a]; i < heldStart[a + 1]; ++i) {
+        const Held &h = heldSorted[i];
+        if (h.device != device)
+          continue;
+        bool covers = true;
+        for (int32_t d = 0; d < rank && covers; ++d) {
+          int64_t lo = std::max(P[d].lo, C[d].lo),
+                  hi = std::min(P[d].hi, C[d].hi);
+          int64_t hlo = std::max(P[d].lo, h.region[d].lo),
+                  hhi = std::min(P[d].hi, h.region[d].hi);
+          covers = hlo <= lo && hi <= hhi;
+        }
+        if (covers)
+          return h.task;
+      }
+      return -1;
+    };
     // A split reduction's sums end on every device of the group (the
     // group's all-reduce: buildForward): a consumer tile on one of them
     // reads them there; others get them from the group's first tile. A
@@ -971,8 +1058,16 @@ struct Simulator::Impl {
         pairSlot[k] = -1;
         continue;
       }
+      if (gp.reduction == 1 && !held.empty()) {
+        int32_t task = heldBy(a, devB, gc.region(ed.input, b, rank));
+        if (task >= 0) {
+          pairSlot[k] = -4 - task; // delivered by an earlier reader's task
+          pl.covered[k] = 1;
+          continue;
+        }
+      }
       if (gp.reduction > 1 && gp.scatterDim[a] >= 0) {
-        int32_t d = gp.scatterDim[a], rank = nstat[ed.consumer].ranks[ed.input];
+        int32_t d = gp.scatterDim[a];
         const Range *P = gp.region(NIp + ed.output, a, rank);
         const Range *C = gc.region(ed.input, b, rank);
         int64_t across = pl.vol[k] / (std::min(P[d].hi, C[d].hi) -
@@ -1001,7 +1096,13 @@ struct Simulator::Impl {
       masks[size_t(x) * words + a / 64] |= uint64_t(1) << (a % 64);
       recvBytes[b] += nb;
       pairSlot[k] = x;
+      if (gp.reduction == 1)
+        pl.slot[k] = x;
     }
+    pl.moved.clear();
+    for (size_t k = 0; k < pl.size(); ++k)
+      if (pl.slot[k] >= 0)
+        pl.moved.push_back(static_cast<int32_t>(k));
     Stage &st = stageMain;
     st.clear();
     int64_t moved = 0;
@@ -1039,6 +1140,8 @@ struct Simulator::Impl {
           pl.fwd.push_back(srcBase + gp.srcLocal[pl.a[k]]);
         else if (s >= 0)
           deliver(s, b);
+        else if (s <= -4)
+          pl.fwd.push_back(-4 - s);
         else if (s == -3)
           for (; c < chunkSlots.size() && chunkSlots[c].first == k; ++c)
             deliver(chunkSlots[c].second, b);
@@ -1070,6 +1173,10 @@ struct Simulator::Impl {
       int32_t devA = gp.devices[a], devB = gc.devices[b];
       if (devA == devB) {
         pairSlot[k] = -1;
+        continue;
+      }
+      if (pl.covered[k]) { // summed on devB, sent by the earliest reader
+        pairSlot[k] = -2;
         continue;
       }
       int32_t x = slotFor(linkOf(devB, devA), words);
@@ -1110,6 +1217,8 @@ struct Simulator::Impl {
         int32_t s = pairSlot[k];
         if (s == -1)
           pl.grad.push_back(bwdBase + pl.b[k]);
+        else if (s == -2)
+          continue;
         else if (lastSeen[s] != a) {
           lastSeen[s] = a;
           pl.grad.push_back(~s);
@@ -1668,6 +1777,39 @@ struct Simulator::Impl {
   }
 
   /// Builds and commits block b.
+  /// Whether the last FwdTransfers block built changed what later readers
+  /// of its tensor find on their devices (updateHeldKey).
+  bool heldChanged = false;
+
+  /// Recomputes edata[e].heldKey; true when it changed.
+  bool updateHeldKey(int32_t e) {
+    EdgeData &pl = edata[e];
+    if (laterReaders[e].empty()) {
+      bool changed = !pl.heldKey.empty();
+      pl.heldKey.clear();
+      return changed;
+    }
+    const Edge &ed = edges[e];
+    const NodeGeom &gc = geom[ed.consumer];
+    int32_t rank = nstat[ed.consumer].ranks[ed.input];
+    int32_t base = beginOf(fwdTransferBlock[e]);
+    keyScratch.clear();
+    for (int32_t k : pl.moved) {
+      keyScratch.push_back(pl.a[k]);
+      keyScratch.push_back(gc.devices[pl.b[k]]);
+      keyScratch.push_back(base + pl.slot[k]);
+      const Range *C = gc.region(ed.input, pl.b[k], rank);
+      for (int32_t d = 0; d < rank; ++d) {
+        keyScratch.push_back(C[d].lo);
+        keyScratch.push_back(C[d].hi);
+      }
+    }
+    if (keyScratch == pl.heldKey)
+      return false;
+    pl.heldKey.swap(keyScratch);
+    return true;
+  }
+
   void buildBlock(int32_t b) {
     Block &bl = blocks[b];
     dropAccounting(bl);
@@ -1682,6 +1824,7 @@ struct Simulator::Impl {
       buildForwardEdge(owner);
       commit(b, stageMain);
       resolve(edata[owner].fwd);
+      heldChanged = updateHeldKey(owner);
       break;
     case GradTransfers:
       buildGradientEdge(owner);
@@ -1857,6 +2000,7 @@ struct Simulator::Impl {
         flag(fwdTransferBlock[e], Rebuild);
         flag(gradTransferBlock[e], Rebuild);
         flag(backwardBlock[edges[e].producer], Relink);
+
         // A split reduction before n whose groups now combine otherwise
         // (reduce-scatter or all-reduce: n's tiles are among the readers)
         // rebuilds its forward block and what its consumers receive (a
@@ -1905,6 +2049,14 @@ struct Simulator::Impl {
         // Rebuilt: new tasks; relinked: same tasks in the same slots, new
         // predecessor lists.
         buildBlock(b);
+        // Later readers of the tensor find more or less of it on their
+        // devices, or it comes in other tasks.
+        if (blockKind[b] == FwdTransfers && heldChanged)
+          for (int32_t later : laterReaders[blockOwner[b]]) {
+            flag(fwdTransferBlock[later], Rebuild);
+            flag(gradTransferBlock[later], Rebuild);
+            flag(forwardBlock[edges[later].consumer], Relink);
+          }
         processed += blocks[b].size;
         changed = recompute(b) || how == Rebuild;
       } else {

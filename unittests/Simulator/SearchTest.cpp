@@ -198,6 +198,16 @@ TEST(Search, TiedGroupsAreTheStepsOfOneRecurrentLayer) {
     for (int32_t n : group)
       EXPECT_NE(g.nodes[n].name, "out");
   EXPECT_TRUE(tiedNodeGroups(fourLayerMLP()).empty());
+  // Weight-less readers of one unanchored node (the slices of an
+  // embedding) are siblings: a and c, not their sum.
+  GraphBuilder b("siblings");
+  int32_t p =
+      b.elementwise("p", "linalg.generic.relu", {b.input("x", {8, 16})});
+  int32_t a = b.elementwise("a", "linalg.generic.relu", {p});
+  int32_t c = b.elementwise("c", "linalg.generic.relu", {p});
+  b.markOutput(b.elementwise("sum", "linalg.generic.add", {a, c}));
+  EXPECT_EQ(tiedNodeGroups(b.get()),
+            (std::vector<std::vector<int32_t>>{{1, 2}}));
 }
 
 // Moving a layer's steps together reaches per-layer placements that

@@ -124,6 +124,50 @@ TEST(Simulator, CollapsedReshapeTilesSendWhatTheyWrote) {
   EXPECT_EQ(sim.report().communicationBytes, 2 * 16 * 32 * 4);
 }
 
+// soap-partition moves a region to a device once (ensureValid): a second
+// reader there uses the copy, and the readers' gradients are summed there
+// and sent back once.
+TEST(Simulator, ATensorReadTwiceOnADeviceMovesOnce) {
+  GraphBuilder b("two_readers");
+  int32_t x = b.input("x", {64, 128});
+  int32_t w = b.parameter("w", {128, 256});
+  int32_t y = b.matmul("fc", x, w);
+  int32_t r1 = b.elementwise("relu", "linalg.generic.relu", {y});
+  int32_t r2 = b.elementwise("neg", "linalg.generic.neg", {y});
+  b.markOutput(b.elementwise("sum", "linalg.generic.add", {r1, r2}));
+  OpGraph g = b.take();
+  ASSERT_EQ(g.validate(), "");
+  Machine m = testMachine(3);
+  CostModel costs(m);
+  Simulator sim(g, m, costs);
+  Strategy s = singleDeviceStrategy(g);
+  for (int32_t n = 1; n < 4; ++n)
+    s.configs[n].devices = {1};
+  sim.simulateFull(s);
+  int64_t yBytes = 64 * 256 * 4;
+  // y to device 1 once, its gradient back once.
+  EXPECT_EQ(sim.report().communicationBytes, 2 * yBytes);
+  // Kept on device 1 once: the copy of y, the two readers' outputs, sum.
+  EXPECT_EQ(sim.report().memoryBytesPerDevice[1], 4 * yBytes);
+  // Readers on different devices each get their copy.
+  s.configs[2].devices = {2};
+  s.configs[3].devices = {2};
+  sim.simulateFull(s);
+  EXPECT_EQ(sim.report().communicationBytes, 2 * 2 * yBytes + 2 * yBytes);
+  // A reader of part of y is covered by an earlier reader of all of it,
+  // not the other way round.
+  s = singleDeviceStrategy(g);
+  s.configs[1].devices = {1};
+  s.configs[2].degrees = {2, 1}; // neg: rows split over devices 1 and 2
+  s.configs[2].devices = {1, 2};
+  s.configs[3].devices = {1};
+  sim.simulateFull(s);
+  // Forward: y to 1, half of y to 2; back: the same; neg's other half to 1
+  // for the sum and its gradient.
+  EXPECT_EQ(sim.report().communicationBytes,
+            2 * (yBytes + yBytes / 2) + 2 * (yBytes / 2));
+}
+
 static OpGraph singleMatmul(int64_t batch, int64_t k, int64_t n) {
   GraphBuilder b("mm");
   int32_t x = b.input("x", {batch, k});

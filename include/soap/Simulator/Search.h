@@ -140,11 +140,13 @@ Strategy expertStrategy(const OpGraph &graph, int32_t numDevices);
 /// other nodes read too (the weight of a recurrent layer, read by every
 /// unrolled step); a node that reads only weights of its own has none; a
 /// node that reads no weight takes the anchor of its first input's producer
-/// that has one. So the steps of one recurrent layer (their matmuls, gate
-/// reshapes and cell updates) form groups, and two layers' steps never share
-/// one. Changing one step alone makes it differ from its neighbours, whose
-/// transfers outweigh the gain, so a single-node search rarely finds
-/// per-layer placements (a layer's steps on their own devices, pipelined).
+/// that has one, else its first producer itself (siblings: the per-step
+/// slices of an embedding, the q, k and v slices of a fused projection). So the
+/// steps of one recurrent layer (their matmuls, gate reshapes and cell updates)
+/// form groups, and two layers' steps never share one. Changing one step alone
+/// makes it differ from its neighbours, whose transfers outweigh the gain, so a
+/// single-node search rarely finds per-layer placements (a layer's steps on
+/// their own devices, pipelined).
 std::vector<std::vector<int32_t>> tiedNodeGroups(const OpGraph &graph);
 
 /// What the progress callback sees (about every progressInterval seconds and
@@ -180,7 +182,7 @@ struct SearchOptions {
   /// Probability that a proposal for a node of a tied group
   /// (tiedNodeGroups) gives its config to the whole group; 0: never (the
   /// paper's one-node proposals only).
-  double tiedMoveProbability = 0.5;
+  double tiedMoveProbability = 0.75;
   /// Threads for the chains of a round (1: everything on the caller's).
   int32_t threads = 1;
   /// No progress calls.

@@ -13,7 +13,15 @@
 // once per link), waits for all its source tiles and feeds all its
 // destination tiles. Backward, the gradient of the same intersections goes
 // from B(n,b) to B(p,a), likewise one gradient-transfer task per (edge,
-// link).
+// link). A producer tile's part of T that an earlier reader of T (by node,
+// then input) already moved to the consumer tile's device, covering it, is
+// not moved again: the consumer waits for that earlier transfer, and its
+// gradient is summed on the device and sent back by the earlier reader's
+// gradient transfer (soap-partition keeps one copy per device:
+// ensureValid; a device runs the later reader's backward task before the
+// earlier reader's). A tile of a reshape whose output dimension several
+// loops index (a collapse, `40*d0 + d1`) sends only the runs it wrote
+// (exactDimRuns), not their bounding box.
 // A node whose Reduction loops are split (r = product of their degrees > 1)
 // leaves partial sums: each group of r tiles sharing an output region
 // all-reduces its partial results over the group's devices (one ring task on
