@@ -99,6 +99,13 @@ static cl::opt<int64_t> searchProposals(
     cl::desc("Stop the search after this many proposals (0: no limit; with a "
              "limit the result does not depend on the machine's speed)"),
     cl::init(0), cl::cat(soapcCategory));
+static cl::opt<double> searchTiedMoves(
+    "search-tied-moves",
+    cl::desc("Probability that a proposal for one unrolled step of a "
+             "recurrent layer moves all its steps (0: one layer per "
+             "proposal, as in the paper)"),
+    cl::value_desc("P"), cl::init(::soap::SearchOptions().tiedMoveProbability),
+    cl::cat(soapcCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(1),
                               cl::cat(soapcCategory));
 static cl::opt<int64_t> batch("batch",
@@ -489,6 +496,8 @@ int main(int argc, char **argv) {
                 "FILE.json)");
   if (searchBudget <= 0)
     return fail("--search-budget must be positive");
+  if (!(searchTiedMoves >= 0 && searchTiedMoves <= 1))
+    return fail("--search-tied-moves must be a probability in [0, 1]");
   if (batch < 0)
     return fail("--batch must be positive");
 
@@ -602,6 +611,7 @@ int main(int argc, char **argv) {
     ::soap::SearchOptions options;
     options.budgetSeconds = searchBudget;
     options.maxProposals = searchProposals;
+    options.tiedMoveProbability = searchTiedMoves;
     options.seed = seed;
     options.quiet = quiet;
     if (!quiet)
