@@ -1776,7 +1776,6 @@ struct Simulator::Impl {
     }
   }
 
-  /// Builds and commits block b.
   /// Whether the last FwdTransfers block built changed what later readers
   /// of its tensor find on their devices (updateHeldKey).
   bool heldChanged = false;
@@ -1810,6 +1809,7 @@ struct Simulator::Impl {
     return true;
   }
 
+  /// Builds and commits block b.
   void buildBlock(int32_t b) {
     Block &bl = blocks[b];
     dropAccounting(bl);
