@@ -932,11 +932,11 @@ struct Simulator::Impl {
       for (size_t w = 0; w < words; ++w)
         for (uint64_t m = cm[w]; m; m &= m - 1, ++k) {
           int32_t a = static_cast<int32_t>(w * 64) + __builtin_ctzll(m);
-          const Range *P = gp.region(opP, a, rank);
           int64_t v = 1;
           if (exact) {
             v = gp.exactOverlap(ed.output, a, rank, C);
           } else {
+            const Range *P = gp.region(opP, a, rank);
             for (int32_t d = 0; d < rank; ++d)
               v *= std::min(P[d].hi, C[d].hi) - std::max(P[d].lo, C[d].lo);
           }
