@@ -4,6 +4,7 @@
 //                     [--proposals=N]
 //                     [--models=a,b,...] [--machines=p100-4x4,k80-16x4]
 //                     [--seed=N] [--beta-scale=K] [--tied-moves=P]
+//                     [--unit-moves=P]
 //                     [--threads=N] [--progress]
 //
 // For each model (DIR/MODEL.json, an op graph from `soap-opt
@@ -14,8 +15,10 @@
 // bounds the search by proposals instead (by time too only when --budget is
 // also given): the same result on any machine, for comparing changes to the
 // search. --tied-moves=P sets SearchOptions::tiedMoveProbability (0: the
-// paper's one-node proposals only). A model whose JSON is missing is reported
-// and skipped. benchmarks/search-table.sh generates the graphs and runs this.
+// paper's one-node proposals only), --unit-moves=P
+// SearchOptions::unitMoveProbability (0: no layer moves). A model whose JSON
+// is missing is reported and skipped. benchmarks/search-table.sh generates
+// the graphs and runs this.
 #include "soap/Simulator/OpGraphJSON.h"
 #include "soap/Simulator/Search.h"
 
@@ -41,11 +44,13 @@ static std::vector<std::string> splitList(StringRef s) {
 }
 
 static int usage(const char *msg) {
-  llvm::errs() << "soap-search-table: " << msg << "\n"
-               << "usage: soap-search-table [--graphs=DIR] [--budget=SECONDS] "
-                  "[--quick] [--proposals=N] [--models=a,b] [--machines=a,b] "
-                  "[--seed=N] [--beta-scale=K] [--tied-moves=P] [--threads=N] "
-                  "[--progress]\n";
+  llvm::errs()
+      << "soap-search-table: " << msg << "\n"
+      << "usage: soap-search-table [--graphs=DIR] [--budget=SECONDS] "
+         "[--quick] [--proposals=N] [--models=a,b] [--machines=a,b] "
+         "[--seed=N] [--beta-scale=K] [--tied-moves=P] [--unit-moves=P] "
+         "[--threads=N] "
+         "[--progress]\n";
   return 2;
 }
 
@@ -66,6 +71,7 @@ int main(int argc, char **argv) {
   int64_t maxProposals = 0;
   double betaScale = SearchOptions().betaScale;
   double tiedMoves = SearchOptions().tiedMoveProbability;
+  double unitMoves = SearchOptions().unitMoveProbability;
   int32_t threads = 1;
   std::vector<std::string> models = {
       "alexnet", "inception_v3", "resnet101",  "mobilenet_v2",
@@ -99,6 +105,9 @@ int main(int argc, char **argv) {
     } else if (a.consume_front("--tied-moves=")) {
       if (a.getAsDouble(tiedMoves) || tiedMoves < 0 || tiedMoves > 1)
         return usage("--tied-moves needs a probability in [0, 1]");
+    } else if (a.consume_front("--unit-moves=")) {
+      if (a.getAsDouble(unitMoves) || unitMoves < 0 || unitMoves > 1)
+        return usage("--unit-moves needs a probability in [0, 1]");
     } else if (a.consume_front("--threads=")) {
       if (a.getAsInteger(10, threads) || threads < 1)
         return usage("--threads needs a positive integer");
@@ -120,7 +129,8 @@ int main(int argc, char **argv) {
     llvm::outs() << maxProposals << " proposals";
   llvm::outs() << " per model and machine, seed " << seed << ", beta scale "
                << llvm::format("%g", betaScale) << ", tied moves "
-               << llvm::format("%g", tiedMoves) << ", " << threads
+               << llvm::format("%g", tiedMoves) << ", unit moves "
+               << llvm::format("%g", unitMoves) << ", " << threads
                << " thread(s).\n\n"
                << "| model | machine | devices | data parallel ms | expert ms "
                   "| found ms | speedup vs DP | search s | simulations/s |\n"
@@ -157,6 +167,7 @@ int main(int argc, char **argv) {
       o.seed = seed;
       o.betaScale = betaScale;
       o.tiedMoveProbability = tiedMoves;
+      o.unitMoveProbability = unitMoves;
       o.threads = threads;
       o.quiet = !progress;
       o.progress = [&](const SearchProgress &p) {

@@ -6,9 +6,11 @@
 
 #include "soap/Simulator/Search.h"
 
+#include "soap/Simulator/Region.h"
 #include "soap/Simulator/Simulator.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <chrono>
 #include <cmath>
@@ -282,6 +284,145 @@ std::vector<std::vector<int32_t>> soap::tiedNodeGroups(const OpGraph &graph) {
   return groups;
 }
 
+std::vector<std::vector<int32_t>>
+soap::tiedGroupUnits(const OpGraph &graph,
+                     const std::vector<std::vector<int32_t>> &groups) {
+  int32_t K = static_cast<int32_t>(groups.size());
+  std::vector<int32_t> groupOf(graph.nodes.size(), -1);
+  for (int32_t k = 0; k < K; ++k)
+    for (int32_t n : groups[k])
+      groupOf[n] = k;
+  // Edges between groups (no self edges), as sorted successor lists.
+  std::vector<std::vector<int32_t>> succ(K);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    int32_t to = groupOf[n];
+    if (to < 0)
+      continue;
+    for (const Operand &in : graph.nodes[n].inputs) {
+      int32_t p = graph.tensors[in.tensor].producer;
+      if (p >= 0 && groupOf[p] >= 0 && groupOf[p] != to)
+        succ[groupOf[p]].push_back(to);
+    }
+  }
+  for (std::vector<int32_t> &s : succ) {
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+  }
+  // Strongly connected components from reachability (K is small: the
+  // groups of a model's recurrent layers).
+  std::vector<std::vector<char>> reach(K, std::vector<char>(K, 0));
+  for (int32_t k = 0; k < K; ++k) {
+    std::vector<int32_t> stack{k};
+    reach[k][k] = 1;
+    while (!stack.empty()) {
+      int32_t g = stack.back();
+      stack.pop_back();
+      for (int32_t h : succ[g])
+        if (!reach[k][h]) {
+          reach[k][h] = 1;
+          stack.push_back(h);
+        }
+    }
+  }
+  std::vector<int32_t> unitOf(K, -1);
+  std::vector<std::vector<int32_t>> units;
+  for (int32_t k = 0; k < K; ++k) {
+    if (unitOf[k] >= 0)
+      continue;
+    std::vector<int32_t> scc;
+    for (int32_t h = k; h < K; ++h)
+      if (reach[k][h] && reach[h][k])
+        scc.push_back(h);
+    if (scc.size() < 2)
+      continue;
+    for (int32_t h : scc)
+      unitOf[h] = static_cast<int32_t>(units.size());
+    units.push_back(std::move(scc));
+  }
+  // Groups whose consumer groups all lie in one unit join it (repeated:
+  // the embedding slices feed the input projection, which joins first).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int32_t k = 0; k < K; ++k) {
+      if (unitOf[k] >= 0 || succ[k].empty())
+        continue;
+      int32_t u = unitOf[succ[k].front()];
+      bool one = u >= 0;
+      for (int32_t h : succ[k])
+        one &= unitOf[h] == u;
+      if (!one)
+        continue;
+      unitOf[k] = u;
+      units[u].push_back(k);
+      changed = true;
+    }
+  }
+  for (std::vector<int32_t> &u : units)
+    std::sort(u.begin(), u.end());
+  return units;
+}
+
+bool soap::alignedConfig(const OpGraph &graph, int32_t from,
+                         const ParallelConfig &fromConfig, int32_t to,
+                         ParallelConfig &out) {
+  const Node &a = graph.nodes[from], &b = graph.nodes[to];
+  std::array<int32_t, kMaxRank> loopMap; // a's loop -> b's loop
+  auto single = [](const DimAccess &d) {
+    return !d.whole && d.terms.size() == 1 && d.terms[0].coefficient != 0;
+  };
+  // Maps every split loop of `a` through the dimensions of one tensor that
+  // `oa` and `ob` access.
+  auto mapThrough = [&](const Operand &oa, const Operand &ob) {
+    out.degrees.assign(b.numLoops(), 1);
+    for (int32_t la = 0; la < a.numLoops(); ++la) {
+      loopMap[la] = -1;
+      int32_t degree = fromConfig.degrees[la];
+      if (degree == 1)
+        continue;
+      for (size_t d = 0; d < oa.dims.size() && loopMap[la] < 0; ++d) {
+        const DimAccess &da = oa.dims[d], &db = ob.dims[d];
+        if (!single(da) || !single(db) || da.terms[0].loop != la ||
+            da.terms[0].coefficient != db.terms[0].coefficient ||
+            da.constant != db.constant)
+          continue;
+        int32_t lb = db.terms[0].loop;
+        if (out.degrees[lb] != 1 || !b.canSplit(lb) ||
+            b.extents[lb] != a.extents[la])
+          continue;
+        out.degrees[lb] = degree;
+        loopMap[la] = lb;
+      }
+      if (loopMap[la] < 0)
+        return false;
+    }
+    return true;
+  };
+  bool mapped = false;
+  for (const std::vector<Operand> *as : {&a.inputs, &a.outputs})
+    for (const Operand &oa : *as)
+      for (const std::vector<Operand> *bs : {&b.inputs, &b.outputs})
+        for (const Operand &ob : *bs)
+          if (!mapped && oa.tensor == ob.tensor &&
+              oa.dims.size() == ob.dims.size())
+            mapped = mapThrough(oa, ob);
+  if (!mapped)
+    return false;
+  // Tile tb of b sits where the tile of a with the same coordinates on the
+  // mapped loops does.
+  int32_t tiles = fromConfig.numTiles();
+  out.devices.resize(tiles);
+  std::array<int32_t, kMaxRank> cb;
+  for (int32_t tb = 0; tb < tiles; ++tb) {
+    tileCoordinates(out.degrees, tb, cb);
+    int32_t ta = 0;
+    for (int32_t la = 0; la < a.numLoops(); ++la)
+      ta =
+          ta * fromConfig.degrees[la] + (loopMap[la] < 0 ? 0 : cb[loopMap[la]]);
+    out.devices[tb] = fromConfig.devices[ta];
+  }
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // MCMC
 //===----------------------------------------------------------------------===//
@@ -335,6 +476,15 @@ struct Search {
   /// tiedNodeGroups, and each node's group (-1: none).
   std::vector<std::vector<int32_t>> groups;
   std::vector<int32_t> groupOf;
+  /// tiedGroupUnits, each group's unit (-1: none), and per unit the links
+  /// between its groups: (group, group, node of the first, node of the
+  /// second) for each ordered pair of groups with a tensor between them.
+  std::vector<std::vector<int32_t>> units;
+  std::vector<int32_t> unitOf;
+  struct Link {
+    int32_t fromGroup, toGroup, fromNode, toNode;
+  };
+  std::vector<std::vector<Link>> unitLinks;
   double bestSeconds = std::numeric_limits<double>::infinity();
   Strategy best;
   int64_t bestPeak = 0;
@@ -350,6 +500,81 @@ struct Search {
     for (size_t k = 0; k < groups.size(); ++k)
       for (int32_t n : groups[k])
         groupOf[n] = static_cast<int32_t>(k);
+    if (opt.unitMoveProbability > 0)
+      units = tiedGroupUnits(g, groups);
+    unitOf.assign(groups.size(), -1);
+    unitLinks.resize(units.size());
+    for (size_t u = 0; u < units.size(); ++u)
+      for (int32_t k : units[u])
+        unitOf[k] = static_cast<int32_t>(u);
+    // One link per ordered pair of a unit's groups (the first tensor found,
+    // both directions: a move may start from either end).
+    std::map<std::pair<int32_t, int32_t>, Link> links;
+    for (int32_t n = 0; n < N; ++n) {
+      int32_t gn = groupOf[n];
+      if (gn < 0 || unitOf[gn] < 0)
+        continue;
+      for (const Operand &in : g.nodes[n].inputs) {
+        int32_t p = g.tensors[in.tensor].producer;
+        if (p < 0 || groupOf[p] < 0 || groupOf[p] == gn ||
+            unitOf[groupOf[p]] != unitOf[gn])
+          continue;
+        links.insert({{groupOf[p], gn}, {groupOf[p], gn, p, n}});
+        links.insert({{gn, groupOf[p]}, {gn, groupOf[p], n, p}});
+      }
+    }
+    for (const auto &entry : links)
+      unitLinks[unitOf[entry.second.fromGroup]].push_back(entry.second);
+  }
+
+  /// Proposes `ch.proposal` for group `k` and configs aligned with it for
+  /// the other groups of its unit `u` (those reachable through links whose
+  /// alignment exists), in one simulateDelta. Returns the new time, or NaN
+  /// when no node changes.
+  double proposeUnit(Chain &ch, int32_t u, int32_t k) {
+    Simulator &sim = *ch.sim;
+    const std::vector<int32_t> &members = units[u];
+    size_t M = members.size();
+    auto index = [&](int32_t group) {
+      return size_t(std::lower_bound(members.begin(), members.end(), group) -
+                    members.begin());
+    };
+    std::vector<ParallelConfig> configs(M);
+    std::vector<char> assigned(M, 0);
+    configs[index(k)] = ch.proposal;
+    assigned[index(k)] = 1;
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (const Link &l : unitLinks[u]) {
+        size_t from = index(l.fromGroup), to = index(l.toGroup);
+        if (!assigned[from] || assigned[to])
+          continue;
+        if (alignedConfig(graph, l.fromNode, configs[from], l.toNode,
+                          configs[to])) {
+          assigned[to] = 1;
+          progress = true;
+        }
+      }
+    }
+    ch.moved.clear();
+    ch.movedTo.clear();
+    ch.movedFrom.clear();
+    for (size_t i = 0; i < M; ++i) {
+      if (!assigned[i])
+        continue;
+      for (int32_t m : groups[members[i]]) {
+        const ParallelConfig &old = sim.strategy().configs[m];
+        if (old == configs[i])
+          continue;
+        ch.moved.push_back(m);
+        ch.movedFrom.push_back(old);
+        ch.movedTo.push_back(configs[i]);
+      }
+    }
+    if (ch.moved.empty())
+      return std::numeric_limits<double>::quiet_NaN();
+    return sim.simulateDelta(ch.moved.data(), ch.movedTo.data(),
+                             ch.moved.size());
   }
 
   /// Proposes `ch.proposal` for every node of group `k` at once. Returns
@@ -397,7 +622,14 @@ struct Search {
       bool tied =
           groupOf[n] >= 0 && uniform01(ch.rng) < opt.tiedMoveProbability;
       double t;
-      if (tied) {
+      int32_t unit = tied ? unitOf[groupOf[n]] : -1;
+      if (unit >= 0 && uniform01(ch.rng) < opt.unitMoveProbability) {
+        t = proposeUnit(ch, unit, groupOf[n]);
+        if (std::isnan(t)) {
+          ++ch.accepted;
+          continue;
+        }
+      } else if (tied) {
         t = proposeTied(ch, groupOf[n]);
         if (std::isnan(t)) {
           ++ch.accepted;

@@ -106,6 +106,13 @@ static cl::opt<double> searchTiedMoves(
              "proposal, as in the paper)"),
     cl::value_desc("P"), cl::init(::soap::SearchOptions().tiedMoveProbability),
     cl::cat(soapcCategory));
+static cl::opt<double> searchUnitMoves(
+    "search-unit-moves",
+    cl::desc("Probability that a tied move of a recurrent layer's steps "
+             "moves the whole layer (its matmuls, gates and cell updates) "
+             "with configs aligned to the proposed one (0: never)"),
+    cl::value_desc("P"), cl::init(::soap::SearchOptions().unitMoveProbability),
+    cl::cat(soapcCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(1),
                               cl::cat(soapcCategory));
 static cl::opt<int64_t> batch("batch",
@@ -498,6 +505,8 @@ int main(int argc, char **argv) {
     return fail("--search-budget must be positive");
   if (!(searchTiedMoves >= 0 && searchTiedMoves <= 1))
     return fail("--search-tied-moves must be a probability in [0, 1]");
+  if (!(searchUnitMoves >= 0 && searchUnitMoves <= 1))
+    return fail("--search-unit-moves must be a probability in [0, 1]");
   if (batch < 0)
     return fail("--batch must be positive");
 
@@ -612,6 +621,7 @@ int main(int argc, char **argv) {
     options.budgetSeconds = searchBudget;
     options.maxProposals = searchProposals;
     options.tiedMoveProbability = searchTiedMoves;
+    options.unitMoveProbability = searchUnitMoves;
     options.seed = seed;
     options.quiet = quiet;
     if (!quiet)

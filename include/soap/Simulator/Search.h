@@ -33,6 +33,11 @@
 // (the group's old configs may differ), so the chain is a heuristic
 // annealer there rather than an exact Metropolis-Hastings sampler; it is
 // what lets the search place each recurrent layer on its own devices. A
+// tied move of a group that is part of a unit (tiedGroupUnits: the groups
+// of one recurrent layer) moves, with probability `unitMoveProbability`,
+// the whole unit: the other groups get configs aligned with the proposed one
+// (alignedConfig), so a layer moves to other devices in one step instead of
+// four moves whose intermediate states all pay transfers. A
 // strategy over the device memory (Simulator::overCapacity) is never accepted
 // from a state that fits and never returned; a chain whose start does not fit
 // accepts any move that fits or does not raise its peak memory, until it fits.
@@ -149,6 +154,30 @@ Strategy expertStrategy(const OpGraph &graph, int32_t numDevices);
 /// their own devices, pipelined).
 std::vector<std::vector<int32_t>> tiedNodeGroups(const OpGraph &graph);
 
+/// Units of tied groups that the search may move together (layer moves): the
+/// strongly connected components of two or more groups in the graph whose
+/// vertices are the `groups` and whose edges are the tensors between their
+/// nodes (a recurrent layer: the hidden state of step t-1 feeds step t's
+/// matmul, whose gates feed step t's cell update, which makes the next hidden
+/// state), each with the groups whose consumers in groups all lie in it (the
+/// input projection x_t @ W_ih, the embedding slices that feed it). Each unit
+/// lists group indices into `groups`, ascending; units in order of their
+/// first group.
+std::vector<std::vector<int32_t>>
+tiedGroupUnits(const OpGraph &graph,
+               const std::vector<std::vector<int32_t>> &groups);
+
+/// The config of node `to` that runs each of its tiles on the device of the
+/// tile of node `from` (under `fromConfig`) that touches the same part of a
+/// tensor both use: every loop that `fromConfig` splits indexes a dimension
+/// of the tensor alone (coefficient, constant and extent equal on both
+/// sides), and `to` splits the loop that indexes that dimension on its side
+/// by the same degree. Written into `out`; false (out unspecified) when no
+/// shared tensor maps every split loop, or `to` cannot split a loop.
+bool alignedConfig(const OpGraph &graph, int32_t from,
+                   const ParallelConfig &fromConfig, int32_t to,
+                   ParallelConfig &out);
+
 /// What the progress callback sees (about every progressInterval seconds and
 /// once at the end).
 struct SearchProgress {
@@ -183,6 +212,12 @@ struct SearchOptions {
   /// (tiedNodeGroups) gives its config to the whole group; 0: never (the
   /// paper's one-node proposals only).
   double tiedMoveProbability = 0.75;
+  /// Probability that a tied move of a group that belongs to a unit
+  /// (tiedGroupUnits: a recurrent layer) moves the whole unit: the group
+  /// gets the proposed config and the unit's other groups configs aligned
+  /// with it (alignedConfig), so the layer moves to the new devices without
+  /// transfers inside it. 0: never.
+  double unitMoveProbability = 0.5;
   /// Threads for the chains of a round (1: everything on the caller's).
   int32_t threads = 1;
   /// No progress calls.
