@@ -4,7 +4,7 @@
 //                     [--proposals=N]
 //                     [--models=a,b,...] [--machines=p100-4x4,k80-16x4]
 //                     [--seed=N] [--beta-scale=K] [--tied-moves=P]
-//                     [--unit-moves=P]
+//                     [--unit-moves=P] [--no-polish]
 //                     [--threads=N] [--progress]
 //
 // For each model (DIR/MODEL.json, an op graph from `soap-opt
@@ -16,7 +16,9 @@
 // also given): the same result on any machine, for comparing changes to the
 // search. --tied-moves=P sets SearchOptions::tiedMoveProbability (0: the
 // paper's one-node proposals only), --unit-moves=P
-// SearchOptions::unitMoveProbability (0: no layer moves). A model whose JSON
+// SearchOptions::unitMoveProbability (0: no layer moves), --no-polish turns
+// SearchOptions::polish off ("chains ms" is the best before the polish,
+// "found ms" after it). A model whose JSON
 // is missing is reported and skipped. benchmarks/search-table.sh generates
 // the graphs and runs this.
 #include "soap/Simulator/OpGraphJSON.h"
@@ -49,6 +51,7 @@ static int usage(const char *msg) {
       << "usage: soap-search-table [--graphs=DIR] [--budget=SECONDS] "
          "[--quick] [--proposals=N] [--models=a,b] [--machines=a,b] "
          "[--seed=N] [--beta-scale=K] [--tied-moves=P] [--unit-moves=P] "
+         "[--no-polish] "
          "[--threads=N] "
          "[--progress]\n";
   return 2;
@@ -72,6 +75,7 @@ int main(int argc, char **argv) {
   double betaScale = SearchOptions().betaScale;
   double tiedMoves = SearchOptions().tiedMoveProbability;
   double unitMoves = SearchOptions().unitMoveProbability;
+  bool polish = SearchOptions().polish;
   int32_t threads = 1;
   std::vector<std::string> models = {
       "alexnet", "inception_v3", "resnet101",  "mobilenet_v2",
@@ -108,6 +112,8 @@ int main(int argc, char **argv) {
     } else if (a.consume_front("--unit-moves=")) {
       if (a.getAsDouble(unitMoves) || unitMoves < 0 || unitMoves > 1)
         return usage("--unit-moves needs a probability in [0, 1]");
+    } else if (a == "--no-polish") {
+      polish = false;
     } else if (a.consume_front("--threads=")) {
       if (a.getAsInteger(10, threads) || threads < 1)
         return usage("--threads needs a positive integer");
@@ -130,11 +136,13 @@ int main(int argc, char **argv) {
   llvm::outs() << " per model and machine, seed " << seed << ", beta scale "
                << llvm::format("%g", betaScale) << ", tied moves "
                << llvm::format("%g", tiedMoves) << ", unit moves "
-               << llvm::format("%g", unitMoves) << ", " << threads
+               << llvm::format("%g", unitMoves) << ", polish "
+               << (polish ? "on" : "off") << ", " << threads
                << " thread(s).\n\n"
                << "| model | machine | devices | data parallel ms | expert ms "
-                  "| found ms | speedup vs DP | search s | simulations/s |\n"
-               << "|---|---|---:|---:|---:|---:|---:|---:|---:|\n";
+                  "| chains ms | found ms | speedup vs DP | search s "
+                  "| simulations/s |\n"
+               << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   llvm::outs().flush();
   int failures = 0;
   for (const std::string &name : models) {
@@ -168,6 +176,7 @@ int main(int argc, char **argv) {
       o.betaScale = betaScale;
       o.tiedMoveProbability = tiedMoves;
       o.unitMoveProbability = unitMoves;
+      o.polish = polish;
       o.threads = threads;
       o.quiet = !progress;
       o.progress = [&](const SearchProgress &p) {
@@ -186,7 +195,8 @@ int main(int argc, char **argv) {
                    << machine->numDevices() << " | "
                    << ms(r.dataParallelSeconds, r.dataParallelFits) << " | "
                    << ms(r.expertSeconds, r.expertFits) << " | "
-                   << ms(r.bestSeconds, r.fits) << " | "
+                   << (r.fits ? ms(r.mcmcSeconds, true) : std::string("-"))
+                   << " | " << ms(r.bestSeconds, r.fits) << " | "
                    << llvm::format("%.2fx", speedup) << " | "
                    << llvm::format("%.1f", r.searchSeconds) << " | "
                    << llvm::format("%.0f", rate) << " |\n";

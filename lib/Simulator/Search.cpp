@@ -424,6 +424,104 @@ bool soap::alignedConfig(const OpGraph &graph, int32_t from,
 }
 
 //===----------------------------------------------------------------------===//
+// Polish
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Per node, the nodes it shares a tensor with that is not a parameter
+/// (producers of its inputs, readers of its outputs), ascending.
+std::vector<std::vector<int32_t>> nodeNeighbours(const OpGraph &graph) {
+  std::vector<std::vector<int32_t>> neighbours(graph.nodes.size());
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    for (const Operand &in : graph.nodes[n].inputs) {
+      int32_t p = graph.tensors[in.tensor].producer;
+      if (p < 0 || p == int32_t(n) || graph.tensors[in.tensor].isParameter)
+        continue;
+      neighbours[n].push_back(p);
+      neighbours[p].push_back(static_cast<int32_t>(n));
+    }
+  for (std::vector<int32_t> &list : neighbours) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  return neighbours;
+}
+
+/// polishStrategy on `sim` (see Search.h), with the graph's neighbours and
+/// tied groups (`groupOf`: each node's group or -1). Returns the
+/// simulations run.
+int64_t polishWith(const OpGraph &graph,
+                   const std::vector<std::vector<int32_t>> &neighbours,
+                   const std::vector<std::vector<int32_t>> &groups,
+                   const std::vector<int32_t> &groupOf, Simulator &sim,
+                   Strategy &s, double &seconds) {
+  int64_t sims = 1;
+  double cur = sim.simulateFull(s);
+  bool fits = !sim.overCapacity();
+  std::vector<int32_t> nodes;
+  std::vector<ParallelConfig> to, from;
+  ParallelConfig aligned;
+  int32_t N = static_cast<int32_t>(graph.nodes.size());
+  for (bool improved = true; improved;) {
+    improved = false;
+    for (int32_t n = 0; n < N; ++n) {
+      for (int32_t p : neighbours[n]) {
+        const std::vector<ParallelConfig> &configs = sim.strategy().configs;
+        if (!alignedConfig(graph, p, configs[p], n, aligned) ||
+            aligned == configs[n])
+          continue;
+        nodes.clear();
+        to.clear();
+        from.clear();
+        if (groupOf[n] < 0) {
+          nodes.push_back(n);
+        } else {
+          for (int32_t m : groups[groupOf[n]])
+            if (configs[m] != aligned)
+              nodes.push_back(m);
+        }
+        for (int32_t m : nodes) {
+          from.push_back(configs[m]);
+          to.push_back(aligned);
+        }
+        double t = sim.simulateDelta(nodes.data(), to.data(), nodes.size());
+        ++sims;
+        if (t < cur && (!fits || !sim.overCapacity())) {
+          cur = t;
+          improved = true;
+          continue;
+        }
+        sim.simulateDelta(nodes.data(), from.data(), nodes.size());
+        ++sims;
+      }
+    }
+  }
+  s = sim.strategy();
+  seconds = cur;
+  return sims;
+}
+
+} // namespace
+
+double soap::polishStrategy(const OpGraph &graph, const Machine &machine,
+                            const CostModel &costs, Strategy &strategy,
+                            int64_t *simulations) {
+  std::vector<std::vector<int32_t>> groups = tiedNodeGroups(graph);
+  std::vector<int32_t> groupOf(graph.nodes.size(), -1);
+  for (size_t k = 0; k < groups.size(); ++k)
+    for (int32_t n : groups[k])
+      groupOf[n] = static_cast<int32_t>(k);
+  Simulator sim(graph, machine, costs);
+  double seconds = 0;
+  int64_t sims = polishWith(graph, nodeNeighbours(graph), groups, groupOf, sim,
+                            strategy, seconds);
+  if (simulations)
+    *simulations = sims;
+  return seconds;
+}
+
+//===----------------------------------------------------------------------===//
 // MCMC
 //===----------------------------------------------------------------------===//
 
@@ -485,6 +583,9 @@ struct Search {
     int32_t fromGroup, toGroup, fromNode, toNode;
   };
   std::vector<std::vector<Link>> unitLinks;
+  /// Per node, the nodes it shares a tensor with that is not a parameter
+  /// (producers of its inputs, readers of its outputs), ascending.
+  std::vector<std::vector<int32_t>> neighbours;
   double bestSeconds = std::numeric_limits<double>::infinity();
   Strategy best;
   int64_t bestPeak = 0;
@@ -525,6 +626,7 @@ struct Search {
     }
     for (const auto &entry : links)
       unitLinks[unitOf[entry.second.fromGroup]].push_back(entry.second);
+    neighbours = nodeNeighbours(g);
   }
 
   /// Proposes `ch.proposal` for group `k` and configs aligned with it for
@@ -602,6 +704,10 @@ struct Search {
                                    ch.proposal.devices.end());
     }
     return sim.simulateDelta(ch.moved.data(), ch.movedTo.data(), count);
+  }
+
+  int64_t polish(Simulator &sim, Strategy &s, double &seconds) {
+    return polishWith(graph, neighbours, groups, groupOf, sim, s, seconds);
   }
 
   /// Runs `chain`'s quota of proposals (or until the deadline).
@@ -854,12 +960,16 @@ struct Search {
       }
     }
 
+    r.mcmcSeconds = bestSeconds < INFINITY ? bestSeconds : 0;
+    if (opt.polish && bestSeconds < INFINITY)
+      r.polishSimulations = polish(*chains[0].sim, best, bestSeconds);
     r.searchSeconds = secondsSince(t0);
     for (const Chain &ch : chains) {
       r.proposals += ch.proposals;
       r.accepted += ch.accepted;
       r.simulations += ch.simulations;
     }
+    r.simulations += r.polishSimulations;
     r.stopReason = stop;
     r.beta = beta;
     if (bestSeconds < INFINITY) {

@@ -322,6 +322,64 @@ TEST(Search, UnitMovesFindBetterRecurrentPlacements) {
   }
 }
 
+// The polish aligns a layer with its neighbours when that is faster: a
+// relu between a column-parallel and a row-parallel matmul (Megatron's MLP)
+// but split over the batch on the devices in reverse (every relu tile
+// gathers its rows from all four matmul tiles, and every fc1 tile gathers
+// its columns back) becomes column-parallel on the matmuls' devices.
+TEST(Search, PolishAlignsALayerWithItsNeighbour) {
+  GraphBuilder b("polish");
+  int32_t x = b.input("x", {64, 1024});
+  int32_t y = b.matmul("fc0", x, b.parameter("w0", {1024, 4096}));
+  int32_t r = b.elementwise("relu", "linalg.generic.relu", {y});
+  b.markOutput(b.matmul("fc1", r, b.parameter("w1", {4096, 1024})));
+  const OpGraph &g = b.get();
+  Machine m = p100Node(4);
+  CostModel costs(m);
+  Strategy s = dataParallelStrategy(g, 4);
+  s.configs[0] = {{1, 4, 1}, {0, 1, 2, 3}};
+  s.configs[1] = {{4, 1}, {3, 2, 1, 0}};
+  s.configs[2] = {{1, 1, 4}, {0, 1, 2, 3}};
+  double before = simulate(g, m, s);
+  int64_t sims = 0;
+  double after = polishStrategy(g, m, costs, s, &sims);
+  EXPECT_LT(after, before);
+  EXPECT_GT(sims, 1);
+  EXPECT_EQ(simulate(g, m, s), after);
+  EXPECT_EQ(s.configs[0], (ParallelConfig{{1, 4, 1}, {0, 1, 2, 3}}));
+  EXPECT_EQ(s.configs[1], (ParallelConfig{{1, 4}, {0, 1, 2, 3}}));
+  EXPECT_EQ(s.configs[2], (ParallelConfig{{1, 1, 4}, {0, 1, 2, 3}}));
+  // A second polish finds nothing more.
+  Strategy again = s;
+  EXPECT_EQ(polishStrategy(g, m, costs, again), after);
+  EXPECT_EQ(again, s);
+}
+
+// In the search the polish starts from the chains' best and only improves
+// it; off, the result is the chains' best.
+TEST(Search, SearchPolishesTheChainsBest) {
+  OpGraph g = makeRNNLikeGraph(64, 1024, 10, /*layers=*/3);
+  Machine m = *getMachinePreset("p100-4x4");
+  CostModel costs(m);
+  for (uint64_t seed : {1, 2}) {
+    SearchOptions off = proposals(300, seed);
+    off.polish = false;
+    SearchResult a = searchStrategy(g, m, costs, off);
+    EXPECT_EQ(a.bestSeconds, a.mcmcSeconds);
+    EXPECT_EQ(a.polishSimulations, 0);
+    SearchOptions on = proposals(300, seed);
+    ASSERT_TRUE(on.polish);
+    SearchResult b = searchStrategy(g, m, costs, on);
+    EXPECT_EQ(b.mcmcSeconds, a.bestSeconds) << "seed " << seed;
+    EXPECT_LE(b.bestSeconds, b.mcmcSeconds) << "seed " << seed;
+    EXPECT_GT(b.polishSimulations, 0);
+    EXPECT_EQ(simulate(g, m, b.best), b.bestSeconds);
+    Strategy polished = a.best;
+    EXPECT_EQ(polishStrategy(g, m, costs, polished), b.bestSeconds);
+    EXPECT_EQ(polished, b.best);
+  }
+}
+
 TEST(Search, AGraphWithoutOpsHasNothingToSearch) {
   // A program that returns its input: no node to propose a config for (the
   // proposal drew a node modulo 0).

@@ -66,6 +66,14 @@
 // best strategy found so far. With `threads` > 1 the chains of a round run on
 // threads (same trajectory and result as with one thread).
 //
+// Polish: when the chains stop, a greedy descent from the best strategy
+// tries, node by node, the config aligned with each neighbour's
+// (alignedConfig; for a node of a tied group, given to the whole group) and
+// keeps every change that makes the iteration faster and still fits, in
+// rounds until one improves nothing. The chains' acceptance rule rarely
+// fixes one misaligned layer among well placed ones (nmt's found strategies
+// are 25-35% faster after it; the CNNs' change by under 1%).
+//
 // Stop: when the budget is spent (seconds and/or proposals, whichever comes
 // first) or when the best has not improved for half of it (measured from the
 // start when the starts are never improved on; not while nothing found fits
@@ -178,6 +186,17 @@ bool alignedConfig(const OpGraph &graph, int32_t from,
                    const ParallelConfig &fromConfig, int32_t to,
                    ParallelConfig &out);
 
+/// Greedy descent from `strategy`: each node in turn tries the config
+/// aligned (alignedConfig) with each neighbour's (nodes that share a tensor
+/// that is not a parameter), given to its whole tied group (tiedNodeGroups)
+/// when it has one, and keeps it when the iteration gets faster (and, when
+/// `strategy` fits in device memory, still fits), in rounds until a round
+/// improves nothing. Updates `strategy`; returns its iteration time, and the
+/// simulations run in `simulations` when not null.
+double polishStrategy(const OpGraph &graph, const Machine &machine,
+                      const CostModel &costs, Strategy &strategy,
+                      int64_t *simulations = nullptr);
+
 /// What the progress callback sees (about every progressInterval seconds and
 /// once at the end).
 struct SearchProgress {
@@ -218,6 +237,12 @@ struct SearchOptions {
   /// with it (alignedConfig), so the layer moves to the new devices without
   /// transfers inside it. 0: never.
   double unitMoveProbability = 0.5;
+  /// After the chains stop, polish the best strategy by greedy descent:
+  /// each node (with its tied group) tries the config aligned with each
+  /// neighbour's (alignedConfig) and keeps it when the iteration gets
+  /// faster, in rounds until a round improves nothing. Deterministic; runs
+  /// after the budget (its time is in SearchResult::searchSeconds).
+  bool polish = true;
   /// Threads for the chains of a round (1: everything on the caller's).
   int32_t threads = 1;
   /// No progress calls.
@@ -243,6 +268,10 @@ struct SearchResult {
   int64_t proposals = 0;
   int64_t accepted = 0;
   int64_t simulations = 0; ///< full + delta simulations, undo included
+  /// Best time the chains found, before polishing (0 when nothing fit).
+  double mcmcSeconds = 0;
+  /// Simulations of the polish (included in `simulations`).
+  int64_t polishSimulations = 0;
   int64_t restarts = 0;
   double searchSeconds = 0;
   double beta = 0;
