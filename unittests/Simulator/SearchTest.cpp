@@ -293,7 +293,9 @@ TEST(Search, TiedMovesFindBetterRecurrentPlacements) {
   for (uint64_t seed : {1, 2}) {
     SearchOptions untied = proposals(3000, seed);
     untied.tiedMoveProbability = 0;
+    untied.polish = false;
     SearchOptions tied = proposals(3000, seed);
+    tied.polish = false;
     ASSERT_GT(tied.tiedMoveProbability, 0);
     SearchResult a = searchStrategy(g, m, costs, untied);
     SearchResult b = searchStrategy(g, m, costs, tied);
@@ -312,7 +314,9 @@ TEST(Search, UnitMovesFindBetterRecurrentPlacements) {
   for (uint64_t seed : {1, 2}) {
     SearchOptions groupsOnly = proposals(3000, seed);
     groupsOnly.unitMoveProbability = 0;
+    groupsOnly.polish = false;
     SearchOptions units = proposals(3000, seed);
+    units.polish = false;
     ASSERT_GT(units.unitMoveProbability, 0);
     SearchResult a = searchStrategy(g, m, costs, groupsOnly);
     SearchResult b = searchStrategy(g, m, costs, units);
