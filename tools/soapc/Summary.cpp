@@ -85,6 +85,8 @@ void soapc::printSummary(llvm::raw_ostream &os, const SummaryInputs &in) {
   if (in.strategyKind == "search")
     os << llvm::formatv(" ({0:f1} s, {1} simulations)", in.searchSeconds,
                         in.simulations);
+  if (in.strategyKind == "search" && in.chainsSeconds > in.predictedSeconds)
+    os << llvm::formatv(", polished from {0:f3} ms", in.chainsSeconds * 1e3);
   os << "\n";
   double speedup = speedupOverDataParallel(in);
   os << llvm::formatv("predicted iteration time: {0:f3} ms   data parallel: "
@@ -160,6 +162,8 @@ llvm::json::Object soapc::buildReport(const SummaryInputs &in,
   report["speedup_vs_data_parallel"] = speedupOverDataParallel(in);
   report["search_seconds"] = in.searchSeconds;
   report["simulations"] = in.simulations;
+  if (in.strategyKind == "search")
+    report["search_chains_iteration_ms"] = in.chainsSeconds * 1e3;
   report["peak_memory_bytes_per_device"] = in.report.peakMemoryBytes;
   report["parameters"] = in.graph.numParameters();
   llvm::json::Array ops;

@@ -26,6 +26,8 @@ struct SummaryInputs {
   double dataParallelSeconds;
   double searchSeconds;
   int64_t simulations;
+  /// The best the search's chains found, before the polish (0: no search).
+  double chainsSeconds;
   soap::SimulationReport report;
 };
 

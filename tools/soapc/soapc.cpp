@@ -594,7 +594,7 @@ int main(int argc, char **argv) {
       ::soap::dataParallelStrategy(graph, numDevices);
   double dataParallelSeconds = sim.simulateFull(dataParallel);
   ::soap::Strategy strategy;
-  double searchSeconds = 0;
+  double searchSeconds = 0, chainsSeconds = 0;
   int64_t simulations = 1;
   if (strategyFromFile) {
     auto text = llvm::MemoryBuffer::getFile(strategyKind);
@@ -635,16 +635,17 @@ int main(int argc, char **argv) {
     strategy = result.best;
     searchSeconds = result.searchSeconds;
     simulations = result.simulations;
+    chainsSeconds = result.fits ? result.mcmcSeconds : result.bestSeconds;
   }
   std::string invalid = ::soap::validateStrategy(graph, strategy, numDevices);
   if (!invalid.empty())
     return fail("invalid strategy: " + invalid);
   double predicted = sim.simulateFull(strategy);
 
-  soapc::SummaryInputs summary{modelName, graph,        machine,
-                               strategyKind.str(), strategy, predicted,
+  soapc::SummaryInputs summary{modelName,           graph,         machine,
+                               strategyKind.str(),  strategy,      predicted,
                                dataParallelSeconds, searchSeconds, simulations,
-                               sim.report()};
+                               chainsSeconds,       sim.report()};
   // The summary goes to stdout, unless the program does (-o -).
   bool programToStdout = emit != "none" && outputFile == "-";
   llvm::raw_ostream &summaryOut = programToStdout ? llvm::errs() : llvm::outs();
