@@ -72,7 +72,7 @@
 // keeps every change that makes the iteration faster and still fits, in
 // rounds until one improves nothing. The chains' acceptance rule rarely
 // fixes one misaligned layer among well placed ones (nmt's found strategies
-// are 25-35% faster after it; the CNNs' change by under 1%).
+// are 24-36% faster after it; the CNNs' change by under 1.5%).
 //
 // Stop: when the budget is spent (seconds and/or proposals, whichever comes
 // first) or when the best has not improved for half of it (measured from the
