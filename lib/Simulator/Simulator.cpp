@@ -1008,21 +1008,21 @@ struct Simulator::Impl {
       for (const Held &h : held)
         heldSorted[heldFill[h.tile]++] = h;
     }
+    // The task of an earlier reader's transfer that moved a part of tile
+    // a's output to `device` covering the part that region C reads.
+    std::array<Range, kMaxRank> part, movedPart;
     auto heldBy = [&](int32_t a, int32_t device, const Range *C) {
       const Range *P = gp.region(NIp + ed.output, a, rank);
+      for (int32_t d = 0; d < rank; ++d)
+        part[d] = {std::max(P[d].lo, C[d].lo), std::min(P[d].hi, C[d].hi)};
       for (int32_t i = heldStart[a]; i < heldStart[a + 1]; ++i) {
         const Held &h = heldSorted[i];
         if (h.device != device)
           continue;
-        bool covers = true;
-        for (int32_t d = 0; d < rank && covers; ++d) {
-          int64_t lo = std::max(P[d].lo, C[d].lo),
-                  hi = std::min(P[d].hi, C[d].hi);
-          int64_t hlo = std::max(P[d].lo, h.region[d].lo),
-                  hhi = std::min(P[d].hi, h.region[d].hi);
-          covers = hlo <= lo && hi <= hhi;
-        }
-        if (covers)
+        for (int32_t d = 0; d < rank; ++d)
+          movedPart[d] = {std::max(P[d].lo, h.region[d].lo),
+                          std::min(P[d].hi, h.region[d].hi)};
+        if (covers(movedPart.data(), part.data(), rank))
           return h.task;
       }
       return -1;
@@ -2000,7 +2000,6 @@ struct Simulator::Impl {
         flag(fwdTransferBlock[e], Rebuild);
         flag(gradTransferBlock[e], Rebuild);
         flag(backwardBlock[edges[e].producer], Relink);
-
         // A split reduction before n whose groups now combine otherwise
         // (reduce-scatter or all-reduce: n's tiles are among the readers)
         // rebuilds its forward block and what its consumers receive (a

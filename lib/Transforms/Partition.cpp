@@ -53,16 +53,6 @@ struct Layout {
   SmallVector<std::pair<Box, int32_t>, 4> pieces;
 };
 
-/// A box fully inside another.
-static bool covers(const Box &outer, const Box &inner) {
-  for (int32_t d = 0; d < inner.rank; ++d)
-    if (inner.dims[d].size() > 0 &&
-        (inner.dims[d].lo < outer.dims[d].lo ||
-         inner.dims[d].hi > outer.dims[d].hi))
-      return false;
-  return true;
-}
-
 /// For upstream's extract_slice(pad) swap: apply it without a guard when
 /// every dimension of the slice reads at least one element of the pad's
 /// source (static shapes), otherwise not at all.

@@ -79,6 +79,21 @@ inline Box intersect(const Box &a, const Box &b) {
   return r;
 }
 
+/// Whether `inner` lies inside `outer`, both `rank` ranges (an empty range
+/// of `inner` lies anywhere). The rule that a region already moved to a
+/// device serves a later read there: soap-partition (ensureValid) and the
+/// simulator (an earlier reader's transfer) both ask it.
+inline bool covers(const Range *outer, const Range *inner, int32_t rank) {
+  for (int32_t d = 0; d < rank; ++d)
+    if (inner[d].size() > 0 &&
+        (inner[d].lo < outer[d].lo || inner[d].hi > outer[d].hi))
+      return false;
+  return true;
+}
+inline bool covers(const Box &outer, const Box &inner) {
+  return covers(outer.dims.data(), inner.dims.data(), inner.rank);
+}
+
 /// Volume of the intersection, without building it.
 inline int64_t intersectionVolume(const Box &a, const Box &b) {
   int64_t v = 1;
