@@ -35,6 +35,16 @@ double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+/// Each node's index in `groups` (tiedNodeGroups), -1 for none.
+std::vector<int32_t>
+groupIndex(size_t numNodes, const std::vector<std::vector<int32_t>> &groups) {
+  std::vector<int32_t> groupOf(numNodes, -1);
+  for (size_t k = 0; k < groups.size(); ++k)
+    for (int32_t n : groups[k])
+      groupOf[n] = static_cast<int32_t>(k);
+  return groupOf;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -288,10 +298,7 @@ std::vector<std::vector<int32_t>>
 soap::tiedGroupUnits(const OpGraph &graph,
                      const std::vector<std::vector<int32_t>> &groups) {
   int32_t K = static_cast<int32_t>(groups.size());
-  std::vector<int32_t> groupOf(graph.nodes.size(), -1);
-  for (int32_t k = 0; k < K; ++k)
-    for (int32_t n : groups[k])
-      groupOf[n] = k;
+  std::vector<int32_t> groupOf = groupIndex(graph.nodes.size(), groups);
   // Edges between groups (no self edges), as sorted successor lists.
   std::vector<std::vector<int32_t>> succ(K);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
@@ -508,10 +515,7 @@ double soap::polishStrategy(const OpGraph &graph, const Machine &machine,
                             const CostModel &costs, Strategy &strategy,
                             int64_t *simulations) {
   std::vector<std::vector<int32_t>> groups = tiedNodeGroups(graph);
-  std::vector<int32_t> groupOf(graph.nodes.size(), -1);
-  for (size_t k = 0; k < groups.size(); ++k)
-    for (int32_t n : groups[k])
-      groupOf[n] = static_cast<int32_t>(k);
+  std::vector<int32_t> groupOf = groupIndex(graph.nodes.size(), groups);
   Simulator sim(graph, machine, costs);
   double seconds = 0;
   int64_t sims = polishWith(graph, nodeNeighbours(graph), groups, groupOf, sim,
@@ -597,10 +601,7 @@ struct Search {
         N(static_cast<int32_t>(g.nodes.size())) {
     if (opt.tiedMoveProbability > 0)
       groups = tiedNodeGroups(g);
-    groupOf.assign(N, -1);
-    for (size_t k = 0; k < groups.size(); ++k)
-      for (int32_t n : groups[k])
-        groupOf[n] = static_cast<int32_t>(k);
+    groupOf = groupIndex(g.nodes.size(), groups);
     if (opt.unitMoveProbability > 0)
       units = tiedGroupUnits(g, groups);
     unitOf.assign(groups.size(), -1);
