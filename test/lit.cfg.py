@@ -25,8 +25,13 @@ config.soap_tools_dir = os.path.join(config.soap_obj_root, "bin")
 config.substitutions.append(("%soap_bin_dir", config.soap_tools_dir))
 config.substitutions.append(("%soap_src_root", config.soap_src_root))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-tool_dirs = [config.soap_tools_dir, config.llvm_tools_dir]
-tools = ["soap-opt", "soapc", "soap-models", "mlir-opt"]
+config.soap_benchmarks_dir = os.path.join(config.soap_obj_root, "benchmarks")
+tool_dirs = [config.soap_tools_dir, config.soap_benchmarks_dir,
+             config.llvm_tools_dir]
+tools = ["soap-opt", "soapc", "soap-models", "mlir-opt", "soap-search-table"]
+# The search table's program is built with Google Benchmark's programs.
+if os.path.exists(os.path.join(config.soap_benchmarks_dir, "soap-search-table")):
+    config.available_features.add("search-table")
 llvm_config.add_tool_substitutions(
     [t for t in tools if any(os.path.exists(os.path.join(d, t)) for d in tool_dirs)],
     tool_dirs)
