@@ -30,7 +30,10 @@ OPT=${OPT:-0}
 NAME=$(basename "$MODEL" .mlir)
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-numerics.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-MPIRUN=(mpirun --oversubscribe)
+# Open MPI's session directory in the work folder: concurrent runs (lit's
+# workers) sharing /tmp/ompi.* race on creating and removing it
+# ("orte_session_dir failed").
+MPIRUN=(mpirun --oversubscribe --mca orte_tmpdir_base "$WORK")
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 COMMON=(--machine=p100-4x4 --target=cpu --emit=exe -O"$OPT" --quiet "$@")
 

@@ -19,5 +19,8 @@ if [ "${KEEP:-0}" = 1 ]; then
 else
   trap 'rm -rf "$WORK"' EXIT
 fi
-MPIRUN=(mpirun -np "$NRANKS" --oversubscribe)
+# Open MPI's session directory in the work folder: concurrent runs (lit's
+# workers) sharing /tmp/ompi.* race on creating and removing it
+# ("orte_session_dir failed").
+MPIRUN=(mpirun -np "$NRANKS" --oversubscribe --mca orte_tmpdir_base "$WORK")
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
