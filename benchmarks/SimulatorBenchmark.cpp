@@ -10,7 +10,11 @@
 // random node's config (as the MCMC search does) and re-simulates;
 // "full_dp" re-simulates the data-parallel strategy from scratch. Each
 // simulation is counted in the items/s column; at the end the program
-// prints the delta/full ratio per graph and machine.
+// prints the delta/full ratio per graph and machine. "reject_redo" and
+// "reject_undo" are a rejected proposal from data parallelism: a random
+// node's config changes and is taken back, by a second delta simulation
+// of the old config (how the search did it before Simulator::undoDelta)
+// or by undoDelta; items are proposals.
 #include "soap/Simulator/GraphBuilder.h"
 #include "soap/Simulator/OpGraphJSON.h"
 #include "soap/Simulator/Simulator.h"
@@ -55,8 +59,10 @@ Changes drawChanges(const OpGraph &g, int32_t devices, size_t count) {
   return c;
 }
 
+enum class Mode { Full, Delta, FullDataParallel, RejectRedo, RejectUndo };
+
 void run(benchmark::State &state, const Case *c, std::string machineName,
-         bool delta, bool dataParallel) {
+         Mode mode) {
   Machine machine = *getMachinePreset(machineName);
   CostModel costs(machine);
   Simulator sim(c->graph, machine, costs);
@@ -67,19 +73,31 @@ void run(benchmark::State &state, const Case *c, std::string machineName,
   size_t i = 0;
   for (auto _ : state) {
     size_t k = i++ % changes.nodes.size();
-    if (dataParallel) {
+    int32_t n = changes.nodes[k];
+    switch (mode) {
+    case Mode::FullDataParallel:
       benchmark::DoNotOptimize(sim.simulateFull(s));
-    } else if (delta) {
-      benchmark::DoNotOptimize(
-          sim.simulateDelta(changes.nodes[k], changes.configs[k]));
-    } else {
-      s.configs[changes.nodes[k]] = changes.configs[k];
+      break;
+    case Mode::Delta:
+      benchmark::DoNotOptimize(sim.simulateDelta(n, changes.configs[k]));
+      break;
+    case Mode::Full:
+      s.configs[n] = changes.configs[k];
       benchmark::DoNotOptimize(sim.simulateFull(s));
+      break;
+    case Mode::RejectRedo:
+      benchmark::DoNotOptimize(sim.simulateDelta(n, changes.configs[k]));
+      benchmark::DoNotOptimize(sim.simulateDelta(n, s.configs[n]));
+      break;
+    case Mode::RejectUndo:
+      benchmark::DoNotOptimize(sim.simulateDelta(n, changes.configs[k]));
+      benchmark::DoNotOptimize(sim.undoDelta());
+      break;
     }
   }
   state.SetItemsProcessed(state.iterations());
   state.counters["tasks"] = double(sim.report().numTasks);
-  if (delta)
+  if (mode == Mode::Delta)
     state.counters["processed_per_delta"] =
         double(sim.deltaTasksProcessed()) / double(state.iterations());
   state.counters["sims_per_s"] =
@@ -152,12 +170,12 @@ int main(int argc, char **argv) {
   }
   for (const auto &c : cases)
     for (const char *machine : {"p100-4x4", "k80-16x4"})
-      for (int mode = 0; mode < 3; ++mode) {
-        const char *suffix[] = {"full", "delta", "full_dp"};
+      for (int mode = 0; mode < 5; ++mode) {
+        const char *suffix[] = {"full", "delta", "full_dp", "reject_redo",
+                                "reject_undo"};
         std::string name = c->name + "/" + machine + "/" + suffix[mode];
         benchmark::RegisterBenchmark(name.c_str(), run, c.get(),
-                                     std::string(machine), mode == 1,
-                                     mode == 2)
+                                     std::string(machine), Mode(mode))
             ->Unit(benchmark::kMicrosecond);
       }
   benchmark::Initialize(&argc, argv);

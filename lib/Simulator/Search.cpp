@@ -467,7 +467,7 @@ int64_t polishWith(const OpGraph &graph,
   double cur = sim.simulateFull(s);
   bool fits = !sim.overCapacity();
   std::vector<int32_t> nodes;
-  std::vector<ParallelConfig> to, from;
+  std::vector<ParallelConfig> to;
   ParallelConfig aligned;
   int32_t N = static_cast<int32_t>(graph.nodes.size());
   for (bool improved = true; improved;) {
@@ -480,7 +480,6 @@ int64_t polishWith(const OpGraph &graph,
           continue;
         nodes.clear();
         to.clear();
-        from.clear();
         if (groupOf[n] < 0) {
           nodes.push_back(n);
         } else {
@@ -488,10 +487,7 @@ int64_t polishWith(const OpGraph &graph,
             if (configs[m] != aligned)
               nodes.push_back(m);
         }
-        for (int32_t m : nodes) {
-          from.push_back(configs[m]);
-          to.push_back(aligned);
-        }
+        to.assign(nodes.size(), aligned);
         double t = sim.simulateDelta(nodes.data(), to.data(), nodes.size());
         ++sims;
         if (t < cur && (!fits || !sim.overCapacity())) {
@@ -499,8 +495,7 @@ int64_t polishWith(const OpGraph &graph,
           improved = true;
           continue;
         }
-        sim.simulateDelta(nodes.data(), from.data(), nodes.size());
-        ++sims;
+        sim.undoDelta();
       }
     }
   }
@@ -540,10 +535,10 @@ struct Chain {
   int64_t curPeak = 0;
   double chainBest = std::numeric_limits<double>::infinity();
   int64_t sinceImprove = 0;
-  ParallelConfig proposal, saved;
-  /// A tied move: the nodes it changes, their new and their old configs.
+  ParallelConfig proposal;
+  /// A tied move: the nodes it changes and their new configs.
   std::vector<int32_t> moved;
-  std::vector<ParallelConfig> movedTo, movedFrom;
+  std::vector<ParallelConfig> movedTo;
   // Per round.
   int64_t quota = 0;
   double roundBest = std::numeric_limits<double>::infinity();
@@ -661,7 +656,6 @@ struct Search {
     }
     ch.moved.clear();
     ch.movedTo.clear();
-    ch.movedFrom.clear();
     for (size_t i = 0; i < M; ++i) {
       if (!assigned[i])
         continue;
@@ -670,7 +664,6 @@ struct Search {
         if (old == configs[i])
           continue;
         ch.moved.push_back(m);
-        ch.movedFrom.push_back(old);
         ch.movedTo.push_back(configs[i]);
       }
     }
@@ -691,14 +684,9 @@ struct Search {
     if (ch.moved.empty())
       return std::numeric_limits<double>::quiet_NaN();
     size_t count = ch.moved.size();
-    if (ch.movedTo.size() < count) {
+    if (ch.movedTo.size() < count)
       ch.movedTo.resize(count);
-      ch.movedFrom.resize(count);
-    }
     for (size_t i = 0; i < count; ++i) {
-      const ParallelConfig &old = sim.strategy().configs[ch.moved[i]];
-      ch.movedFrom[i].degrees.assign(old.degrees.begin(), old.degrees.end());
-      ch.movedFrom[i].devices.assign(old.devices.begin(), old.devices.end());
       ch.movedTo[i].degrees.assign(ch.proposal.degrees.begin(),
                                    ch.proposal.degrees.end());
       ch.movedTo[i].devices.assign(ch.proposal.devices.begin(),
@@ -748,8 +736,6 @@ struct Search {
           ++ch.accepted;
           continue;
         }
-        ch.saved.degrees.assign(old.degrees.begin(), old.degrees.end());
-        ch.saved.devices.assign(old.devices.begin(), old.devices.end());
         t = sim.simulateDelta(n, ch.proposal);
       }
       ++ch.simulations;
@@ -765,12 +751,7 @@ struct Search {
           ch.curPeak = peak;
       }
       if (!accept) {
-        if (tied)
-          sim.simulateDelta(ch.moved.data(), ch.movedFrom.data(),
-                            ch.moved.size());
-        else
-          sim.simulateDelta(n, ch.saved);
-        ++ch.simulations;
+        sim.undoDelta();
         continue;
       }
       ++ch.accepted;
@@ -814,9 +795,7 @@ struct Search {
       ch.rng.seed(opt.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull +
                   uint64_t(k) * 0xD1B54A32D192ED03ull);
       ch.proposal.degrees.reserve(kMaxRank);
-      ch.saved.degrees.reserve(kMaxRank);
       ch.proposal.devices.reserve(D);
-      ch.saved.devices.reserve(D);
       if (k == 0) {
         ch.startName = "data-parallel";
         ch.reset(dp);

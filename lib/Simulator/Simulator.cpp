@@ -142,6 +142,53 @@ struct NodeGeom {
   const Range *region(int32_t operand, int32_t tile, int32_t rank) const {
     return regions.data() + opOffset[operand] + size_t(tile) * rank;
   }
+
+  // The parts of a geometry, each written whole by one writer (UndoLog
+  // moves the old contents aside before it writes, and back on undo).
+  /// computeGeometry: the tile devices.
+  void swapDevices(NodeGeom &o) { devices.swap(o.devices); }
+  /// computeGeometry when the degrees change: everything they determine.
+  void swapShape(NodeGeom &o) {
+    std::swap(tiles, o.tiles);
+    std::swap(reduction, o.reduction);
+    regions.swap(o.regions);
+    opOffset.swap(o.opOffset);
+    fwd.swap(o.fwd);
+    bwd.swap(o.bwd);
+    kept.swap(o.kept);
+    outBytes.swap(o.outBytes);
+    owner.swap(o.owner);
+    outDisjoint.swap(o.outDisjoint);
+    outExact.swap(o.outExact);
+    runOffset.swap(o.runOffset);
+    runBegin.swap(o.runBegin);
+    runCount.swap(o.runCount);
+    runs.swap(o.runs);
+    degrees.swap(o.degrees);
+    std::swap(version, o.version);
+  }
+  /// buildForward (which rewrites the groups only for split reductions, so
+  /// they are copied, not moved aside).
+  void copyForwardOutputs(const NodeGeom &o) {
+    srcLocal = o.srcLocal;
+    members = o.members;
+    groupBegin = o.groupBegin;
+    groupSize = o.groupSize;
+    scatterDim = o.scatterDim;
+  }
+  void swapForwardOutputs(NodeGeom &o) {
+    srcLocal.swap(o.srcLocal);
+    members.swap(o.members);
+    groupBegin.swap(o.groupBegin);
+    groupSize.swap(o.groupSize);
+    scatterDim.swap(o.scatterDim);
+  }
+  /// buildBackward: the updates' lists.
+  void swapBackwardOutputs(NodeGeom &o) {
+    updPredStart.swap(o.updPredStart);
+    updPreds.swap(o.updPreds);
+    updDur.swap(o.updDur);
+  }
   /// Elements of output `o`'s tile `tile` inside `box` (outExact[o]).
   int64_t exactOverlap(int32_t o, int32_t tile, int32_t rank,
                        const Range *box) const {
@@ -244,6 +291,101 @@ struct EdgeData {
   std::vector<int32_t> moved;
   std::vector<int64_t> heldKey;
   size_t size() const { return a.size(); }
+
+  // The parts each writer rewrites whole (see NodeGeom).
+  /// computePairs when the versions change.
+  void swapPairs(EdgeData &o) {
+    a.swap(o.a);
+    b.swap(o.b);
+    vol.swap(o.vol);
+    std::swap(verP, o.verP);
+    std::swap(verC, o.verC);
+  }
+  /// buildForwardEdge.
+  void swapForwardLists(EdgeData &o) {
+    slot.swap(o.slot);
+    covered.swap(o.covered);
+    moved.swap(o.moved);
+    fwdStart.swap(o.fwdStart);
+    fwd.swap(o.fwd);
+  }
+  /// buildGradientEdge.
+  void swapGradientLists(EdgeData &o) {
+    gradStart.swap(o.gradStart);
+    grad.swap(o.grad);
+  }
+};
+
+/// What the last delta simulation overwrote, to put it back
+/// (Simulator::undoDelta). Each part of an entity (a node's geometry and
+/// what its forward and backward blocks publish, an edge's pairs and
+/// delivery lists, a shared parameter's updates, a block's header) is saved
+/// before its first change in the delta into a per-entity slot: a part its
+/// writer rewrites whole is moved aside (swapped with the slot, O(1)), the
+/// others are copied into slots that keep their storage from one delta to
+/// the next. Task-pool ranges and checkpoints are appended to flat logs.
+/// Restoring swaps the parts back and replays the logs in reverse, so the
+/// state is bit for bit the one before.
+struct UndoLog {
+  bool valid = false;
+  /// Parts saved in this delta carry its stamp.
+  uint32_t stamp = 0;
+  std::vector<uint32_t> fwdOutStamp, bwdOutStamp, pairStamp, fwdListStamp,
+      gradListStamp, heldStamp, sharedStamp, blockStamp;
+  std::vector<NodeGeom> nodes;
+  std::vector<EdgeData> edges;
+  std::vector<SharedParam> shared;
+  std::vector<Block> blocks;
+  /// The changed nodes (devices), those whose shape changed too, and the
+  /// parts saved per node, edge, shared parameter and block.
+  std::vector<int32_t> devicesOf, shapeOf, fwdOutOf, bwdOutOf, pairsOf,
+      fwdListsOf, gradListsOf, heldOf, savedShared, savedBlocks;
+  /// A range of tasks: [begin, begin + size) of each array, predBegin up to
+  /// its sentinel when `full` (a rebuilt block), else `end` only; for a
+  /// rebuilt block also predPool[pbegin, pbegin + psize).
+  struct TaskRange {
+    int32_t begin, size, pbegin, psize;
+    bool full;
+  };
+  std::vector<TaskRange> ranges;
+  /// ends[0, endsUsed): the ranges' old ends (storage kept between deltas).
+  std::vector<double> ends;
+  size_t endsUsed = 0;
+  std::vector<double> durs, moved;
+  std::vector<int32_t> resources, predBegins, preds;
+  std::vector<uint8_t> kinds;
+  /// Overwritten checkpoints (block index; R values each).
+  std::vector<int32_t> checkpoints;
+  std::vector<double> checkpointValues;
+  /// Whole-state scalars and per-device / per-resource vectors.
+  std::vector<int64_t> memory;
+  std::vector<double> finalEnd;
+  int64_t comm = 0;
+  int32_t poolSize = 0, predPoolSize = 0;
+  /// Simulator-level state: the changed nodes' configs, the results.
+  std::vector<int32_t> configNodes;
+  std::vector<ParallelConfig> configs;
+  double iterationSeconds = 0;
+  int64_t commBytes = 0;
+
+  void clearLogs() {
+    for (auto *v : {&devicesOf, &shapeOf, &fwdOutOf, &bwdOutOf, &pairsOf,
+                    &fwdListsOf, &gradListsOf, &heldOf})
+      v->clear();
+    savedShared.clear();
+    savedBlocks.clear();
+    ranges.clear();
+    endsUsed = 0;
+    durs.clear();
+    moved.clear();
+    resources.clear();
+    predBegins.clear();
+    preds.clear();
+    kinds.clear();
+    checkpoints.clear();
+    checkpointValues.clear();
+    configNodes.clear();
+  }
 };
 
 } // namespace
@@ -297,13 +439,15 @@ struct Simulator::Impl {
 
   std::vector<int64_t> memory; // per device
   int64_t comm = 0;
+  UndoLog undo;
+  /// Set while delta() runs: writers save what they overwrite in `undo`.
+  bool deltaLogging = false;
   /// Machine::linkBetween for every ordered device pair (src * D + dst).
   std::vector<int32_t> linkTable;
   int32_t linkOf(int32_t src, int32_t dst) const {
     return linkTable[size_t(src) * D + dst];
   }
   int64_t processed = 0;
-  bool deltaMode = false;
 
   // Build scratch.
   Stage stageMain;
@@ -519,6 +663,17 @@ struct Simulator::Impl {
                      0.0);
     inputDirty.assign(NB, 0);
     rebuild.assign(NB, 0);
+    for (auto *v : {&undo.fwdOutStamp, &undo.bwdOutStamp})
+      v->assign(N, 0);
+    for (auto *v : {&undo.pairStamp, &undo.fwdListStamp, &undo.gradListStamp,
+                    &undo.heldStamp})
+      v->assign(E, 0);
+    undo.sharedStamp.assign(S, 0);
+    undo.blockStamp.assign(NB, 0);
+    undo.nodes.resize(N);
+    undo.edges.resize(E);
+    undo.shared.resize(S);
+    undo.blocks.resize(NB);
     memory.assign(D, 0);
     linkSlot.assign(machine.numLinks(), -1);
     linkTable.assign(size_t(D) * D, -1);
@@ -543,10 +698,20 @@ struct Simulator::Impl {
     int32_t L = node.numLoops();
     int32_t NI = static_cast<int32_t>(node.inputs.size());
     int32_t NO = static_cast<int32_t>(node.outputs.size());
+    // A delta moves the parts it rewrites aside (UndoLog; nodes are distinct).
+    bool logging = deltaLogging;
+    if (logging) {
+      g.swapDevices(undo.nodes[n]);
+      undo.devicesOf.push_back(n);
+    }
     g.devices.assign(cfg.devices.begin(), cfg.devices.end());
     // Everything else depends on the degrees only.
     if (g.version != 0 && g.degrees == cfg.degrees)
       return;
+    if (logging) {
+      g.swapShape(undo.nodes[n]);
+      undo.shapeOf.push_back(n);
+    }
     g.degrees.assign(cfg.degrees.begin(), cfg.degrees.end());
     g.version = ++versionCounter;
     g.tiles = T;
@@ -851,6 +1016,8 @@ struct Simulator::Impl {
     EdgeData &pl = edata[e];
     if (pl.verP == gp.version && pl.verC == gc.version)
       return;
+    if (deltaLogging && firstSave(undo.pairStamp, undo.pairsOf, e))
+      pl.swapPairs(undo.edges[e]);
     pl.verP = gp.version;
     pl.verC = gc.version;
     pl.a.clear();
@@ -1783,11 +1950,8 @@ struct Simulator::Impl {
   /// Recomputes edata[e].heldKey; true when it changed.
   bool updateHeldKey(int32_t e) {
     EdgeData &pl = edata[e];
-    if (laterReaders[e].empty()) {
-      bool changed = !pl.heldKey.empty();
-      pl.heldKey.clear();
-      return changed;
-    }
+    if (laterReaders[e].empty()) // never set
+      return false;
     const Edge &ed = edges[e];
     const NodeGeom &gc = geom[ed.consumer];
     int32_t rank = nstat[ed.consumer].ranks[ed.input];
@@ -1805,6 +1969,8 @@ struct Simulator::Impl {
     }
     if (keyScratch == pl.heldKey)
       return false;
+    if (deltaLogging && firstSave(undo.heldStamp, undo.heldOf, e))
+      pl.heldKey.swap(undo.edges[e].heldKey); // the old key, aside
     pl.heldKey.swap(keyScratch);
     return true;
   }
@@ -1875,12 +2041,29 @@ struct Simulator::Impl {
   /// Recomputes every task of block b. Returns whether some end changed.
   bool recompute(int32_t b) {
     const Block &bl = blocks[b];
-    return recomputeRange(bl.begin, bl.begin + bl.size);
+    return recomputeRange<false>(bl.begin, bl.begin + bl.size, nullptr);
+  }
+  /// The same, logging the old ends for undo (UndoLog::ranges).
+  bool recomputeLogged(int32_t b) {
+    const Block &bl = blocks[b];
+    undo.ranges.push_back({bl.begin, bl.size, bl.pbegin, bl.psize, false});
+    return recomputeRange<true>(bl.begin, bl.begin + bl.size,
+                                endSlots(bl.size));
+  }
+  /// n more slots of the undo log's old ends.
+  double *endSlots(int32_t n) {
+    UndoLog &u = undo;
+    if (u.ends.size() < u.endsUsed + n)
+      u.ends.resize(std::max(u.endsUsed + n, 2 * u.ends.size()));
+    double *p = u.ends.data() + u.endsUsed;
+    u.endsUsed += n;
+    return p;
   }
 
   /// The sweep's inner loop over tasks [t0, t1) of one block (raw pointers:
-  /// no aliasing reloads).
-  bool recomputeRange(int32_t t0, int32_t t1) {
+  /// no aliasing reloads); with Save, the old ends go to old[0, t1 - t0).
+  template <bool Save>
+  bool recomputeRange(int32_t t0, int32_t t1, double *__restrict old) {
     const int32_t *__restrict pb = predBegin.data();
     const int32_t *__restrict pp = predPool.data();
     const int32_t *__restrict rsp = res.data();
@@ -1913,6 +2096,8 @@ struct Simulator::Impl {
       std::memcpy(&nb, &e, sizeof nb);
       std::memcpy(&ob, en + t, sizeof ob);
       diff |= nb ^ ob;
+      if (Save)
+        old[t - t0] = en[t];
       en[t] = e;
     }
     return diff != 0;
@@ -1950,6 +2135,7 @@ struct Simulator::Impl {
   }
 
   void full() {
+    undo.valid = false;
     poolSize = predPoolSize = 0;
     for (Block &bl : blocks) {
       bl.begin = bl.pbegin = -1;
@@ -1972,6 +2158,7 @@ struct Simulator::Impl {
 
   /// Re-simulates after the configs of `nodes` (distinct) changed.
   void delta(const int32_t *nodes, size_t count) {
+    deltaLogging = true;
     for (size_t i = 0; i < count; ++i)
       computeGeometry(nodes[i]);
     int32_t first = NB, last = -1;
@@ -2031,6 +2218,7 @@ struct Simulator::Impl {
         if (b > last && pendingDirty == 0 &&
             std::equal(cur.begin(), cur.end(), snap))
           break;
+        saveCheckpoint(b);
         std::copy(cur.begin(), cur.end(), snap);
       }
       if (b < first) {
@@ -2047,6 +2235,7 @@ struct Simulator::Impl {
         }
         // Rebuilt: new tasks; relinked: same tasks in the same slots, new
         // predecessor lists.
+        saveBlock(b);
         buildBlock(b);
         // Later readers of the tensor find more or less of it on their
         // devices, or it comes in other tasks.
@@ -2066,15 +2255,168 @@ struct Simulator::Impl {
           --pendingDirty;
         }
         processed += blocks[b].size;
-        changed = recompute(b);
+        changed = recomputeLogged(b);
       }
       if (changed)
         markSuccessors(b);
     }
     if (b >= NB)
       finalEnd = cur;
+    deltaLogging = false;
     // An early stop leaves blocks marked input-dirty only before it.
     assert(pendingDirty == 0);
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Undo (UndoLog)
+  //===--------------------------------------------------------------------===//
+
+  /// Starts the log of a delta, before anything changes.
+  void beginUndo() {
+    UndoLog &u = undo;
+    u.clearLogs();
+    if (++u.stamp == 0) { // wrapped around: forget every old stamp
+      for (auto *v : {&u.fwdOutStamp, &u.bwdOutStamp, &u.pairStamp,
+                      &u.fwdListStamp, &u.gradListStamp, &u.heldStamp,
+                      &u.sharedStamp, &u.blockStamp})
+        std::fill(v->begin(), v->end(), 0);
+      u.stamp = 1;
+    }
+    u.memory = memory;
+    u.finalEnd = finalEnd;
+    u.comm = comm;
+    u.poolSize = poolSize;
+    u.predPoolSize = predPoolSize;
+    u.valid = true;
+  }
+
+  /// Whether part `i` (stamps) is still unsaved in this delta; marks it
+  /// saved and lists it in `saved`.
+  bool firstSave(std::vector<uint32_t> &stamps, std::vector<int32_t> &saved,
+                 int32_t i) {
+    if (stamps[i] == undo.stamp)
+      return false;
+    stamps[i] = undo.stamp;
+    saved.push_back(i);
+    return true;
+  }
+
+  /// Tasks of block b: their ends, and with `full` everything commit()
+  /// writes.
+  void saveTasks(int32_t b, bool full) {
+    const Block &bl = blocks[b];
+    UndoLog &u = undo;
+    u.ranges.push_back({bl.begin, bl.size, bl.pbegin, bl.psize, full});
+    auto append = [&](auto &to, const auto &from, int32_t at, int32_t n) {
+      to.insert(to.end(), from.begin() + at, from.begin() + at + n);
+    };
+    std::copy_n(end.begin() + bl.begin, bl.size, endSlots(bl.size));
+    if (!full)
+      return;
+    append(u.durs, dur, bl.begin, bl.size);
+    append(u.moved, bytes, bl.begin, bl.size);
+    append(u.resources, res, bl.begin, bl.size);
+    append(u.kinds, kind, bl.begin, bl.size);
+    append(u.predBegins, predBegin, bl.begin, bl.size + 1);
+    append(u.preds, predPool, bl.pbegin, bl.psize);
+  }
+
+  /// Block b before buildBlock(b): its header, its tasks and the entity
+  /// whose state its builder writes.
+  void saveBlock(int32_t b) {
+    UndoLog &u = undo;
+    int32_t owner = blockOwner[b];
+    switch (blockKind[b]) {
+    case FwdTransfers:
+      if (firstSave(u.fwdListStamp, u.fwdListsOf, owner))
+        edata[owner].swapForwardLists(u.edges[owner]);
+      break;
+    case GradTransfers:
+      if (firstSave(u.gradListStamp, u.gradListsOf, owner))
+        edata[owner].swapGradientLists(u.edges[owner]);
+      break;
+    case ForwardBlock:
+      if (firstSave(u.fwdOutStamp, u.fwdOutOf, owner))
+        u.nodes[owner].copyForwardOutputs(geom[owner]);
+      break;
+    case BackwardBlock:
+      if (firstSave(u.bwdOutStamp, u.bwdOutOf, owner))
+        geom[owner].swapBackwardOutputs(u.nodes[owner]);
+      break;
+    case UpdateBlock: // reads the node's state, writes none of it
+      break;
+    case SyncBlock:
+    case SharedUpdBlock:
+      if (firstSave(u.sharedStamp, u.savedShared, owner))
+        u.shared[owner] = sharedParams[owner];
+      break;
+    }
+    if (firstSave(u.blockStamp, u.savedBlocks, b))
+      u.blocks[b] = blocks[b];
+    saveTasks(b, /*full=*/true);
+  }
+
+  void saveCheckpoint(int32_t b) {
+    undo.checkpoints.push_back(b);
+    undo.checkpointValues.insert(undo.checkpointValues.end(), snapshot(b),
+                                 snapshot(b) + R);
+  }
+
+  /// Puts back everything the last delta changed. False when there is
+  /// nothing to undo.
+  bool undoDelta() {
+    UndoLog &u = undo;
+    if (!u.valid)
+      return false;
+    u.valid = false;
+    size_t ke = u.endsUsed, kd = u.durs.size(), kp = u.predBegins.size(),
+           kq = u.preds.size();
+    for (size_t i = u.ranges.size(); i-- > 0;) {
+      const UndoLog::TaskRange &r = u.ranges[i];
+      ke -= r.size;
+      std::copy_n(u.ends.begin() + ke, r.size, end.begin() + r.begin);
+      if (!r.full)
+        continue;
+      kd -= r.size;
+      std::copy_n(u.durs.begin() + kd, r.size, dur.begin() + r.begin);
+      std::copy_n(u.moved.begin() + kd, r.size, bytes.begin() + r.begin);
+      std::copy_n(u.resources.begin() + kd, r.size, res.begin() + r.begin);
+      std::copy_n(u.kinds.begin() + kd, r.size, kind.begin() + r.begin);
+      kp -= r.size + 1;
+      std::copy_n(u.predBegins.begin() + kp, r.size + 1,
+                  predBegin.begin() + r.begin);
+      kq -= r.psize;
+      std::copy_n(u.preds.begin() + kq, r.psize, predPool.begin() + r.pbegin);
+    }
+    for (size_t i = u.checkpoints.size(); i-- > 0;)
+      std::copy_n(u.checkpointValues.begin() + i * R, R,
+                  snapshot(u.checkpoints[i]));
+    for (int32_t b : u.savedBlocks)
+      std::swap(blocks[b], u.blocks[b]);
+    for (int32_t n : u.devicesOf)
+      geom[n].swapDevices(u.nodes[n]);
+    for (int32_t n : u.shapeOf)
+      geom[n].swapShape(u.nodes[n]);
+    for (int32_t n : u.fwdOutOf)
+      geom[n].swapForwardOutputs(u.nodes[n]);
+    for (int32_t n : u.bwdOutOf)
+      geom[n].swapBackwardOutputs(u.nodes[n]);
+    for (int32_t e : u.pairsOf)
+      edata[e].swapPairs(u.edges[e]);
+    for (int32_t e : u.fwdListsOf)
+      edata[e].swapForwardLists(u.edges[e]);
+    for (int32_t e : u.gradListsOf)
+      edata[e].swapGradientLists(u.edges[e]);
+    for (int32_t e : u.heldOf)
+      edata[e].heldKey.swap(u.edges[e].heldKey);
+    for (int32_t p : u.savedShared)
+      std::swap(sharedParams[p], u.shared[p]);
+    std::swap(memory, u.memory);
+    std::swap(finalEnd, u.finalEnd);
+    comm = u.comm;
+    poolSize = u.poolSize;
+    predPoolSize = u.predPoolSize;
+    return true;
   }
 
   double iterationTime() const {
@@ -2132,11 +2474,22 @@ double Simulator::simulateDelta(int32_t n, const ParallelConfig &config) {
 double Simulator::simulateDelta(const int32_t *nodes,
                                 const ParallelConfig *configs, size_t count) {
   assert(impl->poolSize > 0 && "simulateDelta needs a simulateFull first");
+  UndoLog &u = impl->undo;
+  impl->beginUndo();
+  u.iterationSeconds = iterationSeconds;
+  u.commBytes = commBytes;
+  if (u.configs.size() < count)
+    u.configs.resize(count);
   for (size_t i = 0; i < count; ++i) {
     int32_t n = nodes[i];
     assert(validateConfig(graph.nodes[n], configs[i], machine.numDevices())
                .empty());
     assert(std::count(nodes, nodes + count, n) == 1 && "nodes not distinct");
+    u.configNodes.push_back(n);
+    u.configs[i].degrees.assign(current.configs[n].degrees.begin(),
+                                current.configs[n].degrees.end());
+    u.configs[i].devices.assign(current.configs[n].devices.begin(),
+                                current.configs[n].devices.end());
     current.configs[n].degrees.assign(configs[i].degrees.begin(),
                                       configs[i].degrees.end());
     current.configs[n].devices.assign(configs[i].devices.begin(),
@@ -2146,6 +2499,17 @@ double Simulator::simulateDelta(const int32_t *nodes,
   commBytes = impl->comm;
   iterationSeconds = impl->iterationTime();
   return iterationSeconds;
+}
+
+bool Simulator::undoDelta() {
+  if (!impl->undoDelta())
+    return false;
+  UndoLog &u = impl->undo;
+  for (size_t i = 0; i < u.configNodes.size(); ++i)
+    std::swap(current.configs[u.configNodes[i]], u.configs[i]);
+  iterationSeconds = u.iterationSeconds;
+  commBytes = u.commBytes;
+  return true;
 }
 
 int64_t Simulator::peakMemoryBytes() const {

@@ -1,12 +1,15 @@
 // Delta simulation (Algorithm 2) must reproduce full simulation exactly: a
 // randomized walk of config changes over several synthetic models and
-// machines, comparing against a fresh simulator after every change.
+// machines, comparing against a fresh simulator after every change. Along
+// the walk, rejected proposals are taken back with undoDelta, which must
+// leave every task, the memory and the strategy exactly as they were.
 #include "soap/Simulator/GraphBuilder.h"
 #include "soap/Simulator/Simulator.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 
 using namespace soap;
 
@@ -18,6 +21,68 @@ std::vector<std::pair<double, double>> schedule(const Simulator &sim) {
     times.push_back({t.start, t.end});
   std::sort(times.begin(), times.end());
   return times;
+}
+
+/// Everything observable about a simulator's state, in priority order.
+struct State {
+  std::vector<ScheduledTask> tasks;
+  std::vector<ParallelConfig> configs;
+  double time;
+  int64_t peak, comm;
+  std::vector<int64_t> memory;
+
+  static State of(const Simulator &sim) {
+    State st{sim.scheduledTasks(), sim.strategy().configs, sim.iterationTime(),
+             sim.peakMemoryBytes(), sim.communicationBytes(),
+             sim.report().memoryBytesPerDevice};
+    return st;
+  }
+};
+
+/// The first difference between two states, or "".
+std::string differs(const State &a, const State &b) {
+  if (a.tasks.size() != b.tasks.size())
+    return "task count " + std::to_string(a.tasks.size()) + " vs " +
+           std::to_string(b.tasks.size());
+  for (size_t i = 0; i < a.tasks.size(); ++i) {
+    const ScheduledTask &x = a.tasks[i], &y = b.tasks[i];
+    if (x.kind != y.kind || x.node != y.node || x.resource != y.resource ||
+        x.start != y.start || x.end != y.end || x.bytes != y.bytes)
+      return "task " + std::to_string(i) + " (node " + std::to_string(x.node) +
+             ", " + taskKindName(x.kind) + ")";
+  }
+  if (!(a.configs == b.configs))
+    return "strategy";
+  if (a.time != b.time)
+    return "iteration time";
+  if (a.peak != b.peak || a.memory != b.memory)
+    return "memory";
+  if (a.comm != b.comm)
+    return "communication";
+  return "";
+}
+
+/// A proposal that is then rejected: a random change of 1-4 nodes, undone.
+/// The state afterwards must be exactly `before`.
+void proposeAndUndo(Simulator &sim, const OpGraph &graph, int32_t D,
+                    std::mt19937_64 &rng, int step) {
+  State before = State::of(sim);
+  std::vector<int32_t> nodes;
+  std::vector<ParallelConfig> configs;
+  size_t count = std::min<size_t>(1 + rng() % 4, graph.nodes.size());
+  while (nodes.size() < count) {
+    int32_t n = static_cast<int32_t>(rng() % graph.nodes.size());
+    if (std::find(nodes.begin(), nodes.end(), n) != nodes.end())
+      continue;
+    nodes.push_back(n);
+    configs.push_back(randomConfig(graph.nodes[n], D, rng));
+  }
+  sim.simulateDelta(nodes.data(), configs.data(), count);
+  ASSERT_TRUE(sim.undoDelta()) << "step " << step;
+  ASSERT_EQ(differs(State::of(sim), before), "") << "undo at step " << step;
+  ASSERT_EQ(sim.verifySchedule(), "") << "undo at step " << step;
+  // Only the latest delta can be undone, once.
+  ASSERT_FALSE(sim.undoDelta()) << "step " << step;
 }
 
 Machine twoNodes() {
@@ -45,8 +110,15 @@ void randomWalk(const OpGraph &graph, const Machine &machine, int steps,
   double first = delta.simulateFull(s);
   ASSERT_GT(first, 0);
   ASSERT_EQ(delta.verifySchedule(), "");
-  std::mt19937_64 rng(seed);
+  EXPECT_FALSE(delta.undoDelta()); // nothing to undo after a full simulation
+  std::mt19937_64 rng(seed), undoRng(seed ^ 0x5eed);
   for (int step = 0; step < steps; ++step) {
+    // A rejected proposal (its own random stream: the walk stays the same).
+    if (undoRng() % 3 == 0) {
+      proposeAndUndo(delta, graph, D, undoRng, step);
+      if (::testing::Test::HasFatalFailure())
+        return;
+    }
     if (rng() % 5 == 0) {
       // Several nodes at once (the search's tied moves).
       std::vector<int32_t> nodes;

@@ -25,7 +25,8 @@
 // cost = simulated iteration time. A proposal picks a node uniformly and a
 // config of it uniformly, re-simulates incrementally (simulateDelta) and is
 // accepted with min(1, exp(beta * (cost(S) - cost(S*)))); a rejected
-// proposal is undone with another simulateDelta. Tied moves: when the node
+// proposal is taken back with Simulator::undoDelta (restoring what the delta
+// overwrote, not simulating again). Tied moves: when the node
 // belongs to a group of nodes that move together (tiedNodeGroups: the
 // unrolled steps of a recurrent layer), then with probability
 // `tiedMoveProbability` the config goes to every node of the group in one
@@ -267,7 +268,8 @@ struct SearchResult {
   std::string bestStart;
   int64_t proposals = 0;
   int64_t accepted = 0;
-  int64_t simulations = 0; ///< full + delta simulations, undo included
+  /// Full + delta simulations (undoing a rejected proposal is not one).
+  int64_t simulations = 0;
   /// Best time the chains found, before polishing (0 when nothing fit).
   double mcmcSeconds = 0;
   /// Simulations of the polish (included in `simulations`).

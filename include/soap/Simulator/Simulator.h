@@ -175,6 +175,12 @@ public:
   /// them one by one, in one sweep.
   double simulateDelta(const int32_t *nodes, const ParallelConfig *configs,
                        size_t count);
+  /// Takes back the last simulateDelta(): the strategy, the schedule, the
+  /// memory and every cache are bit for bit what they were before it, at a
+  /// fraction of a delta's cost (what it overwrote is logged as it goes).
+  /// Only the latest delta can be undone; false (nothing changed) after
+  /// simulateFull(), an undo, or before any delta.
+  bool undoDelta();
 
   double iterationTime() const { return iterationSeconds; }
   const Strategy &strategy() const { return current; }
