@@ -43,7 +43,11 @@ config.substitutions.append(("%soap_lib_dir", config.soap_lib_dir))
 if shutil.which("mpirun") and shutil.which("mpicc") and os.path.exists(
         os.path.join(config.soap_lib_dir, "libsoaprt.a")):
     config.available_features.add("mpi")
-    mpirun = "mpirun --oversubscribe"
+    # Each test's mpiruns keep Open MPI's session directory beside the
+    # test's outputs (%t is expanded after this substitution): concurrent
+    # lit workers sharing /tmp/ompi.* race on creating and removing it
+    # ("orte_session_dir failed"), as numerics-suite.sh found.
+    mpirun = "mpirun --oversubscribe --mca orte_tmpdir_base %t.ompi"
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         mpirun += " --allow-run-as-root"
     config.substitutions.append(("%mpirun", mpirun))

@@ -40,6 +40,16 @@
 // the sweep stops. The sweep's inner loop, recomputeRange(), is what a delta
 // costs.
 //
+// Undo. While a delta runs, every writer first saves what it overwrites in
+// the UndoLog: a part that its writer rewrites whole (a node's shape, an
+// edge's pairs or delivery lists) is swapped into the log's slot for it,
+// which costs nothing; smaller parts and block headers are copied; a
+// rebuilt block's old task range and the old ends of every re-swept task
+// (written by the sweep itself) and of every overwritten checkpoint are
+// appended to flat logs. undoDelta() swaps and copies them back in
+// reverse. A rejected proposal used to cost a second delta; now it costs
+// the log (a few percent of a delta) and its replay.
+//
 //===----------------------------------------------------------------------===//
 
 #include "soap/Simulator/Simulator.h"

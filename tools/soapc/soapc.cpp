@@ -64,6 +64,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <thread>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -113,6 +114,12 @@ static cl::opt<double> searchUnitMoves(
              "with configs aligned to the proposed one (0: never)"),
     cl::value_desc("P"), cl::init(::soap::SearchOptions().unitMoveProbability),
     cl::cat(soapcCategory));
+static cl::opt<int32_t> searchThreads(
+    "search-threads",
+    cl::desc("Threads for the search's chains (0: one per core; the chains "
+             "follow the same trajectories on any number of threads, so "
+             "with --search-proposals the result is the same)"),
+    cl::value_desc("N"), cl::init(1), cl::cat(soapcCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(1),
                               cl::cat(soapcCategory));
 static cl::opt<int64_t> batch("batch",
@@ -507,6 +514,8 @@ int main(int argc, char **argv) {
     return fail("--search-tied-moves must be a probability in [0, 1]");
   if (!(searchUnitMoves >= 0 && searchUnitMoves <= 1))
     return fail("--search-unit-moves must be a probability in [0, 1]");
+  if (searchThreads < 0)
+    return fail("--search-threads must be 0 (one per core) or positive");
   if (batch < 0)
     return fail("--batch must be positive");
 
@@ -622,6 +631,10 @@ int main(int argc, char **argv) {
     options.maxProposals = searchProposals;
     options.tiedMoveProbability = searchTiedMoves;
     options.unitMoveProbability = searchUnitMoves;
+    options.threads =
+        searchThreads > 0
+            ? int32_t(searchThreads)
+            : int32_t(std::max(1u, std::thread::hardware_concurrency()));
     options.seed = seed;
     options.quiet = quiet;
     if (!quiet)

@@ -85,7 +85,13 @@
 // tasks where every resource is where the previous schedule had it and no
 // later task reads a changed one; it
 // yields the same times, bit for bit, as simulateFull() of the new strategy.
-// Neither allocates once the task pools have reached their size.
+// undoDelta() takes the last delta back (a rejected search proposal): the
+// delta logs what it overwrites as it goes (task ranges, the ends it
+// re-sweeps, checkpoints; a node's geometry and an edge's pairs and
+// delivery lists are moved aside whole, not copied), and the undo puts it
+// back, bit for bit, without building or sweeping anything.
+// None of them allocates once the task pools and logs have reached their
+// size.
 //
 // Memory per device (bytes, exact integers): parameters and their gradients
 // for the regions each tile reads (a shared parameter's once per
