@@ -350,20 +350,23 @@ struct UndoLog {
   /// parts saved per node, edge, shared parameter and block.
   std::vector<int32_t> devicesOf, shapeOf, fwdOutOf, bwdOutOf, pairsOf,
       fwdListsOf, gradListsOf, heldOf, savedShared, savedBlocks;
-  /// A range of tasks: [begin, begin + size) of each array, predBegin up to
-  /// its sentinel when `full` (a rebuilt block), else `end` only; for a
-  /// rebuilt block also predPool[pbegin, pbegin + psize).
+  /// The old task range of each rebuilt block: [begin, begin + size) of
+  /// each task array, predBegin up to its sentinel, predPool[pbegin,
+  /// pbegin + psize).
   struct TaskRange {
     int32_t begin, size, pbegin, psize;
-    bool full;
   };
   std::vector<TaskRange> ranges;
-  /// ends[0, endsUsed): the ranges' old ends (storage kept between deltas).
-  std::vector<double> ends;
-  size_t endsUsed = 0;
-  std::vector<double> durs, moved;
+  std::vector<double> ends, durs, moved;
   std::vector<int32_t> resources, predBegins, preds;
   std::vector<uint8_t> kinds;
+  /// The blocks the sweep recomputed without rebuilding them are those of
+  /// [sweepFirst, sweepEnd) not rebuilt (blockStamp): their old ends, in
+  /// block order, are sweptEnds[0, sweptUsed) (storage kept between deltas,
+  /// sized to the task pool so that the sweep only bumps a pointer).
+  int32_t sweepFirst = 0, sweepEnd = 0;
+  std::vector<double> sweptEnds;
+  size_t sweptUsed = 0;
   /// Overwritten checkpoints (block index; R values each).
   std::vector<int32_t> checkpoints;
   std::vector<double> checkpointValues;
@@ -385,7 +388,9 @@ struct UndoLog {
     savedShared.clear();
     savedBlocks.clear();
     ranges.clear();
-    endsUsed = 0;
+    ends.clear();
+    sweptUsed = 0;
+    sweepFirst = sweepEnd = 0;
     durs.clear();
     moved.clear();
     resources.clear();
@@ -2053,21 +2058,13 @@ struct Simulator::Impl {
     const Block &bl = blocks[b];
     return recomputeRange<false>(bl.begin, bl.begin + bl.size, nullptr);
   }
-  /// The same, logging the old ends for undo (UndoLog::ranges).
+  /// The same, logging the old ends for undo (UndoLog::sweptEnds: each
+  /// task is logged once per delta, so the log never outgrows the pool).
   bool recomputeLogged(int32_t b) {
     const Block &bl = blocks[b];
-    undo.ranges.push_back({bl.begin, bl.size, bl.pbegin, bl.psize, false});
-    return recomputeRange<true>(bl.begin, bl.begin + bl.size,
-                                endSlots(bl.size));
-  }
-  /// n more slots of the undo log's old ends.
-  double *endSlots(int32_t n) {
-    UndoLog &u = undo;
-    if (u.ends.size() < u.endsUsed + n)
-      u.ends.resize(std::max(u.endsUsed + n, 2 * u.ends.size()));
-    double *p = u.ends.data() + u.endsUsed;
-    u.endsUsed += n;
-    return p;
+    double *old = undo.sweptEnds.data() + undo.sweptUsed;
+    undo.sweptUsed += bl.size;
+    return recomputeRange<true>(bl.begin, bl.begin + bl.size, old);
   }
 
   /// The sweep's inner loop over tasks [t0, t1) of one block (raw pointers:
@@ -2216,6 +2213,7 @@ struct Simulator::Impl {
         flag(forwardBlock[edges[e].consumer], Relink);
       }
     }
+    undo.sweepFirst = first;
     int32_t b0 = first / kCheckpoint * kCheckpoint;
     std::copy(snapshot(b0), snapshot(b0) + R, cur.begin());
     int32_t b = b0;
@@ -2270,6 +2268,7 @@ struct Simulator::Impl {
       if (changed)
         markSuccessors(b);
     }
+    undo.sweepEnd = b;
     if (b >= NB)
       finalEnd = cur;
     deltaLogging = false;
@@ -2297,6 +2296,8 @@ struct Simulator::Impl {
     u.comm = comm;
     u.poolSize = poolSize;
     u.predPoolSize = predPoolSize;
+    if (u.sweptEnds.size() < size_t(poolSize))
+      u.sweptEnds.resize(poolSize);
     u.valid = true;
   }
 
@@ -2311,18 +2312,16 @@ struct Simulator::Impl {
     return true;
   }
 
-  /// Tasks of block b: their ends, and with `full` everything commit()
-  /// writes.
-  void saveTasks(int32_t b, bool full) {
+  /// The tasks of block b, before it is rebuilt: everything commit() and
+  /// the sweep write.
+  void saveTasks(int32_t b) {
     const Block &bl = blocks[b];
     UndoLog &u = undo;
-    u.ranges.push_back({bl.begin, bl.size, bl.pbegin, bl.psize, full});
+    u.ranges.push_back({bl.begin, bl.size, bl.pbegin, bl.psize});
     auto append = [&](auto &to, const auto &from, int32_t at, int32_t n) {
       to.insert(to.end(), from.begin() + at, from.begin() + at + n);
     };
-    std::copy_n(end.begin() + bl.begin, bl.size, endSlots(bl.size));
-    if (!full)
-      return;
+    append(u.ends, end, bl.begin, bl.size);
     append(u.durs, dur, bl.begin, bl.size);
     append(u.moved, bytes, bl.begin, bl.size);
     append(u.resources, res, bl.begin, bl.size);
@@ -2363,7 +2362,7 @@ struct Simulator::Impl {
     }
     if (firstSave(u.blockStamp, u.savedBlocks, b))
       u.blocks[b] = blocks[b];
-    saveTasks(b, /*full=*/true);
+    saveTasks(b);
   }
 
   void saveCheckpoint(int32_t b) {
@@ -2379,15 +2378,22 @@ struct Simulator::Impl {
     if (!u.valid)
       return false;
     u.valid = false;
-    size_t ke = u.endsUsed, kd = u.durs.size(), kp = u.predBegins.size(),
-           kq = u.preds.size();
+    // The recomputed blocks (their ranges did not move; distinct from the
+    // rebuilt blocks' old ranges).
+    const double *old = u.sweptEnds.data();
+    for (int32_t b = u.sweepFirst; b < u.sweepEnd; ++b) {
+      if (u.blockStamp[b] == u.stamp)
+        continue;
+      const Block &bl = blocks[b];
+      std::copy_n(old, bl.size, end.begin() + bl.begin);
+      old += bl.size;
+    }
+    assert(old == u.sweptEnds.data() + u.sweptUsed);
+    size_t kd = u.durs.size(), kp = u.predBegins.size(), kq = u.preds.size();
     for (size_t i = u.ranges.size(); i-- > 0;) {
       const UndoLog::TaskRange &r = u.ranges[i];
-      ke -= r.size;
-      std::copy_n(u.ends.begin() + ke, r.size, end.begin() + r.begin);
-      if (!r.full)
-        continue;
       kd -= r.size;
+      std::copy_n(u.ends.begin() + kd, r.size, end.begin() + r.begin);
       std::copy_n(u.durs.begin() + kd, r.size, dur.begin() + r.begin);
       std::copy_n(u.moved.begin() + kd, r.size, bytes.begin() + r.begin);
       std::copy_n(u.resources.begin() + kd, r.size, res.begin() + r.begin);
