@@ -193,12 +193,8 @@ struct NodeGeom {
     groupSize.swap(o.groupSize);
     scatterDim.swap(o.scatterDim);
   }
-  /// buildBackward: the updates' lists.
-  void swapBackwardOutputs(NodeGeom &o) {
-    updPredStart.swap(o.updPredStart);
-    updPreds.swap(o.updPreds);
-    updDur.swap(o.updDur);
-  }
+  // (What buildBackward writes, the updates' lists, needs no saving: only
+  // U(n) reads it, and U(n) is rebuilt only with B(n), in the same delta.)
   /// Elements of output `o`'s tile `tile` inside `box` (outExact[o]).
   int64_t exactOverlap(int32_t o, int32_t tile, int32_t rank,
                        const Range *box) const {
@@ -340,7 +336,7 @@ struct UndoLog {
   bool valid = false;
   /// Parts saved in this delta carry its stamp.
   uint32_t stamp = 0;
-  std::vector<uint32_t> fwdOutStamp, bwdOutStamp, pairStamp, fwdListStamp,
+  std::vector<uint32_t> fwdOutStamp, pairStamp, fwdListStamp,
       gradListStamp, heldStamp, sharedStamp, blockStamp;
   std::vector<NodeGeom> nodes;
   std::vector<EdgeData> edges;
@@ -348,7 +344,7 @@ struct UndoLog {
   std::vector<Block> blocks;
   /// The changed nodes (devices), those whose shape changed too, and the
   /// parts saved per node, edge, shared parameter and block.
-  std::vector<int32_t> devicesOf, shapeOf, fwdOutOf, bwdOutOf, pairsOf,
+  std::vector<int32_t> devicesOf, shapeOf, fwdOutOf, pairsOf,
       fwdListsOf, gradListsOf, heldOf, savedShared, savedBlocks;
   /// The old task range of each rebuilt block: [begin, begin + size) of
   /// each task array, predBegin up to its sentinel, predPool[pbegin,
@@ -382,7 +378,7 @@ struct UndoLog {
   int64_t commBytes = 0;
 
   void clearLogs() {
-    for (auto *v : {&devicesOf, &shapeOf, &fwdOutOf, &bwdOutOf, &pairsOf,
+    for (auto *v : {&devicesOf, &shapeOf, &fwdOutOf, &pairsOf,
                     &fwdListsOf, &gradListsOf, &heldOf})
       v->clear();
     savedShared.clear();
@@ -678,8 +674,7 @@ struct Simulator::Impl {
                      0.0);
     inputDirty.assign(NB, 0);
     rebuild.assign(NB, 0);
-    for (auto *v : {&undo.fwdOutStamp, &undo.bwdOutStamp})
-      v->assign(N, 0);
+    undo.fwdOutStamp.assign(N, 0);
     for (auto *v : {&undo.pairStamp, &undo.fwdListStamp, &undo.gradListStamp,
                     &undo.heldStamp})
       v->assign(E, 0);
@@ -2285,7 +2280,7 @@ struct Simulator::Impl {
     UndoLog &u = undo;
     u.clearLogs();
     if (++u.stamp == 0) { // wrapped around: forget every old stamp
-      for (auto *v : {&u.fwdOutStamp, &u.bwdOutStamp, &u.pairStamp,
+      for (auto *v : {&u.fwdOutStamp, &u.pairStamp,
                       &u.fwdListStamp, &u.gradListStamp, &u.heldStamp,
                       &u.sharedStamp, &u.blockStamp})
         std::fill(v->begin(), v->end(), 0);
@@ -2348,11 +2343,8 @@ struct Simulator::Impl {
       if (firstSave(u.fwdOutStamp, u.fwdOutOf, owner))
         u.nodes[owner].copyForwardOutputs(geom[owner]);
       break;
-    case BackwardBlock:
-      if (firstSave(u.bwdOutStamp, u.bwdOutOf, owner))
-        geom[owner].swapBackwardOutputs(u.nodes[owner]);
-      break;
-    case UpdateBlock: // reads the node's state, writes none of it
+    case BackwardBlock: // its updates' lists: see NodeGeom
+    case UpdateBlock:   // reads the node's state, writes none of it
       break;
     case SyncBlock:
     case SharedUpdBlock:
@@ -2415,8 +2407,6 @@ struct Simulator::Impl {
       geom[n].swapShape(u.nodes[n]);
     for (int32_t n : u.fwdOutOf)
       geom[n].swapForwardOutputs(u.nodes[n]);
-    for (int32_t n : u.bwdOutOf)
-      geom[n].swapBackwardOutputs(u.nodes[n]);
     for (int32_t e : u.pairsOf)
       edata[e].swapPairs(u.edges[e]);
     for (int32_t e : u.fwdListsOf)

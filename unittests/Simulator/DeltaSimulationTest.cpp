@@ -184,7 +184,26 @@ OpGraph collapsedMLP() {
   return b.take();
 }
 
+/// One activation read by four layers (and by the sum after them): later
+/// readers find parts of it that earlier ones moved to their devices.
+OpGraph fanOut() {
+  GraphBuilder b("fan_out");
+  int32_t x = b.input("x", {16, 32});
+  int32_t h = b.elementwise("pre", "linalg.generic.relu", {x});
+  std::vector<int32_t> outs{h};
+  for (int i = 0; i < 4; ++i) {
+    int32_t w = b.parameter("w" + std::to_string(i), {32, 32});
+    outs.push_back(b.matmul("fc" + std::to_string(i), h, w));
+  }
+  b.markOutput(b.elementwise("sum", "linalg.generic.add", outs));
+  return b.take();
+}
+
 } // namespace
+
+TEST(DeltaSimulation, FanOutOnTwoNodes) {
+  randomWalk(fanOut(), twoNodes(), 3000, 7);
+}
 
 TEST(DeltaSimulation, CollapsedRowsOnTwoNodes) {
   randomWalk(collapsedMLP(), twoNodes(), 2000, 6);
