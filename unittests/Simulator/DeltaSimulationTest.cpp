@@ -62,14 +62,12 @@ std::string differs(const State &a, const State &b) {
   return "";
 }
 
-/// A proposal that is then rejected: a random change of 1-4 nodes, undone.
-/// The state afterwards must be exactly `before`.
-void proposeAndUndo(Simulator &sim, const OpGraph &graph, int32_t D,
-                    std::mt19937_64 &rng, int step) {
-  State before = State::of(sim);
-  std::vector<int32_t> nodes;
-  std::vector<ParallelConfig> configs;
-  size_t count = std::min<size_t>(1 + rng() % 4, graph.nodes.size());
+/// A random change: `count` distinct nodes (at most all of them), a random
+/// config for each.
+void drawChange(const OpGraph &graph, int32_t D, size_t count,
+                std::mt19937_64 &rng, std::vector<int32_t> &nodes,
+                std::vector<ParallelConfig> &configs) {
+  count = std::min(count, graph.nodes.size());
   while (nodes.size() < count) {
     int32_t n = static_cast<int32_t>(rng() % graph.nodes.size());
     if (std::find(nodes.begin(), nodes.end(), n) != nodes.end())
@@ -77,6 +75,17 @@ void proposeAndUndo(Simulator &sim, const OpGraph &graph, int32_t D,
     nodes.push_back(n);
     configs.push_back(randomConfig(graph.nodes[n], D, rng));
   }
+}
+
+/// A proposal that is then rejected: a random change of 1-4 nodes, undone.
+/// The state afterwards must be exactly `before`.
+void proposeAndUndo(Simulator &sim, const OpGraph &graph, int32_t D,
+                    std::mt19937_64 &rng, int step) {
+  State before = State::of(sim);
+  std::vector<int32_t> nodes;
+  std::vector<ParallelConfig> configs;
+  drawChange(graph, D, 1 + rng() % 4, rng, nodes, configs);
+  size_t count = nodes.size();
   sim.simulateDelta(nodes.data(), configs.data(), count);
   ASSERT_TRUE(sim.undoDelta()) << "step " << step;
   ASSERT_EQ(differs(State::of(sim), before), "") << "undo at step " << step;
@@ -123,15 +132,10 @@ void randomWalk(const OpGraph &graph, const Machine &machine, int steps,
       // Several nodes at once (the search's tied moves).
       std::vector<int32_t> nodes;
       std::vector<ParallelConfig> configs;
-      size_t count = std::min<size_t>(2 + rng() % 4, graph.nodes.size());
-      while (nodes.size() < count) {
-        int32_t n = static_cast<int32_t>(rng() % graph.nodes.size());
-        if (std::find(nodes.begin(), nodes.end(), n) != nodes.end())
-          continue;
-        nodes.push_back(n);
-        configs.push_back(randomConfig(graph.nodes[n], D, rng));
-        s.configs[n] = configs.back();
-      }
+      drawChange(graph, D, 2 + rng() % 4, rng, nodes, configs);
+      size_t count = nodes.size();
+      for (size_t i = 0; i < count; ++i)
+        s.configs[nodes[i]] = configs[i];
       double d = delta.simulateDelta(nodes.data(), configs.data(), count);
       double f = full.simulateFull(s);
       ASSERT_EQ(delta.verifySchedule(), "") << "step " << step;
