@@ -116,10 +116,11 @@ static cl::opt<double> searchUnitMoves(
     cl::cat(soapcCategory));
 static cl::opt<int32_t> searchThreads(
     "search-threads",
-    cl::desc("Threads for the search's chains (0: one per core; the chains "
-             "follow the same trajectories on any number of threads, so "
-             "with --search-proposals the result is the same)"),
-    cl::value_desc("N"), cl::init(1), cl::cat(soapcCategory));
+    cl::desc("Threads for the search's chains (0, the default: one per "
+             "core; the chains follow the same trajectories on any number "
+             "of threads, so with --search-proposals the result is the "
+             "same)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(soapcCategory));
 static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(1),
                               cl::cat(soapcCategory));
 static cl::opt<int64_t> batch("batch",
