@@ -182,7 +182,8 @@ int main(int argc, char **argv) {
   RateReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   llvm::outs() << "\nnodes  graph / machine: full sims/s, delta sims/s, "
-                  "delta/full, data-parallel full sims/s\n";
+                  "delta/full, data-parallel full sims/s, rejected proposals/s "
+                  "with a second delta / with undoDelta\n";
   for (const auto &c : cases)
     for (const char *machine : {"p100-4x4", "k80-16x4"}) {
       std::string base = c->name + "/" + machine + "/";
@@ -195,8 +196,15 @@ int main(int argc, char **argv) {
                    << ", " << llvm::format("%.0f", d->second) << ", "
                    << llvm::format("%.1fx", d->second / f->second) << ", "
                    << llvm::format("%.0f",
-                                   dp == rates.end() ? 0.0 : dp->second)
-                   << "\n";
+                                   dp == rates.end() ? 0.0 : dp->second);
+      auto redo = rates.find(base + "reject_redo"),
+           undo = rates.find(base + "reject_undo");
+      if (redo != rates.end() && undo != rates.end())
+        llvm::outs() << ", " << llvm::format("%.0f", redo->second) << " / "
+                     << llvm::format("%.0f", undo->second) << " ("
+                     << llvm::format("%.2fx", undo->second / redo->second)
+                     << ")";
+      llvm::outs() << "\n";
     }
   benchmark::Shutdown();
   return 0;
