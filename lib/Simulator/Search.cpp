@@ -10,6 +10,7 @@
 #include "soap/Simulator/Simulator.h"
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cassert>
 #include <chrono>
@@ -884,15 +885,19 @@ struct Search {
         for (Chain &ch : chains)
           runBlock(ch, bestSeconds);
       } else {
+        // Each thread takes the next chain not yet run (chains differ in
+        // cost); a chain's block depends only on its own state and `gb`, so
+        // which thread runs it changes nothing.
         std::vector<std::thread> pool;
         double gb = bestSeconds;
+        std::atomic<size_t> next{0};
+        auto work = [this, gb, &next] {
+          for (size_t k; (k = next.fetch_add(1)) < chains.size();)
+            runBlock(chains[k], gb);
+        };
         for (int32_t t = 1; t < threads; ++t)
-          pool.emplace_back([this, t, threads, gb] {
-            for (size_t k = t; k < chains.size(); k += threads)
-              runBlock(chains[k], gb);
-          });
-        for (size_t k = 0; k < chains.size(); k += threads)
-          runBlock(chains[k], gb);
+          pool.emplace_back(work);
+        work();
         for (std::thread &th : pool)
           th.join();
       }
