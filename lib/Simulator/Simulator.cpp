@@ -55,6 +55,7 @@
 #include "soap/Simulator/Simulator.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <cstring>
@@ -333,19 +334,30 @@ struct EdgeData {
 /// Restoring swaps the parts back and replays the logs in reverse, so the
 /// state is bit for bit the one before.
 struct UndoLog {
-  bool valid = false;
-  /// Parts saved in this delta carry its stamp.
+  /// The log belongs to the latest delta: recorded while it runs (writers
+  /// save what they overwrite only then), undoable after it; false after
+  /// simulateFull() or an undo.
+  bool live = false;
+  /// One kind of saved part: the entities it was saved for in this delta,
+  /// in saving order, and per entity the stamp of the delta that saved it.
+  struct Saved {
+    std::vector<uint32_t> stamps;
+    std::vector<int32_t> list;
+  };
+  Saved fwdOuts, pairs, fwdLists, gradLists, held, shared, blocks;
+  std::array<Saved *, 7> parts() {
+    return {&fwdOuts, &pairs, &fwdLists, &gradLists, &held, &shared, &blocks};
+  }
   uint32_t stamp = 0;
-  std::vector<uint32_t> fwdOutStamp, pairStamp, fwdListStamp,
-      gradListStamp, heldStamp, sharedStamp, blockStamp;
-  std::vector<NodeGeom> nodes;
-  std::vector<EdgeData> edges;
-  std::vector<SharedParam> shared;
-  std::vector<Block> blocks;
-  /// The changed nodes (devices), those whose shape changed too, and the
-  /// parts saved per node, edge, shared parameter and block.
-  std::vector<int32_t> devicesOf, shapeOf, fwdOutOf, pairsOf,
-      fwdListsOf, gradListsOf, heldOf, savedShared, savedBlocks;
+  /// The changed nodes (their devices), and those whose shape changed too
+  /// (distinct nodes: no stamps needed).
+  std::vector<int32_t> devicesOf, shapeOf;
+  /// The slots the parts are saved in, per node, edge, shared parameter and
+  /// block.
+  std::vector<NodeGeom> nodeSlots;
+  std::vector<EdgeData> edgeSlots;
+  std::vector<SharedParam> sharedSlots;
+  std::vector<Block> blockSlots;
   /// The old task range of each rebuilt block: [begin, begin + size) of
   /// each task array, predBegin up to its sentinel, predPool[pbegin,
   /// pbegin + psize).
@@ -357,7 +369,7 @@ struct UndoLog {
   std::vector<int32_t> resources, predBegins, preds;
   std::vector<uint8_t> kinds;
   /// The blocks the sweep recomputed without rebuilding them are those of
-  /// [sweepFirst, sweepEnd) not rebuilt (blockStamp): their old ends, in
+  /// [sweepFirst, sweepEnd) not rebuilt (`blocks`): their old ends, in
   /// block order, are sweptEnds[0, sweptUsed) (storage kept between deltas,
   /// sized to the task pool so that the sweep only bumps a pointer).
   int32_t sweepFirst = 0, sweepEnd = 0;
@@ -378,11 +390,10 @@ struct UndoLog {
   int64_t commBytes = 0;
 
   void clearLogs() {
-    for (auto *v : {&devicesOf, &shapeOf, &fwdOutOf, &pairsOf,
-                    &fwdListsOf, &gradListsOf, &heldOf})
-      v->clear();
-    savedShared.clear();
-    savedBlocks.clear();
+    for (Saved *p : parts())
+      p->list.clear();
+    devicesOf.clear();
+    shapeOf.clear();
     ranges.clear();
     ends.clear();
     sweptUsed = 0;
@@ -451,8 +462,6 @@ struct Simulator::Impl {
   std::vector<int64_t> memory; // per device
   int64_t comm = 0;
   UndoLog undo;
-  /// Set while delta() runs: writers save what they overwrite in `undo`.
-  bool deltaLogging = false;
   /// Machine::linkBetween for every ordered device pair (src * D + dst).
   std::vector<int32_t> linkTable;
   int32_t linkOf(int32_t src, int32_t dst) const {
@@ -674,16 +683,16 @@ struct Simulator::Impl {
                      0.0);
     inputDirty.assign(NB, 0);
     rebuild.assign(NB, 0);
-    undo.fwdOutStamp.assign(N, 0);
-    for (auto *v : {&undo.pairStamp, &undo.fwdListStamp, &undo.gradListStamp,
-                    &undo.heldStamp})
-      v->assign(E, 0);
-    undo.sharedStamp.assign(S, 0);
-    undo.blockStamp.assign(NB, 0);
-    undo.nodes.resize(N);
-    undo.edges.resize(E);
-    undo.shared.resize(S);
-    undo.blocks.resize(NB);
+    undo.fwdOuts.stamps.assign(N, 0);
+    for (UndoLog::Saved *p :
+         {&undo.pairs, &undo.fwdLists, &undo.gradLists, &undo.held})
+      p->stamps.assign(E, 0);
+    undo.shared.stamps.assign(S, 0);
+    undo.blocks.stamps.assign(NB, 0);
+    undo.nodeSlots.resize(N);
+    undo.edgeSlots.resize(E);
+    undo.sharedSlots.resize(S);
+    undo.blockSlots.resize(NB);
     memory.assign(D, 0);
     linkSlot.assign(machine.numLinks(), -1);
     linkTable.assign(size_t(D) * D, -1);
@@ -709,9 +718,9 @@ struct Simulator::Impl {
     int32_t NI = static_cast<int32_t>(node.inputs.size());
     int32_t NO = static_cast<int32_t>(node.outputs.size());
     // A delta moves the parts it rewrites aside (UndoLog; nodes are distinct).
-    bool logging = deltaLogging;
+    bool logging = undo.live;
     if (logging) {
-      g.swapDevices(undo.nodes[n]);
+      g.swapDevices(undo.nodeSlots[n]);
       undo.devicesOf.push_back(n);
     }
     g.devices.assign(cfg.devices.begin(), cfg.devices.end());
@@ -719,7 +728,7 @@ struct Simulator::Impl {
     if (g.version != 0 && g.degrees == cfg.degrees)
       return;
     if (logging) {
-      g.swapShape(undo.nodes[n]);
+      g.swapShape(undo.nodeSlots[n]);
       undo.shapeOf.push_back(n);
     }
     g.degrees.assign(cfg.degrees.begin(), cfg.degrees.end());
@@ -1026,8 +1035,8 @@ struct Simulator::Impl {
     EdgeData &pl = edata[e];
     if (pl.verP == gp.version && pl.verC == gc.version)
       return;
-    if (deltaLogging && firstSave(undo.pairStamp, undo.pairsOf, e))
-      pl.swapPairs(undo.edges[e]);
+    if (undo.live && firstSave(undo.pairs, e))
+      pl.swapPairs(undo.edgeSlots[e]);
     pl.verP = gp.version;
     pl.verC = gc.version;
     pl.a.clear();
@@ -1979,8 +1988,8 @@ struct Simulator::Impl {
     }
     if (keyScratch == pl.heldKey)
       return false;
-    if (deltaLogging && firstSave(undo.heldStamp, undo.heldOf, e))
-      pl.heldKey.swap(undo.edges[e].heldKey); // the old key, aside
+    if (undo.live && firstSave(undo.held, e))
+      pl.heldKey.swap(undo.edgeSlots[e].heldKey); // the old key, aside
     pl.heldKey.swap(keyScratch);
     return true;
   }
@@ -2137,7 +2146,7 @@ struct Simulator::Impl {
   }
 
   void full() {
-    undo.valid = false;
+    undo.live = false;
     poolSize = predPoolSize = 0;
     for (Block &bl : blocks) {
       bl.begin = bl.pbegin = -1;
@@ -2160,7 +2169,7 @@ struct Simulator::Impl {
 
   /// Re-simulates after the configs of `nodes` (distinct) changed.
   void delta(const int32_t *nodes, size_t count) {
-    deltaLogging = true;
+    assert(undo.live && "beginUndo() starts every delta");
     for (size_t i = 0; i < count; ++i)
       computeGeometry(nodes[i]);
     int32_t first = NB, last = -1;
@@ -2266,7 +2275,6 @@ struct Simulator::Impl {
     undo.sweepEnd = b;
     if (b >= NB)
       finalEnd = cur;
-    deltaLogging = false;
     // An early stop leaves blocks marked input-dirty only before it.
     assert(pendingDirty == 0);
   }
@@ -2280,10 +2288,8 @@ struct Simulator::Impl {
     UndoLog &u = undo;
     u.clearLogs();
     if (++u.stamp == 0) { // wrapped around: forget every old stamp
-      for (auto *v : {&u.fwdOutStamp, &u.pairStamp,
-                      &u.fwdListStamp, &u.gradListStamp, &u.heldStamp,
-                      &u.sharedStamp, &u.blockStamp})
-        std::fill(v->begin(), v->end(), 0);
+      for (UndoLog::Saved *p : u.parts())
+        std::fill(p->stamps.begin(), p->stamps.end(), 0);
       u.stamp = 1;
     }
     u.memory = memory;
@@ -2293,17 +2299,16 @@ struct Simulator::Impl {
     u.predPoolSize = predPoolSize;
     if (u.sweptEnds.size() < size_t(poolSize))
       u.sweptEnds.resize(poolSize);
-    u.valid = true;
+    u.live = true;
   }
 
-  /// Whether part `i` (stamps) is still unsaved in this delta; marks it
-  /// saved and lists it in `saved`.
-  bool firstSave(std::vector<uint32_t> &stamps, std::vector<int32_t> &saved,
-                 int32_t i) {
-    if (stamps[i] == undo.stamp)
+  /// Whether entity i's part `p` is still unsaved in this delta; marks it
+  /// saved.
+  bool firstSave(UndoLog::Saved &p, int32_t i) {
+    if (p.stamps[i] == undo.stamp)
       return false;
-    stamps[i] = undo.stamp;
-    saved.push_back(i);
+    p.stamps[i] = undo.stamp;
+    p.list.push_back(i);
     return true;
   }
 
@@ -2332,28 +2337,28 @@ struct Simulator::Impl {
     int32_t owner = blockOwner[b];
     switch (blockKind[b]) {
     case FwdTransfers:
-      if (firstSave(u.fwdListStamp, u.fwdListsOf, owner))
-        edata[owner].swapForwardLists(u.edges[owner]);
+      if (firstSave(u.fwdLists, owner))
+        edata[owner].swapForwardLists(u.edgeSlots[owner]);
       break;
     case GradTransfers:
-      if (firstSave(u.gradListStamp, u.gradListsOf, owner))
-        edata[owner].swapGradientLists(u.edges[owner]);
+      if (firstSave(u.gradLists, owner))
+        edata[owner].swapGradientLists(u.edgeSlots[owner]);
       break;
     case ForwardBlock:
-      if (firstSave(u.fwdOutStamp, u.fwdOutOf, owner))
-        u.nodes[owner].copyForwardOutputs(geom[owner]);
+      if (firstSave(u.fwdOuts, owner))
+        u.nodeSlots[owner].copyForwardOutputs(geom[owner]);
       break;
     case BackwardBlock: // its updates' lists: see NodeGeom
     case UpdateBlock:   // reads the node's state, writes none of it
       break;
     case SyncBlock:
     case SharedUpdBlock:
-      if (firstSave(u.sharedStamp, u.savedShared, owner))
-        u.shared[owner] = sharedParams[owner];
+      if (firstSave(u.shared, owner))
+        u.sharedSlots[owner] = sharedParams[owner];
       break;
     }
-    if (firstSave(u.blockStamp, u.savedBlocks, b))
-      u.blocks[b] = blocks[b];
+    if (firstSave(u.blocks, b))
+      u.blockSlots[b] = blocks[b];
     saveTasks(b);
   }
 
@@ -2367,14 +2372,14 @@ struct Simulator::Impl {
   /// nothing to undo.
   bool undoDelta() {
     UndoLog &u = undo;
-    if (!u.valid)
+    if (!u.live)
       return false;
-    u.valid = false;
+    u.live = false;
     // The recomputed blocks (their ranges did not move; distinct from the
     // rebuilt blocks' old ranges).
     const double *old = u.sweptEnds.data();
     for (int32_t b = u.sweepFirst; b < u.sweepEnd; ++b) {
-      if (u.blockStamp[b] == u.stamp)
+      if (u.blocks.stamps[b] == u.stamp) // rebuilt: below
         continue;
       const Block &bl = blocks[b];
       std::copy_n(old, bl.size, end.begin() + bl.begin);
@@ -2399,27 +2404,30 @@ struct Simulator::Impl {
     for (size_t i = u.checkpoints.size(); i-- > 0;)
       std::copy_n(u.checkpointValues.begin() + i * R, R,
                   snapshot(u.checkpoints[i]));
-    for (int32_t b : u.savedBlocks)
-      std::swap(blocks[b], u.blocks[b]);
+    // The parts (each saved once, so in any order).
+    for (int32_t b : u.blocks.list)
+      std::swap(blocks[b], u.blockSlots[b]);
     for (int32_t n : u.devicesOf)
-      geom[n].swapDevices(u.nodes[n]);
+      geom[n].swapDevices(u.nodeSlots[n]);
     for (int32_t n : u.shapeOf)
-      geom[n].swapShape(u.nodes[n]);
-    for (int32_t n : u.fwdOutOf)
-      geom[n].swapForwardOutputs(u.nodes[n]);
-    for (int32_t e : u.pairsOf)
-      edata[e].swapPairs(u.edges[e]);
-    for (int32_t e : u.fwdListsOf)
-      edata[e].swapForwardLists(u.edges[e]);
-    for (int32_t e : u.gradListsOf)
-      edata[e].swapGradientLists(u.edges[e]);
-    for (int32_t e : u.heldOf)
-      edata[e].heldKey.swap(u.edges[e].heldKey);
-    for (int32_t p : u.savedShared)
-      std::swap(sharedParams[p], u.shared[p]);
+      geom[n].swapShape(u.nodeSlots[n]);
+    for (int32_t n : u.fwdOuts.list)
+      geom[n].swapForwardOutputs(u.nodeSlots[n]);
+    for (int32_t e : u.pairs.list)
+      edata[e].swapPairs(u.edgeSlots[e]);
+    for (int32_t e : u.fwdLists.list)
+      edata[e].swapForwardLists(u.edgeSlots[e]);
+    for (int32_t e : u.gradLists.list)
+      edata[e].swapGradientLists(u.edgeSlots[e]);
+    for (int32_t e : u.held.list)
+      edata[e].heldKey.swap(u.edgeSlots[e].heldKey);
+    for (int32_t p : u.shared.list)
+      std::swap(sharedParams[p], u.sharedSlots[p]);
     std::swap(memory, u.memory);
     std::swap(finalEnd, u.finalEnd);
     comm = u.comm;
+    // A rebuilt block that moved to the end of the pools is back in its old
+    // range: its new one is free again (else every undone move would leak).
     poolSize = u.poolSize;
     predPoolSize = u.predPoolSize;
     return true;
