@@ -10,8 +10,8 @@
 #include "soap/Simulator/Simulator.h"
 
 #include <algorithm>
-#include <atomic>
 #include <array>
+#include <atomic>
 #include <cassert>
 #include <chrono>
 #include <cmath>
