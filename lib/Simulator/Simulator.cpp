@@ -155,7 +155,9 @@ struct NodeGeom {
   }
 
   // The parts of a geometry, each written whole by one writer (UndoLog
-  // moves the old contents aside before it writes, and back on undo).
+  // moves the old contents aside before it writes, and back on undo). A
+  // field a writer gains belongs in its part's swap (DeltaSimulationTest's
+  // undo checks catch one left out).
   /// computeGeometry: the tile devices.
   void swapDevices(NodeGeom &o) { devices.swap(o.devices); }
   /// computeGeometry when the degrees change: everything they determine.
