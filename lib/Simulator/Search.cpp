@@ -36,6 +36,14 @@ double secondsSince(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+/// `seconds` after t0; the end of time when `seconds` <= 0 (no budget).
+Clock::time_point budgetEnd(Clock::time_point t0, double seconds) {
+  if (seconds <= 0)
+    return Clock::time_point::max();
+  return t0 + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double>(seconds));
+}
+
 /// Each node's index in `groups` (tiedNodeGroups), -1 for none.
 std::vector<int32_t>
 groupIndex(size_t numNodes, const std::vector<std::vector<int32_t>> &groups) {
@@ -456,24 +464,34 @@ std::vector<std::vector<int32_t>> nodeNeighbours(const OpGraph &graph) {
   return neighbours;
 }
 
+/// What a polish did: its simulations, and whether it stopped at its
+/// deadline before a round improved nothing.
+struct PolishRun {
+  int64_t simulations = 0;
+  bool cut = false;
+};
+
 /// polishStrategy on `sim` (see Search.h), with the graph's neighbours and
-/// tied groups (`groupOf`: each node's group or -1). Returns the
-/// simulations run.
-int64_t polishWith(const OpGraph &graph,
-                   const std::vector<std::vector<int32_t>> &neighbours,
-                   const std::vector<std::vector<int32_t>> &groups,
-                   const std::vector<int32_t> &groupOf, Simulator &sim,
-                   Strategy &s, double &seconds) {
-  int64_t sims = 1;
+/// tied groups (`groupOf`: each node's group or -1), stopping before a
+/// simulation that would start after `until`.
+PolishRun polishWith(const OpGraph &graph,
+                     const std::vector<std::vector<int32_t>> &neighbours,
+                     const std::vector<std::vector<int32_t>> &groups,
+                     const std::vector<int32_t> &groupOf, Simulator &sim,
+                     Strategy &s, double &seconds, Clock::time_point until) {
+  bool timed = until != Clock::time_point::max();
+  PolishRun run;
+  int64_t &sims = run.simulations;
+  sims = 1;
   double cur = sim.simulateFull(s);
   bool fits = !sim.overCapacity();
   std::vector<int32_t> nodes;
   std::vector<ParallelConfig> to;
   ParallelConfig aligned;
   int32_t N = static_cast<int32_t>(graph.nodes.size());
-  for (bool improved = true; improved;) {
+  for (bool improved = true; improved && !run.cut;) {
     improved = false;
-    for (int32_t n = 0; n < N; ++n) {
+    for (int32_t n = 0; n < N && !run.cut; ++n) {
       for (int32_t p : neighbours[n]) {
         const std::vector<ParallelConfig> &configs = sim.strategy().configs;
         if (!alignedConfig(graph, p, configs[p], n, aligned) ||
@@ -489,6 +507,10 @@ int64_t polishWith(const OpGraph &graph,
               nodes.push_back(m);
         }
         to.assign(nodes.size(), aligned);
+        if (timed && Clock::now() >= until) {
+          run.cut = true;
+          break;
+        }
         double t = sim.simulateDelta(nodes.data(), to.data(), nodes.size());
         ++sims;
         if (t < cur && (!fits || !sim.overCapacity())) {
@@ -502,22 +524,27 @@ int64_t polishWith(const OpGraph &graph,
   }
   s = sim.strategy();
   seconds = cur;
-  return sims;
+  return run;
 }
 
 } // namespace
 
 double soap::polishStrategy(const OpGraph &graph, const Machine &machine,
                             const CostModel &costs, Strategy &strategy,
-                            int64_t *simulations) {
+                            int64_t *simulations, double budgetSeconds,
+                            bool *cut) {
+  Clock::time_point t0 = Clock::now();
   std::vector<std::vector<int32_t>> groups = tiedNodeGroups(graph);
   std::vector<int32_t> groupOf = groupIndex(graph.nodes.size(), groups);
   Simulator sim(graph, machine, costs);
   double seconds = 0;
-  int64_t sims = polishWith(graph, nodeNeighbours(graph), groups, groupOf, sim,
-                            strategy, seconds);
+  Clock::time_point until = budgetEnd(t0, budgetSeconds);
+  PolishRun run = polishWith(graph, nodeNeighbours(graph), groups, groupOf,
+                             sim, strategy, seconds, until);
   if (simulations)
-    *simulations = sims;
+    *simulations = run.simulations;
+  if (cut)
+    *cut = run.cut;
   return seconds;
 }
 
@@ -568,7 +595,9 @@ struct Search {
   int32_t N;
   double beta = 0;
   Clock::time_point t0;
-  double deadline; // seconds since t0; infinity when no time budget
+  /// When the chains stop, in seconds since t0: the budget less the
+  /// polish's reserve (polishReserve); infinity when no time budget.
+  double deadline;
 
   std::vector<Chain> chains;
   /// tiedNodeGroups, and each node's group (-1: none).
@@ -696,8 +725,26 @@ struct Search {
     return sim.simulateDelta(ch.moved.data(), ch.movedTo.data(), count);
   }
 
-  int64_t polish(Simulator &sim, Strategy &s, double &seconds) {
-    return polishWith(graph, neighbours, groups, groupOf, sim, s, seconds);
+  PolishRun polish(Simulator &sim, Strategy &s, double &seconds,
+                   Clock::time_point until) {
+    return polishWith(graph, neighbours, groups, groupOf, sim, s, seconds,
+                      until);
+  }
+
+  /// Seconds the chains leave the polish of a timed search: an estimate of
+  /// two polish rounds (a delta per node and neighbour each) at the chains'
+  /// seconds per simulation so far (the polish runs on one thread), at most
+  /// a quarter of the budget.
+  double polishReserve(int32_t threads) const {
+    int64_t sims = 0;
+    for (const Chain &ch : chains)
+      sims += ch.simulations;
+    int64_t tries = 0;
+    for (const std::vector<int32_t> &list : neighbours)
+      tries += static_cast<int64_t>(list.size());
+    double perSimulation =
+        secondsSince(t0) * threads / double(std::max<int64_t>(1, sims));
+    return std::min(opt.budgetSeconds / 4, 2 * tries * perSimulation);
   }
 
   /// Runs `chain`'s quota of proposals (or until the deadline).
@@ -773,8 +820,11 @@ struct Search {
   SearchResult run() {
     SearchResult r;
     t0 = Clock::now();
-    deadline = opt.budgetSeconds > 0 ? opt.budgetSeconds
-                                     : std::numeric_limits<double>::infinity();
+    // Until the first round has measured the chains' pace, the polish's
+    // reserve is its most (a round of a large graph can take the budget).
+    deadline = opt.budgetSeconds <= 0 ? std::numeric_limits<double>::infinity()
+               : opt.polish           ? opt.budgetSeconds * 3 / 4
+                                      : opt.budgetSeconds;
     int64_t maxProposals = opt.maxProposals > 0
                                ? opt.maxProposals
                                : std::numeric_limits<int64_t>::max();
@@ -914,6 +964,8 @@ struct Search {
         }
       }
       setBeta();
+      if (opt.polish && deadline < INFINITY)
+        deadline = opt.budgetSeconds - polishReserve(threads);
       if (hitTime) {
         proposals = 0;
         for (const Chain &ch : chains)
@@ -946,8 +998,14 @@ struct Search {
     }
 
     r.mcmcSeconds = bestSeconds < INFINITY ? bestSeconds : 0;
-    if (opt.polish && bestSeconds < INFINITY)
-      r.polishSimulations = polish(*chains[0].sim, best, bestSeconds);
+    if (opt.polish && bestSeconds < INFINITY) {
+      double started = secondsSince(t0);
+      PolishRun run = polish(*chains[0].sim, best, bestSeconds,
+                             budgetEnd(t0, opt.budgetSeconds));
+      r.polishSimulations = run.simulations;
+      r.polishCut = run.cut;
+      r.polishSeconds = secondsSince(t0) - started;
+    }
     r.searchSeconds = secondsSince(t0);
     for (const Chain &ch : chains) {
       r.proposals += ch.proposals;

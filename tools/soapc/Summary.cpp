@@ -87,6 +87,8 @@ void soapc::printSummary(llvm::raw_ostream &os, const SummaryInputs &in) {
                         in.simulations);
   if (in.strategyKind == "search" && in.chainsSeconds > in.predictedSeconds)
     os << llvm::formatv(", polished from {0:f3} ms", in.chainsSeconds * 1e3);
+  if (in.strategyKind == "search" && in.polishCut)
+    os << " (the polish stopped at the budget)";
   os << "\n";
   double speedup = speedupOverDataParallel(in);
   os << llvm::formatv("predicted iteration time: {0:f3} ms   data parallel: "
@@ -162,8 +164,11 @@ llvm::json::Object soapc::buildReport(const SummaryInputs &in,
   report["speedup_vs_data_parallel"] = speedupOverDataParallel(in);
   report["search_seconds"] = in.searchSeconds;
   report["simulations"] = in.simulations;
-  if (in.strategyKind == "search")
+  if (in.strategyKind == "search") {
     report["search_chains_iteration_ms"] = in.chainsSeconds * 1e3;
+    report["search_polish_seconds"] = in.polishSeconds;
+    report["search_polish_cut"] = in.polishCut;
+  }
   report["peak_memory_bytes_per_device"] = in.report.peakMemoryBytes;
   report["parameters"] = in.graph.numParameters();
   llvm::json::Array ops;

@@ -29,6 +29,10 @@ struct SummaryInputs {
   /// The best the search's chains found, before the polish (0: no search).
   double chainsSeconds;
   soap::SimulationReport report;
+  /// The polish's seconds (in searchSeconds), and whether it stopped at the
+  /// budget before it was done.
+  double polishSeconds = 0;
+  bool polishCut = false;
 };
 
 /// How a config partitions its node, e.g. "data parallel", "model parallel

@@ -604,7 +604,8 @@ int main(int argc, char **argv) {
       ::soap::dataParallelStrategy(graph, numDevices);
   double dataParallelSeconds = sim.simulateFull(dataParallel);
   ::soap::Strategy strategy;
-  double searchSeconds = 0, chainsSeconds = 0;
+  double searchSeconds = 0, chainsSeconds = 0, polishSeconds = 0;
+  bool polishCut = false;
   int64_t simulations = 1;
   if (strategyFromFile) {
     auto text = llvm::MemoryBuffer::getFile(strategyKind);
@@ -650,6 +651,8 @@ int main(int argc, char **argv) {
     searchSeconds = result.searchSeconds;
     simulations = result.simulations;
     chainsSeconds = result.fits ? result.mcmcSeconds : result.bestSeconds;
+    polishSeconds = result.polishSeconds;
+    polishCut = result.polishCut;
   }
   std::string invalid = ::soap::validateStrategy(graph, strategy, numDevices);
   if (!invalid.empty())
@@ -659,7 +662,8 @@ int main(int argc, char **argv) {
   soapc::SummaryInputs summary{modelName,           graph,         machine,
                                strategyKind.str(),  strategy,      predicted,
                                dataParallelSeconds, searchSeconds, simulations,
-                               chainsSeconds,       sim.report()};
+                               chainsSeconds,       sim.report(),
+                               polishSeconds,       polishCut};
   // The summary goes to stdout, unless the program does (-o -).
   bool programToStdout = emit != "none" && outputFile == "-";
   llvm::raw_ostream &summaryOut = programToStdout ? llvm::errs() : llvm::outs();

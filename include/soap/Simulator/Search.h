@@ -192,11 +192,14 @@ bool alignedConfig(const OpGraph &graph, int32_t from,
 /// that is not a parameter), given to its whole tied group (tiedNodeGroups)
 /// when it has one, and keeps it when the iteration gets faster (and, when
 /// `strategy` fits in device memory, still fits), in rounds until a round
-/// improves nothing. Updates `strategy`; returns its iteration time, and the
-/// simulations run in `simulations` when not null.
+/// improves nothing, or until `budgetSeconds` have passed (> 0; it then
+/// keeps what it improved so far and sets `*cut`). Updates `strategy`;
+/// returns its iteration time, and the simulations run in `simulations`
+/// when not null.
 double polishStrategy(const OpGraph &graph, const Machine &machine,
                       const CostModel &costs, Strategy &strategy,
-                      int64_t *simulations = nullptr);
+                      int64_t *simulations = nullptr,
+                      double budgetSeconds = 0, bool *cut = nullptr);
 
 /// What the progress callback sees (about every progressInterval seconds and
 /// once at the end).
@@ -241,8 +244,10 @@ struct SearchOptions {
   /// After the chains stop, polish the best strategy by greedy descent:
   /// each node (with its tied group) tries the config aligned with each
   /// neighbour's (alignedConfig) and keeps it when the iteration gets
-  /// faster, in rounds until a round improves nothing. Deterministic; runs
-  /// after the budget (its time is in SearchResult::searchSeconds).
+  /// faster, in rounds until a round improves nothing. Deterministic when
+  /// it finishes. Within the time budget: the chains stop early by an
+  /// estimate of two polish rounds (at most a quarter of the budget), and
+  /// the polish stops at the budget with what it improved so far.
   bool polish = true;
   /// Threads for the chains of a round (1: everything on the caller's).
   int32_t threads = 1;
@@ -274,6 +279,11 @@ struct SearchResult {
   double mcmcSeconds = 0;
   /// Simulations of the polish (included in `simulations`).
   int64_t polishSimulations = 0;
+  /// Seconds the polish took (included in `searchSeconds`).
+  double polishSeconds = 0;
+  /// The polish stopped at the time budget before a round improved
+  /// nothing.
+  bool polishCut = false;
   int64_t restarts = 0;
   double searchSeconds = 0;
   double beta = 0;
