@@ -37,6 +37,8 @@
 #include "llvm/ADT/SmallBitVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 namespace mlir {
 namespace soap {
 #define GEN_PASS_DEF_TRAININGSTEP
@@ -1430,6 +1432,12 @@ struct TrainingStep
           << "soap-training-step: returns must be 'parameters', 'gradients' "
              "or 'outputs', not '"
           << returns << "'";
+      return signalPassFailure();
+    }
+    if (!std::isfinite(learningRate.getValue())) {
+      getOperation().emitError()
+          << "soap-training-step: learning-rate must be a finite number, not "
+          << learningRate.getValue();
       return signalPassFailure();
     }
     FailureOr<func::FuncOp> func = findEntryFunction(getOperation(), entry);

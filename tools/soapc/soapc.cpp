@@ -509,8 +509,9 @@ int main(int argc, char **argv) {
     return fail("unknown --strategy='" + strategyKind +
                 "' (expected search, data-parallel, expert, random, single or "
                 "FILE.json)");
-  if (searchBudget <= 0)
-    return fail("--search-budget must be positive");
+  if (!(searchBudget > 0 && std::isfinite(searchBudget)))
+    return fail("--search-budget must be a positive, finite number of "
+                "seconds");
   if (!(searchTiedMoves >= 0 && searchTiedMoves <= 1))
     return fail("--search-tied-moves must be a probability in [0, 1]");
   if (!(searchUnitMoves >= 0 && searchUnitMoves <= 1))
