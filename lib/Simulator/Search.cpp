@@ -591,6 +591,8 @@ struct Search {
   const Machine &machine;
   const CostModel &costs;
   const SearchOptions &opt;
+  /// opt.budgetSeconds, or 0 (none) when it is not a positive finite number.
+  double budget;
   ConfigSpace space;
   int32_t N;
   double beta = 0;
@@ -622,7 +624,11 @@ struct Search {
 
   Search(const OpGraph &g, const Machine &m, const CostModel &c,
          const SearchOptions &o)
-      : graph(g), machine(m), costs(c), opt(o), space(g, m.numDevices()),
+      : graph(g), machine(m), costs(c), opt(o),
+        budget(o.budgetSeconds > 0 && std::isfinite(o.budgetSeconds)
+                   ? o.budgetSeconds
+                   : 0),
+        space(g, m.numDevices()),
         N(static_cast<int32_t>(g.nodes.size())) {
     if (opt.tiedMoveProbability > 0)
       groups = tiedNodeGroups(g);
@@ -744,7 +750,7 @@ struct Search {
       tries += static_cast<int64_t>(list.size());
     double perSimulation =
         secondsSince(t0) * threads / double(std::max<int64_t>(1, sims));
-    return std::min(opt.budgetSeconds / 4, 2 * tries * perSimulation);
+    return std::min(budget / 4, 2 * tries * perSimulation);
   }
 
   /// Runs `chain`'s quota of proposals (or until the deadline).
@@ -822,13 +828,13 @@ struct Search {
     t0 = Clock::now();
     // Until the first round has measured the chains' pace, the polish's
     // reserve is its most (a round of a large graph can take the budget).
-    deadline = opt.budgetSeconds <= 0 ? std::numeric_limits<double>::infinity()
-               : opt.polish           ? opt.budgetSeconds * 3 / 4
-                                      : opt.budgetSeconds;
+    deadline = budget <= 0   ? std::numeric_limits<double>::infinity()
+               : opt.polish ? budget * 3 / 4
+                            : budget;
     int64_t maxProposals = opt.maxProposals > 0
                                ? opt.maxProposals
                                : std::numeric_limits<int64_t>::max();
-    if (opt.budgetSeconds <= 0 && opt.maxProposals <= 0)
+    if (budget <= 0 && opt.maxProposals <= 0)
       maxProposals = 10000; // neither budget: a small default
     int32_t D = machine.numDevices();
     bool subset = D > 1;
@@ -965,7 +971,7 @@ struct Search {
       }
       setBeta();
       if (opt.polish && deadline < INFINITY)
-        deadline = opt.budgetSeconds - polishReserve(threads);
+        deadline = budget - polishReserve(threads);
       if (hitTime) {
         proposals = 0;
         for (const Chain &ch : chains)
@@ -979,8 +985,7 @@ struct Search {
       else if (opt.stopOnStall && bestSeconds < INFINITY &&
                ((opt.maxProposals > 0 &&
                  proposals - lastImproveProposals >= opt.maxProposals / 2) ||
-                (opt.budgetSeconds > 0 &&
-                 now - lastImproveTime >= opt.budgetSeconds / 2)))
+                (budget > 0 && now - lastImproveTime >= budget / 2)))
         stop = "stall";
       if (!stop.empty())
         break;
@@ -1001,7 +1006,7 @@ struct Search {
     if (opt.polish && bestSeconds < INFINITY) {
       double started = secondsSince(t0);
       PolishRun run = polish(*chains[0].sim, best, bestSeconds,
-                             budgetEnd(t0, opt.budgetSeconds));
+                             budgetEnd(t0, budget));
       r.polishSimulations = run.simulations;
       r.polishCut = run.cut;
       r.polishSeconds = secondsSince(t0) - started;

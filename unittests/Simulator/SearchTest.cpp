@@ -406,6 +406,24 @@ TEST(Search, TheTimeBudgetIncludesThePolish) {
   EXPECT_EQ(simulate(g, m, r.best), r.bestSeconds);
 }
 
+// A budget that is not a finite number of seconds is no budget: the search
+// stops after the default 10,000 proposals (it ran forever on an infinite
+// or NaN one).
+TEST(Search, ANonFiniteBudgetIsNoBudget) {
+  OpGraph g = fourLayerMLP();
+  Machine m = p100Node(4);
+  CostModel costs(m);
+  for (double budget : {std::numeric_limits<double>::infinity(),
+                        std::numeric_limits<double>::quiet_NaN()}) {
+    SearchOptions o = proposals(0, 1);
+    o.budgetSeconds = budget;
+    o.stopOnStall = false;
+    SearchResult r = searchStrategy(g, m, costs, o);
+    EXPECT_EQ(r.stopReason, "proposals");
+    EXPECT_EQ(r.proposals, 10000);
+  }
+}
+
 // In the search the polish starts from the chains' best and only improves
 // it; off, the result is the chains' best.
 TEST(Search, SearchPolishesTheChainsBest) {

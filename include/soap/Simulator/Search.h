@@ -215,7 +215,8 @@ struct SearchProgress {
 };
 
 struct SearchOptions {
-  /// Wall-clock budget; <= 0: none (then maxProposals must be > 0).
+  /// Wall-clock budget; <= 0 or not finite: none (then the search stops
+  /// after maxProposals, or 10,000 proposals when that is <= 0 too).
   double budgetSeconds = 30;
   /// Proposal budget (all chains together); <= 0: none.
   int64_t maxProposals = 0;
