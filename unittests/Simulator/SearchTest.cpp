@@ -328,19 +328,30 @@ TEST(Search, UnitMovesFindBetterRecurrentPlacements) {
 // but split over the batch on the devices in reverse (every relu tile
 // gathers its rows from all four matmul tiles, and every fc1 tile gathers
 // its columns back) becomes column-parallel on the matmuls' devices.
-TEST(Search, PolishAlignsALayerWithItsNeighbour) {
+OpGraph megatronMLP() {
   GraphBuilder b("polish");
   int32_t x = b.input("x", {64, 1024});
   int32_t y = b.matmul("fc0", x, b.parameter("w0", {1024, 4096}));
   int32_t r = b.elementwise("relu", "linalg.generic.relu", {y});
   b.markOutput(b.matmul("fc1", r, b.parameter("w1", {4096, 1024})));
-  const OpGraph &g = b.get();
-  Machine m = p100Node(4);
-  CostModel costs(m);
+  return b.get();
+}
+
+/// megatronMLP's matmuls column- and row-parallel on devices 0-3, the relu
+/// between them split over the batch on devices 3-0.
+Strategy misalignedRelu(const OpGraph &g) {
   Strategy s = dataParallelStrategy(g, 4);
   s.configs[0] = {{1, 4, 1}, {0, 1, 2, 3}};
   s.configs[1] = {{4, 1}, {3, 2, 1, 0}};
   s.configs[2] = {{1, 1, 4}, {0, 1, 2, 3}};
+  return s;
+}
+
+TEST(Search, PolishAlignsALayerWithItsNeighbour) {
+  OpGraph g = megatronMLP();
+  Machine m = p100Node(4);
+  CostModel costs(m);
+  Strategy s = misalignedRelu(g);
   double before = simulate(g, m, s);
   int64_t sims = 0;
   double after = polishStrategy(g, m, costs, s, &sims);
@@ -359,17 +370,10 @@ TEST(Search, PolishAlignsALayerWithItsNeighbour) {
 // A polish out of time keeps the strategy as it is and says it was cut; with
 // time enough it finishes as without a budget.
 TEST(Search, PolishStopsAtItsBudget) {
-  GraphBuilder b("polish");
-  int32_t x = b.input("x", {64, 1024});
-  int32_t y = b.matmul("fc0", x, b.parameter("w0", {1024, 4096}));
-  int32_t r = b.elementwise("relu", "linalg.generic.relu", {y});
-  b.markOutput(b.matmul("fc1", r, b.parameter("w1", {4096, 1024})));
-  const OpGraph &g = b.get();
+  OpGraph g = megatronMLP();
   Machine m = p100Node(4);
   CostModel costs(m);
-  Strategy start = dataParallelStrategy(g, 4);
-  start.configs[1] = {{4, 1}, {3, 2, 1, 0}};
-  start.configs[2] = {{1, 1, 4}, {0, 1, 2, 3}};
+  Strategy start = misalignedRelu(g);
   Strategy s = start;
   int64_t sims = 0;
   bool cut = false;
