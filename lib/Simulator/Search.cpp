@@ -846,7 +846,16 @@ struct Search {
     chains.resize(K);
     Strategy dp = dataParallelStrategy(graph, D);
     Strategy expert = expertStrategy(graph, D);
+    // A start is a full simulation or more (the subset's one per size): on
+    // a large graph a few of them take a short budget. Data parallelism and
+    // the expert strategy always start (the result reports them); the
+    // others only while the chains' share of the budget lasts.
+    auto startsOver = [&] { return budget > 0 && secondsSince(t0) >= deadline; };
     for (int32_t k = 0; k < K; ++k) {
+      if (k >= 2 && startsOver()) {
+        chains.resize(k);
+        break;
+      }
       Chain &ch = chains[k];
       ch.sim = std::make_unique<Simulator>(graph, machine, costs);
       ch.rng.seed(opt.seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull +
@@ -871,6 +880,8 @@ struct Search {
         double bestT = std::numeric_limits<double>::infinity();
         bool bestFits = false;
         for (int32_t d = D / 2; d >= 1; d /= 2) {
+          if (!bestSub.configs.empty() && startsOver())
+            break;
           Strategy s = dataParallelStrategy(graph, d);
           double t = ch.sim->simulateFull(s);
           ++ch.simulations;
@@ -907,6 +918,8 @@ struct Search {
 
     int64_t proposals = 0, lastImproveProposals = 0;
     double lastImproveTime = 0, lastProgress = 0;
+    K = static_cast<int32_t>(chains.size());
+    r.chains = K;
     int32_t threads = std::max(1, std::min(opt.threads, K));
     auto report = [&](bool done) {
       if (opt.quiet || !opt.progress)
@@ -1003,7 +1016,10 @@ struct Search {
     }
 
     r.mcmcSeconds = bestSeconds < INFINITY ? bestSeconds : 0;
-    if (opt.polish && bestSeconds < INFINITY) {
+    if (opt.polish && bestSeconds < INFINITY && budget > 0 &&
+        secondsSince(t0) >= budget) {
+      r.polishCut = true; // no time left for its first simulation
+    } else if (opt.polish && bestSeconds < INFINITY) {
       double started = secondsSince(t0);
       PolishRun run = polish(*chains[0].sim, best, bestSeconds,
                              budgetEnd(t0, budget));

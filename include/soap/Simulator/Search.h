@@ -283,9 +283,14 @@ struct SearchResult {
   /// Seconds the polish took (included in `searchSeconds`).
   double polishSeconds = 0;
   /// The polish stopped at the time budget before a round improved
-  /// nothing.
+  /// nothing (or did not start: the chains' starts took the budget).
   bool polishCut = false;
   int64_t restarts = 0;
+  /// Chains run: data parallelism, the expert strategy, then (with more
+  /// than one device) the best data parallelism on a subset and the random
+  /// starts; fewer when the time budget's share for the chains ran out
+  /// while starting them (the first two always run).
+  int32_t chains = 0;
   double searchSeconds = 0;
   double beta = 0;
   /// Why it stopped: "proposals", "time", "stall", or "empty" (a graph
