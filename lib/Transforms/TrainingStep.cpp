@@ -390,17 +390,33 @@ private:
                      ArrayRef<int64_t> window, ArrayRef<int64_t> size,
                      int64_t spatial);
 
-  void contribute(Value value, Value grad) {
+  /// One term of a value's gradient: the whole of it, or (`constantAt` not
+  /// empty) the part at constant indices of some dims (`constantAt`: the
+  /// index, or -1 for a dim the term keeps), which is zero elsewhere.
+  struct Contribution {
+    Value value;
+    SmallVector<int64_t> constantAt;
+  };
+  void contribute(Value value, Value grad, ArrayRef<int64_t> constantAt = {}) {
     if (active.contains(value))
-      contributions[value].push_back(grad);
+      contributions[value].push_back(
+          {grad, SmallVector<int64_t>(constantAt)});
   }
+  /// The terms of `value`'s gradient: its contributions so far, then, for a
+  /// function argument, its gradient chains (which end here).
+  SmallVector<Contribution, 2> &takeContributions(Value value);
   /// The sum of the contributions to `value`'s gradient; null if none.
   Value gradient(Value value);
-  /// `part`, an operand's gradient without the dims it is read at constant
-  /// indices in (`constantAt`: the index, or -1 for a dim it keeps), placed
-  /// at those indices in zeros of `fullType`.
-  Value placeAtConstants(Location loc, Value part, ArrayRef<int64_t> constantAt,
-                         RankedTensorType fullType);
+  /// One linalg.generic over `type` that adds `parts` up in order (a part
+  /// at constant indices read through the dims it keeps and added only
+  /// there: no zeros to place it in, no op of its own) and yields
+  /// `finish(sum, leading block arguments, init's block argument)`.
+  /// `leading`: inputs read with the identity map before the parts.
+  Value sumContributions(
+      Location loc, RankedTensorType type, ArrayRef<Contribution> parts,
+      ValueRange leading, Value init,
+      function_ref<Value(OpBuilder &, Location, Value, ValueRange, Value)>
+          finish);
   Value zeros(Location loc, Type type);
   /// `part` placed at `offsets` in zeros of `type` (a tensor.pad, which the
   /// partitioner splits like any layer).
@@ -431,7 +447,7 @@ private:
   llvm::DenseSet<Value> active;
   /// The operand-gradient ops, to drop the inputs they do not read.
   SmallVector<Operation *> created;
-  llvm::DenseMap<Value, SmallVector<Value, 2>> contributions;
+  llvm::DenseMap<Value, SmallVector<Contribution, 2>> contributions;
   /// The sum so far of a function argument's gradient over its readers that
   /// reduce, per set of constant indices it is read at (differentiateOperand).
   struct GradientChain {
@@ -457,61 +473,94 @@ Value TrainingStepBuilder::placeInZeros(Location loc, Value part,
                                b.getFloatAttr(type.getElementType(), 0.0));
 }
 
-Value TrainingStepBuilder::placeAtConstants(Location loc, Value part,
-                                            ArrayRef<int64_t> constantAt,
-                                            RankedTensorType fullType) {
-  auto type = cast<RankedTensorType>(part.getType());
-  SmallVector<int64_t> unitShape, offsets;
-  for (auto [d, at] : llvm::enumerate(constantAt)) {
-    unitShape.push_back(at < 0 ? fullType.getDimSize(d) : 1);
-    offsets.push_back(at < 0 ? 0 : at);
-  }
-  auto unitType = RankedTensorType::get(unitShape, type.getElementType());
-  std::optional<SmallVector<ReassociationIndices>> groups =
-      getReassociationIndicesForReshape(type, unitType);
-  assert(groups && "checked before the gradient op was made");
-  Value expanded =
-      tensor::ExpandShapeOp::create(b, loc, unitType, part, *groups);
-  return placeInZeros(loc, expanded, offsets, fullType);
-}
-
-Value TrainingStepBuilder::gradient(Value value) {
-  // The argument's gradient chains end here.
+SmallVector<TrainingStepBuilder::Contribution, 2> &
+TrainingStepBuilder::takeContributions(Value value) {
+  SmallVector<Contribution, 2> &parts = contributions[value];
   if (auto chains = argumentChains.find(value);
       chains != argumentChains.end()) {
-    auto fullType = cast<RankedTensorType>(value.getType());
     for (GradientChain &chain : chains->second) {
-      Value sum = chain.sum;
+      SmallVector<int64_t> constantAt;
       if (llvm::any_of(chain.constantAt, [](int64_t at) { return at >= 0; }))
-        sum = placeAtConstants(value.getLoc(), sum, chain.constantAt, fullType);
-      contributions[value].push_back(sum);
+        constantAt = chain.constantAt;
+      parts.push_back({chain.sum, std::move(constantAt)});
     }
     argumentChains.erase(chains);
   }
-  auto it = contributions.find(value);
-  if (it == contributions.end() || it->second.empty())
-    return nullptr;
-  SmallVector<Value, 2> &parts = it->second;
-  if (parts.size() == 1)
-    return parts.front();
-  auto type = cast<RankedTensorType>(value.getType());
-  Location loc = value.getLoc();
-  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-  SmallVector<AffineMap> maps(parts.size() + 1, id);
-  SmallVector<utils::IteratorType> iterators(type.getRank(),
+  return parts;
+}
+
+Value TrainingStepBuilder::sumContributions(
+    Location loc, RankedTensorType type, ArrayRef<Contribution> parts,
+    ValueRange leading, Value init,
+    function_ref<Value(OpBuilder &, Location, Value, ValueRange, Value)>
+        finish) {
+  unsigned rank = type.getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<AffineMap> maps(leading.size(), id);
+  SmallVector<Value> inputs(leading.begin(), leading.end());
+  for (const Contribution &part : parts) {
+    inputs.push_back(part.value);
+    if (part.constantAt.empty()) {
+      maps.push_back(id);
+      continue;
+    }
+    SmallVector<AffineExpr> kept;
+    for (auto [d, at] : llvm::enumerate(part.constantAt))
+      if (at < 0)
+        kept.push_back(b.getAffineDimExpr(d));
+    maps.push_back(AffineMap::get(rank, 0, kept, b.getContext()));
+  }
+  maps.push_back(id);
+  SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
-  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                        type.getElementType());
-  auto sum = linalg::GenericOp::create(
-      b, loc, TypeRange{type}, parts, ValueRange{empty}, maps, iterators,
+  auto generic = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value acc = args[0];
-        for (Value a : args.drop_front().drop_back())
-          acc = arith::AddFOp::create(nb, l, acc, a);
-        linalg::YieldOp::create(nb, l, acc);
+        Value acc;
+        for (auto [k, part] : llvm::enumerate(parts)) {
+          Value term = args[leading.size() + k];
+          if (!part.constantAt.empty()) {
+            // Zero off its indices: exactly what adding the part placed in
+            // zeros gave.
+            Value here;
+            for (auto [d, at] : llvm::enumerate(part.constantAt)) {
+              if (at < 0)
+                continue;
+              Value eq = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::eq,
+                  linalg::IndexOp::create(nb, l, d),
+                  arith::ConstantIndexOp::create(nb, l, at));
+              here = here ? arith::AndIOp::create(nb, l, here, eq).getResult()
+                          : eq;
+            }
+            term = arith::SelectOp::create(
+                nb, l, here, term,
+                floatConstant(nb, l, type.getElementType(), 0.0));
+          }
+          acc = acc ? arith::AddFOp::create(nb, l, acc, term).getResult()
+                    : term;
+        }
+        linalg::YieldOp::create(
+            nb, l,
+            finish(nb, l, acc, args.take_front(leading.size()), args.back()));
       });
-  parts.assign({sum.getResult(0)});
-  return parts.front();
+  return generic.getResult(0);
+}
+
+Value TrainingStepBuilder::gradient(Value value) {
+  SmallVector<Contribution, 2> &parts = takeContributions(value);
+  if (parts.empty())
+    return nullptr;
+  if (parts.size() == 1 && parts.front().constantAt.empty())
+    return parts.front().value;
+  auto type = cast<RankedTensorType>(value.getType());
+  Value empty = tensor::EmptyOp::create(b, value.getLoc(), type.getShape(),
+                                        type.getElementType());
+  Value sum = sumContributions(
+      value.getLoc(), type, parts, {}, empty,
+      [](OpBuilder &, Location, Value sum, ValueRange, Value) { return sum; });
+  parts.assign({Contribution{sum, {}}});
+  return sum;
 }
 
 FailureOr<Value> TrainingStepBuilder::scalarAdjoint(
@@ -695,34 +744,26 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
   if (!isa<FloatType>(type.getElementType()))
     return success();
   // Dimensions read at a constant index (one gate of a stacked LSTM gate
-  // tensor: (b, 2, j)) are left out of the gradient op's output, and the
-  // gradient is put back at that index afterwards.
+  // tensor: (b, 2, j)) are left out of the gradient op's output, which is
+  // added in at that index only where the gradient is summed
+  // (sumContributions).
   AffineMap fullMap = op.getMatchingIndexingMap(operand);
   SmallVector<AffineExpr> dimResults;
-  SmallVector<int64_t> reducedShape, unitShape, constantAt;
+  SmallVector<int64_t> reducedShape, constantAt;
   for (auto [d, e] : llvm::enumerate(fullMap.getResults())) {
     if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-      unitShape.push_back(1);
       constantAt.push_back(c.getValue());
       continue;
     }
     dimResults.push_back(e);
     reducedShape.push_back(type.getDimSize(d));
-    unitShape.push_back(type.getDimSize(d));
     constantAt.push_back(-1);
   }
   AffineMap map = AffineMap::get(fullMap.getNumDims(), 0, dimResults,
                                  op.getContext());
   bool hasConstants = dimResults.size() != fullMap.getNumResults();
-  auto fullType = type;
-  if (hasConstants) {
+  if (hasConstants)
     type = RankedTensorType::get(reducedShape, type.getElementType());
-    if (!getReassociationIndicesForReshape(
-            type, RankedTensorType::get(unitShape, type.getElementType())))
-      return op->emitError()
-             << "training step: cannot place the gradient of operand "
-             << operand->getOperandNumber() << " of '" << op->getName() << "'";
-  }
   // (No dimension at all: a scalar, whose gradient sums over every loop.)
   if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
     return op->emitError()
@@ -905,9 +946,8 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
     chain->sum = result;
     return success();
   }
-  if (hasConstants)
-    result = placeAtConstants(loc, result, constantAt, fullType);
-  contribute(operand->get(), result);
+  contribute(operand->get(), result,
+             hasConstants ? ArrayRef<int64_t>(constantAt) : ArrayRef<int64_t>());
   return success();
 }
 
@@ -1361,48 +1401,48 @@ LogicalResult TrainingStepBuilder::run() {
   for (unsigned i : wanted) {
     Value arg = func.getArgument(i);
     Location loc = arg.getLoc();
-    Value grad = gradient(arg);
     if (returnGradients) {
+      Value grad = gradient(arg);
       extra.push_back(grad ? grad : zeros(loc, arg.getType()));
       continue;
     }
-    if (!grad) {
+    SmallVector<Contribution, 2> &parts = takeContributions(arg);
+    if (parts.empty()) {
       if (!inPlace) { // unchanged: nothing to write over it
         extra.push_back(arg);
         updates.push_back(i);
       }
       continue;
     }
-    // p - lr * dL/dp; in place, written over p (its destination), which
-    // bufferization can then do in the parameter's own buffer.
+    // p - lr * dL/dp, summing dL/dp's terms in the same op: each is where
+    // its last op left it (a shared weight's chain sums all-reduced on every
+    // device that holds the weight), so an update in place on those devices
+    // reads it there instead of from one device that summed them. In place,
+    // written over p (its destination), which bufferization can then do in
+    // the parameter's own buffer.
     auto type = cast<RankedTensorType>(arg.getType());
-    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-    SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                               utils::IteratorType::parallel);
-    auto sgd = [&](OpBuilder &nb, Location l, Value p, Value g) {
+    auto sgd = [&](OpBuilder &nb, Location l, Value p, Value g) -> Value {
       Value lr = floatConstant(nb, l, type.getElementType(), learningRate);
       Value step = arith::MulFOp::create(nb, l, lr, g);
-      linalg::YieldOp::create(
-          nb, l, arith::SubFOp::create(nb, l, p, step).getResult());
+      return arith::SubFOp::create(nb, l, p, step);
     };
-    linalg::GenericOp update;
+    Value updated;
     if (inPlace) {
-      update = linalg::GenericOp::create(
-          b, loc, TypeRange{type}, ValueRange{grad}, ValueRange{arg}, {id, id},
-          iterators, [&](OpBuilder &nb, Location l, ValueRange a) {
-            sgd(nb, l, a[1], a[0]);
+      updated = sumContributions(
+          loc, type, parts, {}, arg,
+          [&](OpBuilder &nb, Location l, Value g, ValueRange, Value p) {
+            return sgd(nb, l, p, g);
           });
     } else {
       Value empty = tensor::EmptyOp::create(b, loc, type.getShape(),
                                             type.getElementType());
-      update = linalg::GenericOp::create(
-          b, loc, TypeRange{type}, ValueRange{arg, grad}, ValueRange{empty},
-          {id, id, id}, iterators,
-          [&](OpBuilder &nb, Location l, ValueRange a) {
-            sgd(nb, l, a[0], a[1]);
+      updated = sumContributions(
+          loc, type, parts, {arg}, empty,
+          [&](OpBuilder &nb, Location l, Value g, ValueRange p, Value) {
+            return sgd(nb, l, p[0], g);
           });
     }
-    extra.push_back(update.getResult(0));
+    extra.push_back(updated);
     updates.push_back(i);
   }
   for (auto [k, v] : llvm::enumerate(extra)) {

@@ -462,13 +462,38 @@ func.func @inserted(%x: tensor<8x6xf32>, %p: tensor<8x6xf32> {soap.parameter}) -
 // No sum of separate gradients:
 // CHECK-NOT: ins(%[[DW2]]
 // CHECK: linalg.generic {{.*}} ins(%[[W]], %[[DW]] :
-// Each chain placed at its row, then the rows added:
-// CHECK: tensor.expand_shape %[[ROW0ALL]]
-// CHECK: %[[R0:.*]] = tensor.pad %{{.*}} low[0, 0] high[1, 0]
-// CHECK: tensor.expand_shape %[[ROW1]]
-// CHECK: %[[R1:.*]] = tensor.pad %{{.*}} low[1, 0] high[0, 0]
-// CHECK: %[[DB:.*]] = linalg.generic {{.*}} ins(%[[R0]], %[[R1]] :
-// CHECK: linalg.generic {{.*}} ins(%[[B]], %[[DB]] :
+// The update adds each chain at its row itself (no zeros to place it in,
+// no op that sums the rows first):
+// CHECK-NOT: tensor.pad
+// CHECK: linalg.generic {{.*}} ins(%[[B]], %[[ROW0ALL]], %[[ROW1]] : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK-NEXT: ^bb0(%[[P:[^:]*]]: f32, %[[G0:[^:]*]]: f32, %[[G1:[^:]*]]: f32, %{{[^:]*}}: f32):
+// CHECK-NEXT: %[[I0:.*]] = linalg.index 0
+// CHECK-NEXT: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[AT0:.*]] = arith.cmpi eq, %[[I0]], %[[C0]]
+// CHECK-NEXT: %[[Z0:.*]] = arith.constant 0.0
+// CHECK-NEXT: %[[T0:.*]] = arith.select %[[AT0]], %[[G0]], %[[Z0]]
+// CHECK-NEXT: %[[I1:.*]] = linalg.index 0
+// CHECK-NEXT: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[AT1:.*]] = arith.cmpi eq, %[[I1]], %[[C1]]
+// CHECK-NEXT: %[[Z1:.*]] = arith.constant 0.0
+// CHECK-NEXT: %[[T1:.*]] = arith.select %[[AT1]], %[[G1]], %[[Z1]]
+// CHECK-NEXT: %[[DB:.*]] = arith.addf %[[T0]], %[[T1]]
+// CHECK-NEXT: %[[LR:.*]] = arith.constant 5.0
+// CHECK-NEXT: %[[STEP:.*]] = arith.mulf %[[LR]], %[[DB]]
+// CHECK-NEXT: arith.subf %[[P]], %[[STEP]]
+
+// Returned, the gradient is that sum on its own:
+// GRAD-LABEL: func.func @shared_weight(
+// GRAD-NOT: tensor.pad
+// GRAD: %[[DB:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<2x4xf32>)
+// GRAD: return %{{.*}}, %{{.*}}, %{{.*}}, %[[DB]] :
+
+// In place, the update reads the rows' chain sums (left all-reduced on
+// every device that holds the bias) and writes over the bias:
+// OUTPUTS-LABEL: func.func @shared_weight(
+// OUTPUTS-NOT: tensor.pad
+// OUTPUTS: %[[NB:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4xf32>, tensor<4xf32>) outs(%arg2 : tensor<2x4xf32>)
+// OUTPUTS: return %{{.*}}, %{{.*}}, %[[NB]] :
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row0 = affine_map<(d0, d1) -> (0, d1)>

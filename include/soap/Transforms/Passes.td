@@ -319,6 +319,12 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
       partitioner's reduction splitting; the sums for an argument read by
       several ops (an RNN's shared weights) accumulate in one chain, each
       starting from the sum so far, so the partitioner combines them once;
+      an operand read at constant indices (an LSTM's gate bias, one row per
+      gate) has a gradient without those dims, which the op that sums the
+      gradient's terms (or the SGD update itself) adds in at those indices
+      only (`linalg.index` and `select`): the update reads each row's sum
+      where its all-reduce left it, on every device that holds the
+      parameter;
     - a convolution's or pooling's input gradient, which the forward loops
       cannot write without overlap, is a stride-1 convolution of the output
       gradient dilated by the stride (pooling: a reduction, per input
