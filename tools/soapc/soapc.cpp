@@ -22,6 +22,7 @@
 
 #include "Summary.h"
 
+#include "soap/Analysis/NormalizationStatistics.h"
 #include "soap/Analysis/OpGraphExtraction.h"
 #include "llvm/ADT/SmallBitVector.h"
 #include "soap/Conversion/LowerToCPU.h"
@@ -584,6 +585,15 @@ int main(int argc, char **argv) {
   for (unsigned i = 0; i < (*func).getNumArguments(); ++i)
     liftedConstants += static_cast<bool>((*func).getArgAttr(
         i, mlir::soap::SOAPDialect::kInitialValueAttrName));
+  // The normalizations whose running statistics stayed constants.
+  unsigned frozenNormalizations = 0;
+  if (liftedConstants)
+    (*func).walk([&](linalg::LinalgOp op) {
+      frozenNormalizations += llvm::any_of(
+          mlir::soap::getNormalizationStatistics(op), [](OpOperand *read) {
+            return read->get().getDefiningOp<arith::ConstantOp>();
+          });
+    });
   mlir::soap::OpGraphExtractionOptions extractOptions;
   extractOptions.remarkReplicated = false;
   FailureOr<mlir::soap::ExtractedOpGraph> extracted =
@@ -717,10 +727,18 @@ int main(int argc, char **argv) {
                  << "); returns the output(s) and the updated parameters";
     summaryOut << "; takes one cotangent dL/d(output) per output after "
                   "the model's arguments\n";
-    if (liftedConstants)
-      summaryOut << "parameters: the model's " << liftedConstants
-                 << " weight constant(s), now arguments after its own, "
-                    "initialized from their values\n";
+    if (liftedConstants) {
+      summaryOut << "parameters: " << liftedConstants
+                 << " lifted from the model's weight constants (one per "
+                    "read of a splat read several times), now arguments "
+                    "after its own, initialized from their values\n";
+      if (frozenNormalizations)
+        summaryOut << "normalization statistics: the running mean and "
+                      "variance of "
+                   << frozenNormalizations
+                   << " inference-mode normalization(s) stay constants "
+                      "(not trained)\n";
+    }
   }
   if (codegen && failed(generateCode(*module, (*func).getSymName(), machine)))
     return 1;

@@ -148,9 +148,19 @@ def LiftConstantParameters : Pass<"soap-lift-constant-parameters",
     at the end of the argument list, marked `soap.parameter` and
     `soap.initial_value` (the constant's elements): each read of it reads
     the argument, the destination uses keep the constant. One argument per
-    constant: uses of one constant (an exporter's tied weights, or equal
-    values merged by CSE) stay one parameter, so run this before
-    canonicalization when the exporter emitted equal weights separately.
+    constant: the reads of one constant (an exporter's tied weights) stay
+    one parameter, so run this before canonicalization when the exporter
+    emitted equal weights separately. A splat constant read several times
+    is the exception (`untie-splats`, on by default): equal values by
+    chance (the zero biases and unit batch-norm scales of a freshly
+    initialized model, which torch-mlir merges into one constant per
+    shape) get one argument per read, located at the op that reads it.
+    An inference-mode normalization's statistics stay constants (unless
+    `train-statistics`): operands of a linalg op whose body reads them
+    only as `(x - mean) * rsqrt(var + eps)` or `(x - mean) / sqrt(var +
+    eps)` (the running mean and variance of torch-mlir's batch norm in an
+    eval-mode export; its scale and shift are trained), as PyTorch's
+    optimizer leaves a module's buffers alone.
     The executables soapc builds initialize such inputs from their
     `soap.initial_value` (soaprt_input_initial) instead of asking for data.
     Rank-0 constants (scalars such as an epsilon) and integer constants
@@ -159,6 +169,12 @@ def LiftConstantParameters : Pass<"soap-lift-constant-parameters",
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
            "Entry function (default: the public function no other calls)">,
+    Option<"untieSplats", "untie-splats", "bool", /*default=*/"true",
+           "One parameter per read of a splat constant read several times">,
+    Option<"trainStatistics", "train-statistics", "bool",
+           /*default=*/"false",
+           "Lift inference-mode normalization statistics (running mean and "
+           "variance) too">,
   ];
 }
 
