@@ -28,7 +28,10 @@
 #                  (soapc --train --train-returns=outputs: forward, backward,
 #                  SGD update of the parameters in place on the GPU, like
 #                  PyTorch's optimizer step; kernels as cubins, see
-#                  TRAIN_CUDA_FORMAT); TRAIN_TIMING=0: none.
+#                  TRAIN_CUDA_FORMAT); TRAIN_TIMING=0: none. Beside it
+#                  NAME.report.json, soapc's report: the simulator's
+#                  predicted time of the step (predicted_iteration_ms), which
+#                  gpu-check compares with the measured one.
 #   bin/           soap-npy-compare and make-inputs, linked statically.
 #   Executables over GZIP_MIN_KIB are stored as NAME.gz (gpu-check unpacks).
 #   manifest.tsv   what gpu-check.sh reads; MANIFEST.txt the human summary.
@@ -297,7 +300,9 @@ for mode in "${TIME_MODES[@]}"; do
     for prec in fp32 tf32; do
       exe=$BUNDLE/time/$model-b$batch-$prec extra=()
       if [ "$mode" = train ]; then
-        exe+=-train extra=(--train --train-returns=outputs "${TRAIN_FLAGS[@]}")
+        # The simulator's prediction of the step (soapc --report:
+        # predicted_iteration_ms), which gpu-check sets beside the time.
+        exe+=-train extra=(--train --train-returns=outputs "${TRAIN_FLAGS[@]}" --report="$exe.report.json")
         if [ -z "$CUDA_FORMAT" ] && [ -n "$TRAIN_CUDA_FORMAT" ] && [ "$FAKE_CUDA" = 0 ]; then
           extra+=(--cuda-format="$TRAIN_CUDA_FORMAT")
         fi
@@ -352,7 +357,7 @@ done
 
 # --- Compress the larger executables (embedded PTX compresses ~10x). --------
 find "$BUNDLE/diff" "$BUNDLE/time" -type f -size +"${GZIP_MIN_KIB}"k \
-    ! -name '*.npy' ! -name '*.error' ! -name '*.spec' ! -name '*.sha256' \
+    ! -name '*.npy' ! -name '*.error' ! -name '*.spec' ! -name '*.sha256' ! -name '*.json' \
     -exec gzip -9 -n {} +
 
 # --- Summary. ---------------------------------------------------------------
@@ -360,6 +365,13 @@ find "$BUNDLE/diff" "$BUNDLE/time" -type f -size +"${GZIP_MIN_KIB}"k \
 size() {
   if [ -f "$1" ]; then echo "$(du -k "$1" | cut -f1) KiB"
   elif [ -f "$1.gz" ]; then echo "$(du -k "$1.gz" | cut -f1) KiB gzipped"
+  fi
+}
+# predicted_ms REPORT: the simulator's predicted iteration time in REPORT
+# (soapc --report), rounded, or nothing.
+predicted_ms() {
+  if [ -f "$1" ]; then
+    python3 -c 'import json, sys; print("%.3f" % json.load(open(sys.argv[1]))["predicted_iteration_ms"])' "$1" 2>/dev/null || true
   fi
 }
 {
@@ -384,7 +396,8 @@ size() {
   awk -F'\t' '$1 == "time" { print $5 }' "$MANIFEST" | while read -r rel; do
     exe=$BUNDLE/$rel
     sz=$(size "$exe")
-    if [ -n "$sz" ]; then echo "  $rel $sz"
+    predicted=$(predicted_ms "$exe.report.json")
+    if [ -n "$sz" ]; then echo "  $rel $sz${predicted:+ (simulated: $predicted ms)}"
     else echo "  $rel MISSING: $(grep -m1 . "$exe.error" 2>/dev/null | sed 's/^MISSING: //' | cut -c1-160)"; fi
   done
   [ -z "$TIMING_MODELS" ] && echo "  (none: TIMING_MODELS is empty)"

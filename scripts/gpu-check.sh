@@ -35,7 +35,10 @@
 #    whole output to $OUT/gpu-check.log and the numbers to
 #    $OUT/gpu-results.json when OUT is set. The timing table has one row per
 #    model, batch and precision: SOAP and PyTorch forward ms and their ratio,
-#    then SOAP train ms, PyTorch train ms and "train SOAP/PyTorch".
+#    then SOAP train ms, PyTorch train ms and "train SOAP/PyTorch". A second
+#    table sets each measured training step beside the time soapc's
+#    simulator predicted for it (the bundle's time/NAME-train.report.json),
+#    the check of the cost model on a real GPU.
 # Every step runs under `timeout`, within a total budget, so that a hang
 # cannot eat the run; missing pieces (no CUDA executables in the bundle, no
 # torch) are reported and skipped. Exit status: 1 if a differential check
@@ -414,10 +417,10 @@ fi
 section "Results"
 FAKE=$(awk -F'\t' '$1 == "meta" && $2 == "fake" { print $3 }' "$BUNDLE/manifest.tsv" 2>/dev/null)
 TABLE=$WORK/gpu-table.md
-python3 - "$DIFF_TSV" "$TIME_TSV" "$TORCH_LOG" "$TABLE" "${OUT:-}" "$ITERS" "$WARMUP" "${FAKE:-0}" "$FAKE_CUDA" "$TRAIN_ITERS" "$TRAIN_WARMUP" <<'PY' || { echo "(python3 failed: the raw results)"; cat "$DIFF_TSV" "$TIME_TSV"; grep '^RESULT' "$TORCH_LOG"; }
+python3 - "$DIFF_TSV" "$TIME_TSV" "$TORCH_LOG" "$TABLE" "${OUT:-}" "$ITERS" "$WARMUP" "${FAKE:-0}" "$FAKE_CUDA" "$TRAIN_ITERS" "$TRAIN_WARMUP" "$BUNDLE" <<'PY' || { echo "(python3 failed: the raw results)"; cat "$DIFF_TSV" "$TIME_TSV"; grep '^RESULT' "$TORCH_LOG"; }
 import json, os, sys
 diff_tsv, time_tsv, torch_log, table, out, iters, warmup, fake, fake_cuda, \
-    train_iters, train_warmup = sys.argv[1:12]
+    train_iters, train_warmup, bundle = sys.argv[1:13]
 
 def rows(path, n):
     result = []
@@ -513,6 +516,15 @@ def peak_of(r):
     peak = peak.replace("library workspaces: ", "workspaces ")
     return peak.replace("|", "/")[:40]
 
+def simulated(model, batch, prec):
+    """The simulator's predicted training step (gpu-bundle: soapc --report)."""
+    path = os.path.join(bundle, "time", "%s-b%s-%s-train.report.json" % (model, batch, prec))
+    try:
+        report = json.load(open(path))
+        return report["predicted_iteration_ms"], report.get("machine", "?")
+    except (OSError, ValueError, KeyError):
+        return None, None
+
 def status_of(r):
     return (r[4] + (": " + r[9] if r[9] else "")) if r else "not built"
 
@@ -551,15 +563,37 @@ for key in keys:
                               "soap_train_status": st[4] if st else "not built",
                               "soap_train_peak": st[8] if st else "",
                               "torch_forward": fwd or None, "torch_train": train or None,
-                              "ratio": ratio, "train_ratio": train_ratio})
+                              "ratio": ratio, "train_ratio": train_ratio,
+                              "soap_train_simulated_ms": simulated(model, batch, prec)[0]})
 if not keys:
     md.append("| (nothing timed) | | | | | | | | | | | |")
+sim_rows, sim_machine = [], None
+for key in keys:
+    predicted, machine = simulated(*key)
+    sim_machine = sim_machine or machine
+    st = soap.get(key + ("train",))
+    measured = num(st[5]) if st else None
+    if predicted is not None:
+        sim_rows.append("| %s | %s | %s | %s | %.3f | %s |" % (
+            key[0], key[1], key[2], ms(measured), predicted,
+            "%.2fx" % (measured / predicted) if measured and predicted else "-"))
 md.append("\nSOAP ms: the per-iteration wall time the executable prints (host clock around "
           "one run of the model, device synchronized); PyTorch ms: the same, around one "
           "forward call followed by torch.cuda.synchronize(). SOAP train ms: the same for "
           "the training step (soapc --train: forward, backward of L = sum <cotangent, "
           "result>, SGD update of the parameters in place on the GPU: --train-returns=outputs); PyTorch train ms: forward, "
           "cross-entropy loss, backward, optimizer.step() and zero_grad(), synchronized.")
+sim_md = []
+if sim_rows:
+    sim_md.append("\n### The simulator's prediction of the training step\n")
+    sim_md.append("SOAP train ms (measured, above) against the iteration time soapc's "
+                  "simulator predicted for it on the machine file it compiled for (%s; "
+                  "--report predicted_iteration_ms; its cost model does not model TF32, "
+                  "so both precisions share one prediction).\n" % sim_machine)
+    sim_md.append("| model | batch | precision | measured ms | simulated ms | measured/simulated |")
+    sim_md.append("|---|---:|---|---:|---:|---:|")
+    sim_md.extend(sim_rows)
+md.extend(sim_md)
 text = "\n".join(md) + "\n"
 open(table, "w").write(text)
 print(text)
