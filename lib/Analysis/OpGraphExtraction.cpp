@@ -1,6 +1,7 @@
 //===- OpGraphExtraction.cpp - IR -> MLIR-free op graph -------------------===//
 
 #include "soap/Analysis/OpGraphExtraction.h"
+#include "soap/Analysis/NormalizationStatistics.h"
 
 #include "soap/Analysis/IterationSpace.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
@@ -361,6 +362,19 @@ void Extractor::findParameters() {
         if (auto type = dyn_cast<RankedTensorType>(arg.getType());
             type && type.getRank() == 1)
           parameters.insert(arg);
+    // An inference-mode normalization's running statistics are buffers,
+    // not weights: an argument read only as them is data.
+    llvm::DenseSet<OpOperand *> statistics;
+    func.walk([&](linalg::LinalgOp op) {
+      for (OpOperand *read : getNormalizationStatistics(op))
+        statistics.insert(read);
+    });
+    for (BlockArgument arg : body.getArguments())
+      if (!arg.use_empty() &&
+          llvm::all_of(arg.getUses(), [&](OpOperand &use) {
+            return statistics.contains(&use);
+          }))
+        parameters.erase(arg);
   }
   // Constants and values computed from parameters only are parameters.
   for (Operation &op : body.without_terminator()) {

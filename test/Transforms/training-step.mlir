@@ -522,3 +522,36 @@ func.func @shared_weight(%x: tensor<8x4xf32>, %w: tensor<4x4xf32> {soap.paramete
   } -> tensor<8x4xf32>
   return %a2 : tensor<8x4xf32>
 }
+
+// -----
+
+// Unmarked weights found by the heuristic (vectors beside matrix data): an
+// eval-mode batch norm's running mean and variance, read only as
+// (x - mean) * rsqrt(var + eps), are buffers, not weights. The step updates
+// the weight, gamma and beta and leaves mean and var alone (PyTorch's
+// optimizer does not touch buffers).
+// CHECK-LABEL: func.func @batch_norm_buffers(
+// CHECK-SAME: %{{[^:]*}}: tensor<2x4xf32>, %{{[^:]*}}: tensor<4x4xf32> {soap.parameter}, %{{[^:]*}}: tensor<4xf32> {soap.parameter}, %{{[^:]*}}: tensor<4xf32> {soap.parameter}, %[[MEAN:[^:]*]]: tensor<4xf32>, %[[VAR:[^:]*]]: tensor<4xf32>, %{{[^:]*}}: tensor<2x4xf32>)
+// CHECK-SAME: -> (tensor<2x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>)
+#bn_id = affine_map<(d0, d1) -> (d0, d1)>
+#bn_col = affine_map<(d0, d1) -> (d1)>
+func.func @batch_norm_buffers(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>,
+                              %gamma: tensor<4xf32>, %beta: tensor<4xf32>,
+                              %mean: tensor<4xf32>, %var: tensor<4xf32>) -> tensor<2x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %eps = arith.constant 1.0e-05 : f32
+  %e = tensor.empty() : tensor<2x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %h = linalg.matmul ins(%x, %w : tensor<2x4xf32>, tensor<4x4xf32>) outs(%f : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = linalg.generic {indexing_maps = [#bn_id, #bn_col, #bn_col, #bn_col, #bn_col, #bn_id], iterator_types = ["parallel", "parallel"]} ins(%h, %gamma, %beta, %mean, %var : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %g: f32, %b: f32, %m: f32, %v: f32, %out: f32):
+    %ve = arith.addf %v, %eps : f32
+    %r = math.rsqrt %ve : f32
+    %c = arith.subf %in, %m : f32
+    %n = arith.mulf %c, %r : f32
+    %s = arith.mulf %n, %g : f32
+    %t = arith.addf %s, %b : f32
+    linalg.yield %t : f32
+  } -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}

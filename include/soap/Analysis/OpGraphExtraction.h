@@ -55,7 +55,9 @@ FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef name = "");
 /// Which arguments of `func` are parameters (weights): those marked
 /// `soap.parameter`; in a function with no marked argument, those that reach a
 /// weight position (a convolution's filter, the side of a matmul that carries
-/// no batch loop), possibly through transposes, broadcasts and reshapes.
+/// no batch loop), possibly through transposes, broadcasts and reshapes, and
+/// vectors beside matrix data; not those read only as an inference-mode
+/// normalization's running statistics (NormalizationStatistics.h: buffers).
 llvm::SmallBitVector getParameterArguments(func::FuncOp func);
 
 /// The argument that `value` is the new value of: the index `i` when the
