@@ -142,6 +142,36 @@ func.func @batch_norm(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
+// The same with a division by sqrt(var + eps), eps first, each statistic its
+// own constant: both stay constants, only the scale is lifted.
+// CHECK-LABEL: func.func @batch_norm_div(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x4xf32>,
+// CHECK-SAME: %[[GAMMA:[^:]*]]: tensor<4xf32> {soap.initial_value = dense<2.000000e+00> : tensor<4xf32>, soap.parameter})
+// CHECK-DAG: %[[MEAN:.*]] = arith.constant dense<5.000000e-01> : tensor<4xf32>
+// CHECK-DAG: %[[VAR:.*]] = arith.constant dense<3.000000e+00> : tensor<4xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[MEAN]], %[[VAR]], %[[GAMMA]] :
+#id6 = affine_map<(d0, d1) -> (d0, d1)>
+#col6 = affine_map<(d0, d1) -> (d1)>
+func.func @batch_norm_div(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %m = arith.constant dense<0.5> : tensor<4xf32>
+  %v = arith.constant dense<3.0> : tensor<4xf32>
+  %g = arith.constant dense<2.0> : tensor<4xf32>
+  %e = tensor.empty() : tensor<2x4xf32>
+  %y = linalg.generic {indexing_maps = [#id6, #col6, #col6, #col6, #id6], iterator_types = ["parallel", "parallel"]} ins(%x, %m, %v, %g : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%in: f32, %mean: f32, %var: f32, %gamma: f32, %out: f32):
+    %eps = arith.constant 1.0e-05 : f32
+    %ve = arith.addf %eps, %var : f32
+    %s = math.sqrt %ve : f32
+    %c = arith.subf %in, %mean : f32
+    %n = arith.divf %c, %s : f32
+    %t = arith.mulf %n, %gamma : f32
+    linalg.yield %t : f32
+  } -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
 // The same reads where the "variance" is not under rsqrt(. + eps) (a
 // learned scale inside a square root of the input): every read is a
 // parameter.
