@@ -87,8 +87,9 @@ struct LiftConstantParametersPass
       // A splat read several times: equal values by chance (zero biases, a
       // batch norm's unit scales), which an exporter merged; one parameter
       // per read, at the location of the op that reads it.
-      bool untie = untieSplats && reads.size() > 1 &&
-                   cast<DenseElementsAttr>(cst.getValue()).isSplat();
+      // (A dense_resource blob is no splat.)
+      auto dense = dyn_cast<DenseElementsAttr>(cst.getValue());
+      bool untie = untieSplats && reads.size() > 1 && dense && dense.isSplat();
       SmallVector<SmallVector<OpOperand *>> groups;
       if (untie)
         for (OpOperand *read : reads)

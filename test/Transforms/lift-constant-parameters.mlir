@@ -218,3 +218,37 @@ func.func @has_parameters(%x: tensor<2x3xf32>, %w: tensor<3x4xf32> {soap.paramet
   } -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }
+
+// -----
+
+// A dense_resource blob (how torch-mlir writes large weights) read twice is
+// one parameter: its elements are not known to be equal.
+// CHECK-LABEL: func.func @blob(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<2x4xf32>,
+// CHECK-SAME: %[[B:[^:]*]]: tensor<4xf32> {soap.initial_value = dense_resource<bias> : tensor<4xf32>, soap.parameter})
+// CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[B]] :
+// CHECK: linalg.generic {{.*}} ins(%[[H]], %[[B]] :
+#id7 = affine_map<(d0, d1) -> (d0, d1)>
+#col7 = affine_map<(d0, d1) -> (d1)>
+func.func @blob(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %b = arith.constant dense_resource<bias> : tensor<4xf32>
+  %e = tensor.empty() : tensor<2x4xf32>
+  %h = linalg.generic {indexing_maps = [#id7, #col7, #id7], iterator_types = ["parallel", "parallel"]} ins(%x, %b : tensor<2x4xf32>, tensor<4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %t = arith.addf %a, %c : f32
+    linalg.yield %t : f32
+  } -> tensor<2x4xf32>
+  %y = linalg.generic {indexing_maps = [#id7, #col7, #id7], iterator_types = ["parallel", "parallel"]} ins(%h, %b : tensor<2x4xf32>, tensor<4xf32>) outs(%e : tensor<2x4xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %t = arith.addf %a, %c : f32
+    linalg.yield %t : f32
+  } -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      bias: "0x040000000000803F0000004000004040000080C0"
+    }
+  }
+#-}
