@@ -418,10 +418,6 @@ private:
       function_ref<Value(OpBuilder &, Location, Value, ValueRange, Value)>
           finish);
   Value zeros(Location loc, Type type);
-  /// `part` placed at `offsets` in zeros of `type` (a tensor.pad, which the
-  /// partitioner splits like any layer).
-  Value placeInZeros(Location loc, Value part, ArrayRef<int64_t> offsets,
-                     RankedTensorType type);
   Value floatConstant(OpBuilder &nb, Location loc, Type type, double v) {
     return arith::ConstantOp::create(nb, loc, nb.getFloatAttr(type, v));
   }
@@ -463,14 +459,6 @@ Value TrainingStepBuilder::zeros(Location loc, Type type) {
                                         tensorType.getElementType());
   Value zero = floatConstant(b, loc, tensorType.getElementType(), 0.0);
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
-}
-
-Value TrainingStepBuilder::placeInZeros(Location loc, Value part,
-                                        ArrayRef<int64_t> offsets,
-                                        RankedTensorType type) {
-  return buildStridedPlacement(b, loc, part, offsets,
-                               SmallVector<int64_t>(type.getRank(), 1), type,
-                               b.getFloatAttr(type.getElementType(), 0.0));
 }
 
 SmallVector<TrainingStepBuilder::Contribution, 2> &
