@@ -87,3 +87,13 @@ mlir::soap::getNormalizationStatistics(linalg::LinalgOp op) {
   }
   return statistics;
 }
+
+llvm::DenseSet<OpOperand *>
+mlir::soap::getNormalizationStatisticReads(Operation *root) {
+  llvm::DenseSet<OpOperand *> reads;
+  root->walk([&](linalg::LinalgOp op) {
+    for (OpOperand *read : getNormalizationStatistics(op))
+      reads.insert(read);
+  });
+  return reads;
+}

@@ -1,9 +1,9 @@
 //===- OpGraphExtraction.cpp - IR -> MLIR-free op graph -------------------===//
 
 #include "soap/Analysis/OpGraphExtraction.h"
-#include "soap/Analysis/NormalizationStatistics.h"
 
 #include "soap/Analysis/IterationSpace.h"
+#include "soap/Analysis/NormalizationStatistics.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -364,11 +364,8 @@ void Extractor::findParameters() {
           parameters.insert(arg);
     // An inference-mode normalization's running statistics are buffers,
     // not weights: an argument read only as them is data.
-    llvm::DenseSet<OpOperand *> statistics;
-    func.walk([&](linalg::LinalgOp op) {
-      for (OpOperand *read : getNormalizationStatistics(op))
-        statistics.insert(read);
-    });
+    llvm::DenseSet<OpOperand *> statistics =
+        getNormalizationStatisticReads(func);
     for (BlockArgument arg : body.getArguments())
       if (!arg.use_empty() &&
           llvm::all_of(arg.getUses(), [&](OpOperand &use) {

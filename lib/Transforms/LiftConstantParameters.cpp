@@ -53,13 +53,11 @@ struct LiftConstantParametersPass
     // stay constant (normalization statistics), and the order of the ops.
     SmallVector<arith::ConstantOp> weights;
     llvm::DenseMap<Operation *, unsigned> order;
-    llvm::SmallDenseSet<OpOperand *, 16> frozen;
+    llvm::DenseSet<OpOperand *> frozen;
+    if (!trainStatistics)
+      frozen = getNormalizationStatisticReads(func);
     func.walk<WalkOrder::PreOrder>([&](Operation *op) {
       order[op] = order.size();
-      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
-          linalgOp && !trainStatistics)
-        for (OpOperand *read : getNormalizationStatistics(linalgOp))
-          frozen.insert(read);
       auto cst = dyn_cast<arith::ConstantOp>(op);
       if (!cst)
         return;

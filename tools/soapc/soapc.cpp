@@ -25,6 +25,7 @@
 #include "soap/Analysis/NormalizationStatistics.h"
 #include "soap/Analysis/OpGraphExtraction.h"
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "soap/Conversion/LowerToCPU.h"
 #include "soap/Conversion/LowerToCUDA.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
@@ -586,14 +587,12 @@ int main(int argc, char **argv) {
     liftedConstants += static_cast<bool>((*func).getArgAttr(
         i, mlir::soap::SOAPDialect::kInitialValueAttrName));
   // The normalizations whose running statistics stayed constants.
-  unsigned frozenNormalizations = 0;
+  llvm::SmallPtrSet<Operation *, 16> frozenNormalizations;
   if (liftedConstants)
-    (*func).walk([&](linalg::LinalgOp op) {
-      frozenNormalizations += llvm::any_of(
-          mlir::soap::getNormalizationStatistics(op), [](OpOperand *read) {
-            return read->get().getDefiningOp<arith::ConstantOp>();
-          });
-    });
+    for (OpOperand *read :
+         mlir::soap::getNormalizationStatisticReads(*func))
+      if (read->get().getDefiningOp<arith::ConstantOp>())
+        frozenNormalizations.insert(read->getOwner());
   mlir::soap::OpGraphExtractionOptions extractOptions;
   extractOptions.remarkReplicated = false;
   FailureOr<mlir::soap::ExtractedOpGraph> extracted =
@@ -732,10 +731,10 @@ int main(int argc, char **argv) {
                  << " lifted from the model's weight constants (one per "
                     "read of a splat read several times), now arguments "
                     "after its own, initialized from their values\n";
-      if (frozenNormalizations)
+      if (!frozenNormalizations.empty())
         summaryOut << "normalization statistics: the running mean and "
                       "variance of "
-                   << frozenNormalizations
+                   << frozenNormalizations.size()
                    << " inference-mode normalization(s) stay constants "
                       "(not trained)\n";
     }

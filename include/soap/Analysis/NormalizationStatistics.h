@@ -1,5 +1,4 @@
-//===- NormalizationStatistics.h - Frozen normalization statistics -*- C++
-//-*-===//
+//===- NormalizationStatistics.h - Running statistics --------*- C++ -*-===//
 //
 // An inference-mode normalization (torch-mlir's batch norm of an eval-mode
 // export) reads running statistics, not parameters: one linalg op whose
@@ -14,6 +13,7 @@
 #define SOAP_ANALYSIS_NORMALIZATIONSTATISTICS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir {
@@ -26,6 +26,9 @@ namespace soap {
 /// normalization in the body; empty when there is none.
 llvm::SmallVector<OpOperand *, 2>
 getNormalizationStatistics(linalg::LinalgOp op);
+
+/// Those reads of every linalg op nested in `root`.
+llvm::DenseSet<OpOperand *> getNormalizationStatisticReads(Operation *root);
 
 } // namespace soap
 } // namespace mlir
