@@ -394,13 +394,16 @@ private:
   /// empty) the part at constant indices of some dims (`constantAt`: the
   /// index, or -1 for a dim the term keeps), which is zero elsewhere.
   struct Contribution {
+    Contribution(Value value, ArrayRef<int64_t> at) : value(value) {
+      if (llvm::any_of(at, [](int64_t i) { return i >= 0; }))
+        constantAt.assign(at.begin(), at.end());
+    }
     Value value;
     SmallVector<int64_t> constantAt;
   };
   void contribute(Value value, Value grad, ArrayRef<int64_t> constantAt = {}) {
     if (active.contains(value))
-      contributions[value].push_back(
-          {grad, SmallVector<int64_t>(constantAt)});
+      contributions[value].emplace_back(grad, constantAt);
   }
   /// The terms of `value`'s gradient: its contributions so far, then, for a
   /// function argument, its gradient chains (which end here).
@@ -466,12 +469,8 @@ TrainingStepBuilder::takeContributions(Value value) {
   SmallVector<Contribution, 2> &parts = contributions[value];
   if (auto chains = argumentChains.find(value);
       chains != argumentChains.end()) {
-    for (GradientChain &chain : chains->second) {
-      SmallVector<int64_t> constantAt;
-      if (llvm::any_of(chain.constantAt, [](int64_t at) { return at >= 0; }))
-        constantAt = chain.constantAt;
-      parts.push_back({chain.sum, std::move(constantAt)});
-    }
+    for (GradientChain &chain : chains->second)
+      parts.emplace_back(chain.sum, chain.constantAt);
     argumentChains.erase(chains);
   }
   return parts;
@@ -547,7 +546,7 @@ Value TrainingStepBuilder::gradient(Value value) {
   Value sum = sumContributions(
       value.getLoc(), type, parts, {}, empty,
       [](OpBuilder &, Location, Value sum, ValueRange, Value) { return sum; });
-  parts.assign({Contribution{sum, {}}});
+  parts.assign({Contribution(sum, {})});
   return sum;
 }
 
@@ -749,9 +748,7 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
   }
   AffineMap map = AffineMap::get(fullMap.getNumDims(), 0, dimResults,
                                  op.getContext());
-  bool hasConstants = dimResults.size() != fullMap.getNumResults();
-  if (hasConstants)
-    type = RankedTensorType::get(reducedShape, type.getElementType());
+  type = RankedTensorType::get(reducedShape, type.getElementType());
   // (No dimension at all: a scalar, whose gradient sums over every loop.)
   if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
     return op->emitError()
@@ -934,8 +931,7 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
     chain->sum = result;
     return success();
   }
-  contribute(operand->get(), result,
-             hasConstants ? ArrayRef<int64_t>(constantAt) : ArrayRef<int64_t>());
+  contribute(operand->get(), result, constantAt);
   return success();
 }
 
