@@ -528,8 +528,10 @@ def simulated(model, batch, prec):
 def status_of(r):
     return (r[4] + (": " + r[9] if r[9] else "")) if r else "not built"
 
+sim_rows, sim_machine = [], None
 for key in keys:
     model, batch, prec = key
+    predicted, machine = simulated(model, batch, prec)
     s = soap.get(key + ("forward",))
     st = soap.get(key + ("train",))
     fwd = torch.get((model, batch, prec, "forward"), {})
@@ -564,19 +566,14 @@ for key in keys:
                               "soap_train_peak": st[8] if st else "",
                               "torch_forward": fwd or None, "torch_train": train or None,
                               "ratio": ratio, "train_ratio": train_ratio,
-                              "soap_train_simulated_ms": simulated(model, batch, prec)[0]})
+                              "soap_train_simulated_ms": predicted})
+    if predicted is not None:
+        sim_machine = sim_machine or machine
+        sim_rows.append("| %s | %s | %s | %s | %.3f | %s |" % (
+            model, batch, prec, ms(soap_train_ms), predicted,
+            "%.2fx" % (soap_train_ms / predicted) if soap_train_ms and predicted else "-"))
 if not keys:
     md.append("| (nothing timed) | | | | | | | | | | | |")
-sim_rows, sim_machine = [], None
-for key in keys:
-    predicted, machine = simulated(*key)
-    sim_machine = sim_machine or machine
-    st = soap.get(key + ("train",))
-    measured = num(st[5]) if st else None
-    if predicted is not None:
-        sim_rows.append("| %s | %s | %s | %s | %.3f | %s |" % (
-            key[0], key[1], key[2], ms(measured), predicted,
-            "%.2fx" % (measured / predicted) if measured and predicted else "-"))
 md.append("\nSOAP ms: the per-iteration wall time the executable prints (host clock around "
           "one run of the model, device synchronized); PyTorch ms: the same, around one "
           "forward call followed by torch.cuda.synchronize(). SOAP train ms: the same for "
