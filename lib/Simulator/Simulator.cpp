@@ -59,6 +59,9 @@
 #include <cassert>
 #include <cmath>
 #include <cstring>
+#include <limits>
+
+#include "llvm/ADT/ArrayRef.h"
 
 using namespace soap;
 
@@ -82,6 +85,10 @@ const char *soap::taskKindName(TaskKind kind) {
     return "all-reduce";
   case TaskKind::Update:
     return "update";
+  case TaskKind::Gather:
+    return "all-gather";
+  case TaskKind::GradientScatter:
+    return "gradient reduce-scatter";
   }
   return "unknown";
 }
@@ -89,6 +96,9 @@ const char *soap::taskKindName(TaskKind kind) {
 namespace {
 
 constexpr int32_t kCheckpoint = 16;
+/// buildForwardEdge: a pair that moves point to point or in a gather
+/// (decided once all pairs are classified).
+constexpr int32_t kPending = std::numeric_limits<int32_t>::min();
 /// Most runs kept per dimension of an output tile (beyond: its bounding
 /// range, an over-approximation).
 constexpr size_t kMaxRuns = 4096;
@@ -299,7 +309,16 @@ struct EdgeData {
   /// tensor see of them: producer tile, device, task, consumer region.
   std::vector<int32_t> moved;
   std::vector<int64_t> heldKey;
+  /// buildForwardEdge's ring all-gathers (findGathers): per pair the one
+  /// that moves it (-1: none); per gather its producer tiles in chunk order
+  /// (CSR, gatherStart) and the bytes of the region it gathers.
+  /// buildGradientEdge reduce-scatters their gradients over the same rings.
+  std::vector<int32_t> gatherOf, gatherStart, gatherTiles;
+  std::vector<int64_t> gatherBytes;
   size_t size() const { return a.size(); }
+  int32_t numGathers() const {
+    return static_cast<int32_t>(gatherBytes.size());
+  }
 
   // The parts each writer rewrites whole (see NodeGeom).
   /// computePairs when the versions change.
@@ -317,6 +336,10 @@ struct EdgeData {
     moved.swap(o.moved);
     fwdStart.swap(o.fwdStart);
     fwd.swap(o.fwd);
+    gatherOf.swap(o.gatherOf);
+    gatherStart.swap(o.gatherStart);
+    gatherTiles.swap(o.gatherTiles);
+    gatherBytes.swap(o.gatherBytes);
   }
   /// buildGradientEdge.
   void swapGradientLists(EdgeData &o) {
@@ -498,6 +521,15 @@ struct Simulator::Impl {
     int32_t task;
   };
   std::vector<Held> held, heldSorted;
+  /// findGathers: per producer tile its state, the part it sends, its
+  /// group (CSR into groupDevs) and gather; (tile * D + receiver) pairs;
+  /// the tiles that may be parts.
+  std::vector<int8_t> tileState;
+  std::vector<Range> tileSent;
+  std::vector<int64_t> tileRecv;
+  std::vector<int32_t> groupStart, groupDevs, candTiles, tileGather;
+  /// buildGradientEdge: gather * Tc + consumer tile of each gather's pairs.
+  std::vector<int64_t> gatherReaders;
   std::vector<int32_t> heldStart, heldFill;
   std::vector<int64_t> keyScratch;
   /// computeGeometry: one dimension's runs.
@@ -1147,6 +1179,160 @@ struct Simulator::Impl {
     }
   }
 
+  /// The ring all-gathers among edge e's point-to-point pairs (pairSlot
+  /// kPending) into edata[e] (gatherOf, gatherStart, gatherTiles,
+  /// gatherBytes), as soap-form-collectives forms them from the partitioned
+  /// program's transfers: a group of n >= 2 distinct devices, each holding
+  /// one producer tile whose whole part sent is one of n equal consecutive
+  /// chunks of a region along one dimension, sent to every other device of
+  /// the group and to no other, is ONE all-gather (NCCL) instead of
+  /// n (n - 1) sends and receives. A producer tile that sends different
+  /// parts takes no part in a gather. Like the pass, which looks at the
+  /// transfers made for one reader (a chain), this looks at what moves for
+  /// this edge: a device to which an earlier reader already moved the part
+  /// is no receiver. Two consumer tiles on one device receive the chunk
+  /// once, as the partitioner moves a region to a device once.
+  void findGathers(int32_t e) {
+    const Edge &ed = edges[e];
+    const NodeGeom &gp = geom[ed.producer], &gc = geom[ed.consumer];
+    EdgeData &pl = edata[e];
+    int32_t Tp = gp.tiles;
+    int32_t rank = nstat[ed.consumer].ranks[ed.input];
+    int32_t opP =
+        static_cast<int32_t>(graph.nodes[ed.producer].inputs.size()) +
+        ed.output;
+    // Per producer tile: 0 sends nothing, 1 sends one part (tileSent), 2
+    // is not a gather's part.
+    tileState.assign(Tp, 0);
+    tileSent.resize(size_t(Tp) * rank);
+    tileRecv.clear();
+    for (size_t k = 0; k < pl.size(); ++k) {
+      int32_t a = pl.a[k];
+      if (pairSlot[k] != kPending) // on the device, or already moved there
+        continue;
+      const Range *P = gp.region(opP, a, rank);
+      const Range *C = gc.region(ed.input, pl.b[k], rank);
+      Range *S = tileSent.data() + size_t(a) * rank;
+      if (tileState[a] == 0) {
+        tileState[a] = 1;
+        for (int32_t d = 0; d < rank; ++d)
+          S[d] = {std::max(P[d].lo, C[d].lo), std::min(P[d].hi, C[d].hi)};
+      } else if (tileState[a] == 1) {
+        for (int32_t d = 0; d < rank; ++d)
+          if (!(S[d] == Range{std::max(P[d].lo, C[d].lo),
+                              std::min(P[d].hi, C[d].hi)}))
+            tileState[a] = 2;
+      }
+      tileRecv.push_back(int64_t(a) * D + gc.devices[pl.b[k]]);
+    }
+    std::sort(tileRecv.begin(), tileRecv.end());
+    tileRecv.erase(std::unique(tileRecv.begin(), tileRecv.end()),
+                   tileRecv.end());
+    // Each part's group: its device and its receivers, sorted (CSR).
+    candTiles.clear();
+    groupStart.assign(Tp + 1, 0);
+    groupDevs.clear();
+    for (size_t i = 0; i < tileRecv.size();) {
+      int32_t a = static_cast<int32_t>(tileRecv[i] / D);
+      size_t j = i;
+      while (j < tileRecv.size() && tileRecv[j] / D == a)
+        ++j;
+      if (tileState[a] == 1) {
+        size_t g0 = groupDevs.size();
+        groupDevs.push_back(gp.devices[a]);
+        for (size_t q = i; q < j; ++q)
+          groupDevs.push_back(static_cast<int32_t>(tileRecv[q] % D));
+        std::sort(groupDevs.begin() + g0, groupDevs.end());
+        groupStart[a] = static_cast<int32_t>(g0);
+        groupStart[a + 1] = static_cast<int32_t>(groupDevs.size());
+        candTiles.push_back(a);
+      }
+      i = j;
+    }
+    auto group = [&](int32_t a) {
+      return llvm::ArrayRef<int32_t>(groupDevs.data() + groupStart[a],
+                                     groupDevs.data() + groupStart[a + 1]);
+    };
+    // The parts of one group, by device.
+    std::sort(candTiles.begin(), candTiles.end(), [&](int32_t x, int32_t y) {
+      auto gx = group(x), gy = group(y);
+      if (gx != gy)
+        return std::lexicographical_compare(gx.begin(), gx.end(), gy.begin(),
+                                            gy.end());
+      return gp.devices[x] != gp.devices[y] ? gp.devices[x] < gp.devices[y]
+                                            : x < y;
+    });
+    tileGather.assign(Tp, -1);
+    for (size_t i = 0; i < candTiles.size();) {
+      auto devs = group(candTiles[i]);
+      size_t n = devs.size(), j = i;
+      while (j < candTiles.size() && group(candTiles[j]) == devs)
+        ++j;
+      size_t from = i;
+      i = j;
+      // One part on each device of the group.
+      if (j - from != n)
+        continue;
+      bool each = true;
+      for (size_t q = 0; q < n && each; ++q)
+        each = gp.devices[candTiles[from + q]] == devs[q];
+      if (!each)
+        continue;
+      // Equal consecutive chunks along the one dimension where they differ.
+      int32_t *parts = candTiles.data() + from;
+      auto sent = [&](int32_t a) {
+        return tileSent.data() + size_t(a) * rank;
+      };
+      int32_t dim = -1;
+      for (int32_t d = 0; d < rank && dim < 0; ++d)
+        for (size_t q = 1; q < n && dim < 0; ++q)
+          if (!(sent(parts[q])[d] == sent(parts[0])[d]))
+            dim = d;
+      if (dim < 0)
+        continue;
+      std::sort(parts, parts + n, [&](int32_t x, int32_t y) {
+        return sent(x)[dim].lo < sent(y)[dim].lo;
+      });
+      const Range *first = sent(parts[0]);
+      int64_t chunk = first[dim].size();
+      bool chunks = chunk > 0;
+      for (size_t q = 0; q < n && chunks; ++q)
+        for (int32_t d = 0; d < rank && chunks; ++d) {
+          Range want = first[d];
+          if (d == dim)
+            want = {first[d].lo + int64_t(q) * chunk,
+                    first[d].lo + int64_t(q + 1) * chunk};
+          chunks = sent(parts[q])[d] == want;
+        }
+      if (!chunks)
+        continue;
+      int64_t volume = 1;
+      for (int32_t d = 0; d < rank; ++d)
+        volume *= first[d].size();
+      int32_t g = pl.numGathers();
+      for (size_t q = 0; q < n; ++q) {
+        tileGather[parts[q]] = g;
+        pl.gatherTiles.push_back(parts[q]);
+      }
+      pl.gatherStart.push_back(static_cast<int32_t>(pl.gatherTiles.size()));
+      int32_t eb = graph.tensors[graph.nodes[ed.consumer].inputs[ed.input]
+                                     .tensor]
+                       .elementBytes;
+      pl.gatherBytes.push_back(int64_t(n) * volume * eb);
+    }
+    for (size_t k = 0; k < pl.size(); ++k)
+      if (pairSlot[k] == kPending)
+        pl.gatherOf[k] = tileGather[pl.a[k]];
+  }
+
+  /// scratchDevs: the devices of gather g of edge data pl (sorted).
+  void gatherDevices(const NodeGeom &gp, const EdgeData &pl, int32_t g) {
+    scratchDevs.clear();
+    for (int32_t i = pl.gatherStart[g]; i < pl.gatherStart[g + 1]; ++i)
+      scratchDevs.push_back(gp.devices[pl.gatherTiles[i]]);
+    std::sort(scratchDevs.begin(), scratchDevs.end());
+  }
+
   /// FT(e) into stageMain; the consumer tiles' delivery lists into edata
   /// (transfers as ~local index until the block is committed).
   void buildForwardEdge(int32_t e) {
@@ -1231,6 +1417,7 @@ struct Simulator::Impl {
       return std::binary_search(groupDevices.begin(), groupDevices.end(),
                                 int64_t(owner) * D + device);
     };
+    bool pending = false;
     for (size_t k = 0; k < pl.size(); ++k) {
       int32_t a = pl.a[k], b = pl.b[k];
       int32_t devA = gp.devices[a], devB = gc.devices[b];
@@ -1278,15 +1465,37 @@ struct Simulator::Impl {
         pairSlot[k] = -3;
         continue;
       }
+      pairSlot[k] = kPending;
+      pending = true;
+    }
+    // The pairs left move point to point, one task per link, but for those
+    // of an all-gather.
+    pl.gatherOf.assign(pl.size(), -1);
+    pl.gatherStart.assign(1, 0);
+    pl.gatherTiles.clear();
+    pl.gatherBytes.clear();
+    if (pending && gp.reduction == 1 && !gp.outExact[ed.output])
+      findGathers(e);
+    for (size_t k = 0; k < pl.size(); ++k) {
+      if (pairSlot[k] != kPending)
+        continue;
+      int32_t a = pl.a[k], b = pl.b[k];
       int64_t nb = pl.vol[k] * eb;
-      int32_t x = slotFor(linkOf(devA, devB), words);
+      recvBytes[b] += nb;
+      if (pl.gatherOf[k] >= 0)
+        continue;
+      int32_t x = slotFor(linkOf(gp.devices[a], gc.devices[b]), words);
       slotBytes[x] += nb;
       masks[size_t(x) * words + a / 64] |= uint64_t(1) << (a % 64);
-      recvBytes[b] += nb;
       pairSlot[k] = x;
       if (gp.reduction == 1)
         pl.slot[k] = x;
     }
+    // Each gather's task follows the links' tasks.
+    int32_t numSlots = static_cast<int32_t>(slotLink.size());
+    for (size_t k = 0; k < pl.size(); ++k)
+      if (pl.gatherOf[k] >= 0)
+        pairSlot[k] = pl.slot[k] = numSlots + pl.gatherOf[k];
     pl.moved.clear();
     for (size_t k = 0; k < pl.size(); ++k)
       if (pl.slot[k] >= 0)
@@ -1305,6 +1514,13 @@ struct Simulator::Impl {
           st.pred(srcBase + gp.srcLocal[a]);
         }
     }
+    for (int32_t g = 0; g < pl.numGathers(); ++g) {
+      gatherDevices(gp, pl, g);
+      addRing(st, pl.gatherBytes[g], TaskKind::Gather, 1.0);
+      moved += int64_t(scratchDevs.size() - 1) * pl.gatherBytes[g];
+      for (int32_t i = pl.gatherStart[g]; i < pl.gatherStart[g + 1]; ++i)
+        st.pred(srcBase + gp.srcLocal[pl.gatherTiles[i]]);
+    }
     bl.comm = moved;
     comm += moved;
     for (int32_t b = 0; b < Tc; ++b)
@@ -1312,7 +1528,7 @@ struct Simulator::Impl {
     // Deliveries: pairs are consumer-tile major.
     pl.fwdStart.resize(Tc + 1);
     pl.fwd.clear();
-    lastSeen.assign(slotLink.size(), -1);
+    lastSeen.assign(size_t(numSlots + pl.numGathers()), -1);
     size_t k = 0, c = 0;
     auto deliver = [&](int32_t s, int32_t b) {
       if (lastSeen[s] != b) {
@@ -1367,6 +1583,10 @@ struct Simulator::Impl {
         pairSlot[k] = -2;
         continue;
       }
+      if (pl.gatherOf[k] >= 0) { // in the gather's reduce-scatter
+        pairSlot[k] = kPending;
+        continue;
+      }
       int32_t x = slotFor(linkOf(devB, devA), words);
       slotBytes[x] += pl.vol[k] * eb;
       masks[size_t(x) * words + b / 64] |= uint64_t(1) << (b % 64);
@@ -1385,6 +1605,31 @@ struct Simulator::Impl {
           st.pred(bwdBase + static_cast<int32_t>(w * 64) +
                   __builtin_ctzll(m));
     }
+    // A gather's gradients: the consumer tiles' sums over the region,
+    // reduce-scattered over the gather's ring (each producer tile's device
+    // keeps its chunk), after the backward tasks of the consumer tiles that
+    // sent to it, each once.
+    int32_t numSlots = static_cast<int32_t>(slotLink.size());
+    if (pl.numGathers() > 0) {
+      gatherReaders.clear();
+      for (size_t k = 0; k < pl.size(); ++k)
+        if (pairSlot[k] == kPending) {
+          gatherReaders.push_back(int64_t(pl.gatherOf[k]) * Tc + pl.b[k]);
+          pairSlot[k] = numSlots + pl.gatherOf[k];
+        }
+      std::sort(gatherReaders.begin(), gatherReaders.end());
+      gatherReaders.erase(
+          std::unique(gatherReaders.begin(), gatherReaders.end()),
+          gatherReaders.end());
+      size_t r = 0;
+      for (int32_t g = 0; g < pl.numGathers(); ++g) {
+        gatherDevices(gp, pl, g);
+        addRing(st, pl.gatherBytes[g], TaskKind::GradientScatter, 1.0);
+        moved += int64_t(scratchDevs.size() - 1) * pl.gatherBytes[g];
+        for (; r < gatherReaders.size() && gatherReaders[r] / Tc == g; ++r)
+          st.pred(bwdBase + static_cast<int32_t>(gatherReaders[r] % Tc));
+      }
+    }
     bl.comm = moved;
     comm += moved;
     // Deliveries per producer tile: bucket the pairs by producer tile.
@@ -1395,7 +1640,7 @@ struct Simulator::Impl {
       bucketItems[bucketCount[pl.a[k]]++] = static_cast<int32_t>(k);
     pl.gradStart.resize(Tp + 1);
     pl.grad.clear();
-    lastSeen.assign(slotLink.size(), -1);
+    lastSeen.assign(size_t(numSlots + pl.numGathers()), -1);
     int32_t from = 0;
     for (int32_t a = 0; a < Tp; ++a) {
       pl.gradStart[a] = static_cast<int32_t>(pl.grad.size());
@@ -1741,13 +1986,19 @@ struct Simulator::Impl {
     }
   }
 
-  /// Ring all-reduce of `nbytes` over the sorted distinct devices
-  /// scratchDevs (k > 1): adds the task (on every ring link) to `st`.
-  /// A ring collective over scratchDevs: an all-reduce of nbytes, or with
-  /// `scatter` a reduce-scatter of them (half the traffic and steps).
+  /// A ring collective of `nbytes` over the sorted distinct devices
+  /// scratchDevs (k > 1): an all-reduce, or with `scatter` a reduce-scatter
+  /// of them (half the traffic and steps). Adds the task (on every ring
+  /// link) to `st`.
   int32_t addAllReduce(Stage &st, int64_t nbytes,
                        TaskKind kind = TaskKind::AllReduce,
                        bool scatter = false) {
+    return addRing(st, nbytes, kind, scatter ? 1.0 : 2.0);
+  }
+  /// A ring collective of `steps` passes of (k - 1) / k x `nbytes` over
+  /// scratchDevs: an all-reduce is 2 (a reduce-scatter, then an all-gather),
+  /// a reduce-scatter or an all-gather 1.
+  int32_t addRing(Stage &st, int64_t nbytes, TaskKind kind, double steps) {
     int32_t k = static_cast<int32_t>(scratchDevs.size());
     double bwMin = 0, latMax = 0;
     scratchLinks.clear();
@@ -1763,7 +2014,6 @@ struct Simulator::Impl {
                        scratchLinks.end());
     for (int32_t &l : scratchLinks)
       l += D;
-    double steps = scatter ? 1.0 : 2.0;
     double factor = steps * (k - 1) / k;
     double time = factor * double(nbytes) / bwMin + steps * (k - 1) * latMax;
     int32_t ar = st.add(kind, 0, time, factor * double(nbytes));

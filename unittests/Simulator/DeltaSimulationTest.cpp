@@ -108,8 +108,38 @@ Machine twoNodes() {
   return m;
 }
 
+/// One loop of `node` split by 2 or 4 over consecutive devices from 0 or
+/// 4 (the rest whole): neighbours so placed often read each other's tiles
+/// whole on the same devices, which the simulator makes all-gathers.
+ParallelConfig groupSplitConfig(const Node &node, int32_t D,
+                                std::mt19937_64 &rng) {
+  ParallelConfig c;
+  c.degrees.assign(node.extents.size(), 1);
+  size_t loop = rng() % node.extents.size();
+  int32_t degree = rng() % 2 ? 2 : 4;
+  if (node.extents[loop] % degree != 0 || degree > D)
+    return singleDeviceConfig(node);
+  c.degrees[loop] = degree;
+  int32_t first = D >= 8 && rng() % 2 ? 4 : 0;
+  for (int32_t t = 0; t < degree; ++t)
+    c.devices.push_back(first + t);
+  return c;
+}
+
+/// Whether `sim`'s schedule holds an all-gather.
+bool hasGather(const Simulator &sim) {
+  for (const ScheduledTask &t : sim.scheduledTasks())
+    if (t.kind == TaskKind::Gather)
+      return true;
+  return false;
+}
+
+/// A walk of `steps` changes from data parallelism, each checked against a
+/// full simulation. With `minGatherSteps`, a fifth of the single-node
+/// changes are groupSplitConfig and at least that many steps must hold an
+/// all-gather.
 void randomWalk(const OpGraph &graph, const Machine &machine, int steps,
-                uint64_t seed) {
+                uint64_t seed, int minGatherSteps = 0) {
   ASSERT_EQ(graph.validate(), "");
   CostModel costs(machine);
   Simulator delta(graph, machine, costs);
@@ -121,6 +151,7 @@ void randomWalk(const OpGraph &graph, const Machine &machine, int steps,
   ASSERT_EQ(delta.verifySchedule(), "");
   EXPECT_FALSE(delta.undoDelta()); // nothing to undo after a full simulation
   std::mt19937_64 rng(seed), undoRng(seed ^ 0x5eed);
+  int gatherSteps = 0;
   for (int step = 0; step < steps; ++step) {
     // A rejected proposal (its own random stream: the walk stays the same).
     if (undoRng() % 3 == 0) {
@@ -146,7 +177,10 @@ void randomWalk(const OpGraph &graph, const Machine &machine, int steps,
     }
     int32_t n = static_cast<int32_t>(rng() % graph.nodes.size());
     ParallelConfig c;
-    switch (rng() % 4) {
+    switch (rng() % (minGatherSteps > 0 ? 5 : 4)) {
+    case 4:
+      c = groupSplitConfig(graph.nodes[n], D, rng);
+      break;
     case 0: // back to one device
       c = singleDeviceConfig(graph.nodes[n], static_cast<int32_t>(rng() % D));
       break;
@@ -166,7 +200,10 @@ void randomWalk(const OpGraph &graph, const Machine &machine, int steps,
     ASSERT_EQ(delta.communicationBytes(), full.communicationBytes());
     if (step % 50 == 0)
       ASSERT_EQ(schedule(delta), schedule(full)) << "step " << step;
+    if (minGatherSteps > 0 && hasGather(full))
+      ++gatherSteps;
   }
+  EXPECT_GE(gatherSteps, minGatherSteps);
   // The full schedule, not only its length, matches at the end.
   EXPECT_EQ(schedule(delta), schedule(full));
   // And re-running full simulation on the delta simulator changes nothing.
@@ -215,6 +252,15 @@ TEST(DeltaSimulation, CollapsedRowsOnTwoNodes) {
 
 TEST(DeltaSimulation, MLPOnTwoNodes) {
   randomWalk(makeMLPGraph(64, {256, 512, 512, 256, 10}), twoNodes(), 3000, 1);
+}
+
+TEST(DeltaSimulation, GathersOnTwoNodes) {
+  // Layers split by columns or rows over the same device groups: the
+  // all-gathers (and their gradients' reduce-scatters) come and go, and
+  // later readers find what an earlier reader's gather brought.
+  randomWalk(fanOut(), twoNodes(), 2000, 8, 200);
+  randomWalk(makeMLPGraph(64, {256, 512, 512, 256, 10}), twoNodes(), 2000, 9,
+             200);
 }
 
 TEST(DeltaSimulation, InceptionLikeOnP100Cluster) {

@@ -446,6 +446,115 @@ TEST(Simulator, SplitReductionReduceScattersWhatEachDeviceReadsAChunkOf) {
   EXPECT_EQ(sim.communicationBytes(), 2 * 65536);
 }
 
+TEST(Simulator, ActivationEveryDeviceReadsWholeIsOneRingAllGather) {
+  // fc0 and relu0 split their columns over gpu0-3; fc1 splits its own
+  // columns over the same devices, so each of its tiles reads all of
+  // relu0's output (64 x 256 fp32, 65536 B), a quarter from each device:
+  // one NCCL all-gather in the generated code (soap-form-collectives),
+  // simulated as one ring task on the ring's links (gpu0->1->2->3->0), not
+  // 12 point-to-point sends; backward, the gradients of that input go back
+  // in one ring reduce-scatter (the generated code reduce-scatters fc1's
+  // input-gradient partial sums).
+  OpGraph g = makeMLPGraph(64, {128, 256, 64}); // fc0 relu0 fc1 relu1
+  Machine m = testMachine(4);
+  CostModel costs(m);
+  Strategy s = singleDeviceStrategy(g);
+  s.configs[0] = {{1, 4, 1}, {0, 1, 2, 3}};
+  s.configs[1] = {{1, 4}, {0, 1, 2, 3}};
+  s.configs[2] = {{1, 4, 1}, {2, 0, 3, 1}}; // any order of the same devices
+  s.configs[3] = {{1, 4}, {2, 0, 3, 1}};
+  Simulator sim(g, m, costs);
+  sim.simulateFull(s);
+  EXPECT_EQ(sim.verifySchedule(), "");
+  const double bytes = 65536;
+  const double ring = 0.75 * bytes / 1e9 + 3 * 1e-6;
+  int32_t gathers = 0, scatters = 0, transfers = 0;
+  for (const ScheduledTask &task : sim.scheduledTasks()) {
+    if (task.kind == TaskKind::Transfer ||
+        task.kind == TaskKind::GradientTransfer)
+      ++transfers;
+    if (task.kind != TaskKind::Gather &&
+        task.kind != TaskKind::GradientScatter)
+      continue;
+    ++(task.kind == TaskKind::Gather ? gathers : scatters);
+    EXPECT_EQ(g.nodes[task.node].name, "fc1");
+    EXPECT_DOUBLE_EQ(task.bytes, 0.75 * bytes);
+    EXPECT_NEAR(task.end - task.start, ring, 1e-15);
+  }
+  EXPECT_EQ(gathers, 4); // one task, listed on each of its 4 links
+  EXPECT_EQ(scatters, 4);
+  EXPECT_EQ(transfers, 0);
+  // Each way, (k - 1) x the region's bytes, as 12 sends of a quarter move.
+  EXPECT_EQ(sim.report().communicationBytes, 2 * 3 * 65536);
+
+  // fc1 on gpu0 and gpu1 only: their quarters are one all-gather of the
+  // first half over those two (as soap-form-collectives finds it: each
+  // sends its part to the other and to no one else); gpu2's and gpu3's go
+  // to both, and nothing comes back: point-to-point transfers.
+  Strategy two = s;
+  two.configs[2] = {{1, 2, 1}, {0, 1}};
+  two.configs[3] = {{1, 2}, {0, 1}};
+  Simulator mixed(g, m, costs);
+  mixed.simulateFull(two);
+  gathers = transfers = 0;
+  for (const ScheduledTask &task : mixed.scheduledTasks()) {
+    if (task.kind == TaskKind::Gather) {
+      ++gathers;
+      EXPECT_DOUBLE_EQ(task.bytes, 0.5 * (bytes / 2));
+    }
+    transfers += task.kind == TaskKind::Transfer;
+  }
+  EXPECT_EQ(gathers, 2);
+  EXPECT_EQ(transfers, 4); // gpu2 and gpu3 to gpu0 and gpu1
+
+  // Delta simulation from data parallelism, node by node, agrees, and so
+  // does its undo.
+  Simulator delta(g, m, costs);
+  Strategy dp = dataParallelStrategy(g, 4);
+  double dpTime = delta.simulateFull(dp);
+  double t = 0;
+  for (int32_t n = 0; n < 4; ++n)
+    t = delta.simulateDelta(n, s.configs[n]);
+  EXPECT_EQ(t, sim.iterationTime());
+  EXPECT_EQ(delta.communicationBytes(), sim.communicationBytes());
+  EXPECT_EQ(delta.verifySchedule(), "");
+  EXPECT_TRUE(delta.undoDelta());
+  for (int32_t n = 2; n >= 0; --n)
+    delta.simulateDelta(n, dp.configs[n]);
+  EXPECT_EQ(delta.iterationTime(), dpTime);
+}
+
+TEST(Simulator, AllGatherAcrossNodesCrossesEachNicOnce) {
+  // 2 nodes x 2 devices, one NIC per node. A gather over all four devices:
+  // point to point, each node's two quarters would leave through its NIC
+  // to both devices of the other node (4 quarters on each NIC); the ring
+  // (gpu0->1->2->3->0) crosses each NIC once per step, 3/4 of the region
+  // in all, at the NIC's bandwidth (its slowest link).
+  OpGraph g = makeMLPGraph(64, {128, 256, 64});
+  Machine m = testMachine(2);
+  m.numNodes = 2;
+  m.interBandwidth = 0.5e9;
+  m.interLatency = 4e-6;
+  CostModel costs(m);
+  Strategy s = singleDeviceStrategy(g);
+  for (int32_t n = 0; n < 4; ++n)
+    s.configs[n] = {std::vector<int32_t>(n % 2 ? 2 : 3, 1), {0, 1, 2, 3}};
+  s.configs[0].degrees[1] = s.configs[1].degrees[1] = 4;
+  s.configs[2].degrees[1] = s.configs[3].degrees[1] = 4;
+  Simulator sim(g, m, costs);
+  sim.simulateFull(s);
+  EXPECT_EQ(sim.verifySchedule(), "");
+  int32_t gathers = 0;
+  for (const ScheduledTask &task : sim.scheduledTasks())
+    if (task.kind == TaskKind::Gather) {
+      ++gathers;
+      EXPECT_NEAR(task.end - task.start, 0.75 * 65536 / 0.5e9 + 3 * 4e-6,
+                  1e-15);
+    }
+  // Links gpu0->1 and gpu2->3 (NVLink) and the two NICs.
+  EXPECT_EQ(gathers, 4);
+}
+
 TEST(Simulator, MemoryOverflowFlagged) {
   OpGraph g = singleMatmul(64, 1024, 1024); // w: 4 MiB
   Machine small = testMachine(4, 6 << 20);  // 6 MiB per device

@@ -19,7 +19,17 @@
 // gradient is summed on the device and sent back by the earlier reader's
 // gradient transfer (soap-partition keeps one copy per device:
 // ensureValid; a device runs the later reader's backward task before the
-// earlier reader's). A tile of a reshape whose output dimension several
+// earlier reader's). Where the pairs left are an all-gather, as
+// soap-form-collectives makes them one (a group of n >= 2 devices, each
+// holding one producer tile whose whole part sent is one of n equal
+// consecutive chunks of a region along one dimension, sent to every other
+// device of the group and to no other), they move in ONE ring task on the
+// ring's links (devices in increasing order), lasting (n-1)/n * bytes /
+// (slowest ring link) + (n-1) * (largest ring latency), after the group's
+// producer tiles; their gradients go back in one ring reduce-scatter of
+// the same size after the reading consumer tiles' backward tasks (the
+// generated code reduce-scatters the input-gradient partial sums).
+// A tile of a reshape whose output dimension several
 // loops index (a collapse, `40*d0 + d1`) sends only the runs it wrote
 // (exactDimRuns), not their bounding box.
 // A node whose Reduction loops are split (r = product of their degrees > 1)
@@ -129,6 +139,8 @@ enum class TaskKind : uint8_t {
   Join,             ///< zero-time barrier, no resource (not generated now)
   AllReduce,        ///< a gradient all-reduce, on all of its ring's links
   Update,           ///< parameter update
+  Gather,           ///< an edge's ring all-gather, on all of its ring's links
+  GradientScatter,  ///< its gradients' ring reduce-scatter, likewise
 };
 const char *taskKindName(TaskKind kind);
 
