@@ -100,8 +100,7 @@ struct Solver {
           double d = t.end - t.start;
           if (t.resource >= 0 && t.kind != TaskKind::Transfer &&
               t.kind != TaskKind::GradientTransfer &&
-              t.kind != TaskKind::Gather &&
-              t.kind != TaskKind::GradientScatter)
+              t.kind != TaskKind::Gather && t.kind != TaskKind::GradientScatter)
             cc.own.push_back({t.resource, d});
           switch (t.kind) {
           case TaskKind::Forward:

@@ -1198,9 +1198,8 @@ struct Simulator::Impl {
     EdgeData &pl = edata[e];
     int32_t Tp = gp.tiles;
     int32_t rank = nstat[ed.consumer].ranks[ed.input];
-    int32_t opP =
-        static_cast<int32_t>(graph.nodes[ed.producer].inputs.size()) +
-        ed.output;
+    int32_t opP = static_cast<int32_t>(graph.nodes[ed.producer].inputs.size()) +
+                  ed.output;
     // Per producer tile: 0 sends nothing, 1 sends one part (tileSent), 2
     // is not a gather's part.
     tileState.assign(Tp, 0);
@@ -1219,8 +1218,8 @@ struct Simulator::Impl {
           S[d] = {std::max(P[d].lo, C[d].lo), std::min(P[d].hi, C[d].hi)};
       } else if (tileState[a] == 1) {
         for (int32_t d = 0; d < rank; ++d)
-          if (!(S[d] == Range{std::max(P[d].lo, C[d].lo),
-                              std::min(P[d].hi, C[d].hi)}))
+          if (!(S[d] ==
+                Range{std::max(P[d].lo, C[d].lo), std::min(P[d].hi, C[d].hi)}))
             tileState[a] = 2;
       }
       tileRecv.push_back(int64_t(a) * D + gc.devices[pl.b[k]]);
@@ -1280,9 +1279,7 @@ struct Simulator::Impl {
         continue;
       // Equal consecutive chunks along the one dimension where they differ.
       int32_t *parts = candTiles.data() + from;
-      auto sent = [&](int32_t a) {
-        return tileSent.data() + size_t(a) * rank;
-      };
+      auto sent = [&](int32_t a) { return tileSent.data() + size_t(a) * rank; };
       int32_t dim = -1;
       for (int32_t d = 0; d < rank && dim < 0; ++d)
         for (size_t q = 1; q < n && dim < 0; ++q)
@@ -1315,9 +1312,9 @@ struct Simulator::Impl {
         pl.gatherTiles.push_back(parts[q]);
       }
       pl.gatherStart.push_back(static_cast<int32_t>(pl.gatherTiles.size()));
-      int32_t eb = graph.tensors[graph.nodes[ed.consumer].inputs[ed.input]
-                                     .tensor]
-                       .elementBytes;
+      int32_t eb =
+          graph.tensors[graph.nodes[ed.consumer].inputs[ed.input].tensor]
+              .elementBytes;
       pl.gatherBytes.push_back(int64_t(n) * volume * eb);
     }
     for (size_t k = 0; k < pl.size(); ++k)

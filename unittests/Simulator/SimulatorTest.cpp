@@ -473,8 +473,7 @@ TEST(Simulator, ActivationEveryDeviceReadsWholeIsOneRingAllGather) {
     if (task.kind == TaskKind::Transfer ||
         task.kind == TaskKind::GradientTransfer)
       ++transfers;
-    if (task.kind != TaskKind::Gather &&
-        task.kind != TaskKind::GradientScatter)
+    if (task.kind != TaskKind::Gather && task.kind != TaskKind::GradientScatter)
       continue;
     ++(task.kind == TaskKind::Gather ? gathers : scatters);
     EXPECT_EQ(g.nodes[task.node].name, "fc1");
