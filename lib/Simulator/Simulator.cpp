@@ -522,12 +522,11 @@ struct Simulator::Impl {
   };
   std::vector<Held> held, heldSorted;
   /// findGathers: per producer tile its state, the part it sends, its
-  /// group (CSR into groupDevs) and gather; (tile * D + receiver) pairs;
-  /// the tiles that may be parts.
+  /// group (a device mask) and gather; the tiles that may be parts.
   std::vector<int8_t> tileState;
   std::vector<Range> tileSent;
-  std::vector<int64_t> tileRecv;
-  std::vector<int32_t> groupStart, groupDevs, candTiles, tileGather;
+  std::vector<uint64_t> tileGroup;
+  std::vector<int32_t> candTiles, tileGather;
   /// buildGradientEdge: gather * Tc + consumer tile of each gather's pairs.
   std::vector<int64_t> gatherReaders;
   std::vector<int32_t> heldStart, heldFill;
@@ -1201,81 +1200,73 @@ struct Simulator::Impl {
     int32_t opP = static_cast<int32_t>(graph.nodes[ed.producer].inputs.size()) +
                   ed.output;
     // Per producer tile: 0 sends nothing, 1 sends one part (tileSent), 2
-    // is not a gather's part.
+    // is not a gather's part; its group, a bit mask over devices: its own
+    // device and its receivers.
+    size_t words = size_t(D + 63) / 64;
     tileState.assign(Tp, 0);
     tileSent.resize(size_t(Tp) * rank);
-    tileRecv.clear();
+    tileGroup.assign(size_t(Tp) * words, 0);
+    int32_t numParts = 0;
     for (size_t k = 0; k < pl.size(); ++k) {
       int32_t a = pl.a[k];
-      if (pairSlot[k] != kPending) // on the device, or already moved there
-        continue;
+      if (pairSlot[k] != kPending || tileState[a] == 2)
+        continue; // on the device, already moved there, or no part
       const Range *P = gp.region(opP, a, rank);
       const Range *C = gc.region(ed.input, pl.b[k], rank);
       Range *S = tileSent.data() + size_t(a) * rank;
       if (tileState[a] == 0) {
         tileState[a] = 1;
+        ++numParts;
         for (int32_t d = 0; d < rank; ++d)
           S[d] = {std::max(P[d].lo, C[d].lo), std::min(P[d].hi, C[d].hi)};
-      } else if (tileState[a] == 1) {
+      } else {
         for (int32_t d = 0; d < rank; ++d)
           if (!(S[d] ==
                 Range{std::max(P[d].lo, C[d].lo), std::min(P[d].hi, C[d].hi)}))
             tileState[a] = 2;
+        numParts -= tileState[a] == 2;
       }
-      tileRecv.push_back(int64_t(a) * D + gc.devices[pl.b[k]]);
+      int32_t dev = gc.devices[pl.b[k]];
+      tileGroup[size_t(a) * words + dev / 64] |= uint64_t(1) << (dev % 64);
     }
-    std::sort(tileRecv.begin(), tileRecv.end());
-    tileRecv.erase(std::unique(tileRecv.begin(), tileRecv.end()),
-                   tileRecv.end());
-    // Each part's group: its device and its receivers, sorted (CSR).
+    if (numParts < 2)
+      return;
     candTiles.clear();
-    groupStart.assign(Tp + 1, 0);
-    groupDevs.clear();
-    for (size_t i = 0; i < tileRecv.size();) {
-      int32_t a = static_cast<int32_t>(tileRecv[i] / D);
-      size_t j = i;
-      while (j < tileRecv.size() && tileRecv[j] / D == a)
-        ++j;
+    for (int32_t a = 0; a < Tp; ++a)
       if (tileState[a] == 1) {
-        size_t g0 = groupDevs.size();
-        groupDevs.push_back(gp.devices[a]);
-        for (size_t q = i; q < j; ++q)
-          groupDevs.push_back(static_cast<int32_t>(tileRecv[q] % D));
-        std::sort(groupDevs.begin() + g0, groupDevs.end());
-        groupStart[a] = static_cast<int32_t>(g0);
-        groupStart[a + 1] = static_cast<int32_t>(groupDevs.size());
+        int32_t dev = gp.devices[a];
+        tileGroup[size_t(a) * words + dev / 64] |= uint64_t(1) << (dev % 64);
         candTiles.push_back(a);
       }
-      i = j;
-    }
-    auto group = [&](int32_t a) {
-      return llvm::ArrayRef<int32_t>(groupDevs.data() + groupStart[a],
-                                     groupDevs.data() + groupStart[a + 1]);
+    auto group = [&](int32_t a) { return tileGroup.data() + size_t(a) * words; };
+    auto sameGroup = [&](int32_t x, int32_t y) {
+      return std::equal(group(x), group(x) + words, group(y));
     };
     // The parts of one group, by device.
     std::sort(candTiles.begin(), candTiles.end(), [&](int32_t x, int32_t y) {
-      auto gx = group(x), gy = group(y);
-      if (gx != gy)
-        return std::lexicographical_compare(gx.begin(), gx.end(), gy.begin(),
-                                            gy.end());
+      if (!sameGroup(x, y))
+        return std::lexicographical_compare(group(x), group(x) + words,
+                                            group(y), group(y) + words);
       return gp.devices[x] != gp.devices[y] ? gp.devices[x] < gp.devices[y]
                                             : x < y;
     });
     tileGather.assign(Tp, -1);
     for (size_t i = 0; i < candTiles.size();) {
-      auto devs = group(candTiles[i]);
-      size_t n = devs.size(), j = i;
-      while (j < candTiles.size() && group(candTiles[j]) == devs)
+      size_t j = i;
+      while (j < candTiles.size() && sameGroup(candTiles[i], candTiles[j]))
         ++j;
-      size_t from = i;
+      size_t from = i, n = 0;
       i = j;
-      // One part on each device of the group.
+      for (size_t w = 0; w < words; ++w)
+        n += static_cast<size_t>(__builtin_popcountll(group(candTiles[from])[w]));
+      // One part on each device of the group (each part's own device is in
+      // it: n parts on distinct devices are one on each).
       if (j - from != n)
         continue;
-      bool each = true;
-      for (size_t q = 0; q < n && each; ++q)
-        each = gp.devices[candTiles[from + q]] == devs[q];
-      if (!each)
+      bool distinct = true;
+      for (size_t q = from + 1; q < j && distinct; ++q)
+        distinct = gp.devices[candTiles[q]] != gp.devices[candTiles[q - 1]];
+      if (!distinct)
         continue;
       // Equal consecutive chunks along the one dimension where they differ.
       int32_t *parts = candTiles.data() + from;
