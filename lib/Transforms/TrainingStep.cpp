@@ -133,6 +133,36 @@ static SmallVector<int32_t> sharedLoops(const ::soap::Operand &in,
   return loopMap;
 }
 
+/// A padding read by several linalg ops (a convolution's padded input,
+/// read again by its filter gradient) becomes one pad per reader. Each is
+/// then grouped with its reader (OpGraphExtraction folds a constant pad
+/// whose one use is a linalg input), so every tile pads the part it reads,
+/// as the simulator models the forward convolution, instead of one device
+/// padding the whole tensor and sending the others their windows (which a
+/// split the pad's own loops cannot follow, such as a convolution's output
+/// width, left on one device).
+static void untieSharedPads(func::FuncOp func) {
+  SmallVector<tensor::PadOp> pads;
+  func.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
+  for (tensor::PadOp pad : pads) {
+    if (pad->hasOneUse() || !pad.getConstantPaddingValue())
+      continue;
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : pad->getUses())
+      uses.push_back(&use);
+    if (!llvm::all_of(uses, [](OpOperand *use) {
+          auto reader = dyn_cast<linalg::LinalgOp>(use->getOwner());
+          return reader && reader.isDpsInput(use);
+        }))
+      continue;
+    pad->removeAttr(SOAPDialect::kConfigAttrName);
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      OpBuilder b(use->getOwner());
+      use->set(b.clone(*pad)->getResult(0));
+    }
+  }
+}
+
 /// Gives every layer of `func` without a #soap.config one, so that layouts
 /// flow along the tensors (same split, same devices: no transfer):
 ///  1. in order, a layer that reads a tensor a configured layer produces
@@ -142,9 +172,8 @@ static SmallVector<int32_t> sharedLoops(const ::soap::Operand &in,
 ///  2. in reverse order, a layer still without one, or whose producers'
 ///     split leaves it whole on one device, takes the split its configured
 ///     readers take of what it writes if that has more tiles: the layers on
-///     graph inputs only, such as the image's zero padding (shared by the
-///     first convolution and its filter gradient) or the slices of the
-///     cotangent a concatenation's gradient takes, and what they feed, and
+///     graph inputs only, such as the slices of the cotangent a
+///     concatenation's gradient takes, and what they feed, and
 ///     the reshape of a split reduction's sums (a column-parallel layer's
 ///     input gradient, reshaped for the data-parallel convolutions before
 ///     it), so that each device makes its own part rather than one device
@@ -1440,6 +1469,7 @@ LogicalResult TrainingStepBuilder::run() {
     ret->insertOperands(ret.getNumOperands(), v);
   }
   eraseUnusedOperandsAndResults(created);
+  untieSharedPads(func);
   if (anyConfig)
     return fillMissingConfigs(func);
   return success();

@@ -324,16 +324,21 @@ func.func @pools(%x: tensor<1x2x5x5xf32>, %s: tensor<2xf32> {soap.parameter}) ->
 
 // -----
 
-// The image's zero padding, shared by the convolution and its filter
-// gradient, becomes a layer of its own; reading only a graph input, it takes
-// the split its readers take of the padded image (the batch over devices 1
-// and 0), so each device pads its own samples instead of device 0 padding
-// all of them for the others.
+// The image's zero padding, read by the convolution and its filter
+// gradient, becomes one pad per reader, without a config of its own: each
+// is grouped with its reader, whose tiles pad the part they read (a layer
+// of its own could not follow a split of the convolution's output width,
+// and one device padded the whole image for the others).
 
 // CHECK-LABEL: func.func @padded_image(
 // CHECK: %[[P:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
-// CHECK: } {soap.config = #soap.config<degrees = [2, 1, 1, 1], devices = [1, 0]>}
-// CHECK: linalg.conv_2d_nchw_fchw {{.*}}soap.config = #soap.config<degrees = [2, 1, 1, 1, 1, 1, 1], devices = [1, 0]>{{.*}} ins(%[[P]], %arg1
+// CHECK-NOT: soap.config
+// CHECK: } : tensor<4x3x8x8xf32> to tensor<4x3x10x10xf32>
+// CHECK: %[[Q:.*]] = tensor.pad %arg0 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK-NOT: soap.config
+// CHECK: } : tensor<4x3x8x8xf32> to tensor<4x3x10x10xf32>
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}}soap.config = #soap.config<degrees = [2, 1, 1, 1, 1, 1, 1], devices = [1, 0]>{{.*}} ins(%[[Q]], %arg1
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %arg2
 func.func @padded_image(%x: tensor<4x3x8x8xf32>, %w: tensor<6x3x3x3xf32> {soap.parameter}) -> tensor<4x6x8x8xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[0, 0, 1, 1] high[0, 0, 1, 1] {

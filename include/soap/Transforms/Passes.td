@@ -349,12 +349,16 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
       mapped onto its loops;
     - every other new layer follows the layout of the tensor it reads
       (same split, same devices), so it needs no transfer; one that reads
-      no configured layer (the image's zero padding, shared by the first
-      convolution and its filter gradient; the slices and zero fills of a
-      concatenation's gradient), or whose producers' split leaves it
+      no configured layer (the slices and zero fills of a concatenation's
+      gradient), or whose producers' split leaves it
       whole on one device (a reshape of the sums of a split reduction, which
       every device of the group holds), takes the split its readers take
       of what it writes; blocks of a reshape's merged dims count.
+    A constant padding that several linalg ops read (the image's zero
+    padding, read by the first convolution and its filter gradient) becomes
+    one pad per reader, grouped with it, so each tile pads the part it
+    reads (a pad of its own could not follow a split of the convolution's
+    output width and was made whole on one device).
     Configs are filled in only when the forward function has them.
 
     Differentiable: linalg ops whose body is a sum, max, min or one-hot
