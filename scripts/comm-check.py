@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""How far the simulator's communication count is from the program's.
+
+    scripts/comm-check.py MODEL.mlir [--strategy=S] [--devices=N]
+                          [--soap-bin=DIR] [-- SOAPC-ARGS...]
+
+Runs soapc MODEL --strategy=S --devices=N --emit=partitioned --report (and
+any SOAPC-ARGS, e.g. --train --train-returns=outputs), then counts the bytes
+the partitioned program's communication ops move, by the simulator's rule
+(SimulationReport::communicationBytes): a transfer its region, an all-gather
+or a reduce-scatter of a region over k devices (k - 1) x the region, an
+all-reduce 2 (k - 1) x the region. It prints both counts, the program's by
+op, and the difference. The simulator models one training iteration: pass
+--train to compare it with the training step (the step also gathers its
+results to device 0, which the simulator leaves out).
+
+Defaults: S random, N 4; DIR $SOAP_BIN, else build/bin beside this script.
+Exits 0 when both counts were made (whatever they are), 2 on a usage or tool
+error. Plain Python.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4,
+                 "i16": 2, "i8": 1, "i1": 1}
+COMM_OP = re.compile(
+    r"soap\.(transfer|all_gather|reduce_scatter|all_reduce) %\S+ "
+    r"\[([\d, ]*)\] \[([\d, ]*)\](.*) : tensor<[\dx]*x(\w+)>")
+
+
+def program_bytes(path):
+    """Bytes per communication op kind of the partitioned program."""
+    counts = {"transfer": 0, "all_gather": 0, "reduce_scatter": 0,
+              "all_reduce": 0}
+    ops = {kind: 0 for kind in counts}
+    with open(path) as f:
+        for line in f:
+            m = COMM_OP.search(line)
+            if not m:
+                continue
+            kind, _, sizes, rest, element = m.groups()
+            if element not in ELEMENT_BYTES:
+                raise ValueError("unknown element type '%s' in: %s" %
+                                 (element, line.strip()))
+            region = ELEMENT_BYTES[element]
+            for size in sizes.split(","):
+                if size.strip():
+                    region *= int(size)
+            devices = re.search(r"devices \[([\d, ]*)\]", rest)
+            k = len(devices.group(1).split(",")) if devices else 2
+            factor = {"transfer": 1, "all_gather": k - 1,
+                      "reduce_scatter": k - 1, "all_reduce": 2 * (k - 1)}
+            counts[kind] += factor[kind] * region
+            ops[kind] += 1
+    return counts, ops
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model")
+    parser.add_argument("--strategy", default="random")
+    parser.add_argument("--devices", type=int, default=4)
+    parser.add_argument("--soap-bin", default=os.environ.get("SOAP_BIN"))
+    argv = sys.argv[1:]
+    extra = []
+    if "--" in argv:
+        extra = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+    args = parser.parse_args(argv)
+    args.soapc_args = extra
+    soap_bin = args.soap_bin or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "build", "bin")
+    soapc = os.path.join(soap_bin, "soapc")
+    if not os.access(soapc, os.X_OK):
+        print("comm-check: no soapc at %s (set --soap-bin or SOAP_BIN)" %
+              soapc, file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="comm-check.") as work:
+        program = os.path.join(work, "partitioned.mlir")
+        report = os.path.join(work, "report.json")
+        command = [soapc, args.model, "--quiet",
+                   "--strategy=" + args.strategy,
+                   "--devices=%d" % args.devices, "--emit=partitioned",
+                   "-o", program, "--report=" + report] + args.soapc_args
+        run = subprocess.run(command, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        if run.returncode != 0:
+            print("comm-check: soapc failed:\n" + run.stderr, file=sys.stderr)
+            return 2
+        with open(report) as f:
+            summary = json.load(f)
+        simulated = summary["communication_bytes"]
+        try:
+            counts, ops = program_bytes(program)
+        except ValueError as error:
+            print("comm-check: %s" % error, file=sys.stderr)
+            return 2
+    total = sum(counts.values())
+    name = os.path.basename(args.model)
+    print("comm-check: %s, strategy %s on %d devices" %
+          (name, os.path.basename(args.strategy), summary["devices"]))
+    print("  simulator: %d bytes" % simulated)
+    print("  program: %d bytes (%s)" % (total, ", ".join(
+        "%s %d in %d" % (kind, counts[kind], ops[kind])
+        for kind in counts if ops[kind])))
+    difference = total - simulated
+    print("  difference: %+d bytes (%+.1f%% of the simulator's)" %
+          (difference, 100.0 * difference / simulated if simulated else 0.0))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
