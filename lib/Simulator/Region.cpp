@@ -288,6 +288,100 @@ bool soap::combinationRegions(const std::vector<Box> &regions, size_t maxCells,
   return true;
 }
 
+void soap::findAllGathers(const std::vector<SentRegion> &sent,
+                          const std::vector<int32_t> &receivers,
+                          std::vector<int32_t> &parts,
+                          std::vector<int32_t> &ends,
+                          std::vector<int32_t> &dims,
+                          std::vector<int32_t> &scratch) {
+  // A part's group: its sender and its receivers, sorted. Parts ordered by
+  // group, then sender.
+  auto inGroup = [&](const SentRegion &p, int32_t device) {
+    return device == p.from ||
+           std::binary_search(receivers.begin() + p.begin,
+                              receivers.begin() + p.end, device);
+  };
+  auto groupLess = [&](const SentRegion &x, const SentRegion &y) {
+    // Both groups sorted: merge x's sender into its receivers on the fly.
+    int32_t nx = x.end - x.begin + 1, ny = y.end - y.begin + 1;
+    auto at = [&](const SentRegion &p, int32_t i) {
+      int32_t before = static_cast<int32_t>(
+          std::lower_bound(receivers.begin() + p.begin,
+                           receivers.begin() + p.end, p.from) -
+          (receivers.begin() + p.begin));
+      if (i < before)
+        return receivers[p.begin + i];
+      return i == before ? p.from : receivers[p.begin + i - 1];
+    };
+    for (int32_t i = 0; i < std::min(nx, ny); ++i)
+      if (at(x, i) != at(y, i))
+        return at(x, i) < at(y, i);
+    return nx < ny;
+  };
+  std::vector<int32_t> &order = scratch;
+  order.resize(sent.size());
+  for (size_t i = 0; i < sent.size(); ++i)
+    order[i] = static_cast<int32_t>(i);
+  std::sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
+    const SentRegion &a = sent[x], &b = sent[y];
+    if (groupLess(a, b))
+      return true;
+    if (groupLess(b, a))
+      return false;
+    return a.from != b.from ? a.from < b.from : x < y;
+  });
+  for (size_t i = 0; i < order.size();) {
+    const SentRegion &head = sent[order[i]];
+    size_t j = i + 1;
+    while (j < order.size() && !groupLess(head, sent[order[j]]) &&
+           !groupLess(sent[order[j]], head))
+      ++j;
+    size_t from = i, n = static_cast<size_t>(head.end - head.begin) + 1;
+    i = j;
+    // One part from each device of the group: n parts whose distinct
+    // senders are all in it.
+    if (n < 2 || j - from != n)
+      continue;
+    bool each = true;
+    for (size_t q = from; q < j && each; ++q)
+      each = inGroup(head, sent[order[q]].from) &&
+             (q == from || sent[order[q]].from != sent[order[q - 1]].from);
+    if (!each)
+      continue;
+    // Equal consecutive chunks along the one dimension where they differ.
+    int32_t *group = order.data() + from;
+    const Box &first = sent[group[0]].region;
+    int32_t rank = first.rank, dim = -1;
+    for (int32_t d = 0; d < rank && dim < 0; ++d)
+      for (size_t q = 1; q < n && dim < 0; ++q)
+        if (!(sent[group[q]].region.dims[d] == first.dims[d]))
+          dim = d;
+    if (dim < 0)
+      continue;
+    std::sort(group, group + n, [&](int32_t x, int32_t y) {
+      return sent[x].region.dims[dim].lo < sent[y].region.dims[dim].lo;
+    });
+    const Box &lowest = sent[group[0]].region;
+    int64_t chunk = lowest.dims[dim].size();
+    bool chunks = chunk > 0;
+    for (size_t q = 0; q < n && chunks; ++q) {
+      const Box &part = sent[group[q]].region;
+      chunks = part.rank == rank;
+      for (int32_t d = 0; d < rank && chunks; ++d) {
+        Range want = lowest.dims[d];
+        if (d == dim)
+          want = {want.lo + int64_t(q) * chunk, want.lo + int64_t(q + 1) * chunk};
+        chunks = part.dims[d] == want;
+      }
+    }
+    if (!chunks)
+      continue;
+    parts.insert(parts.end(), group, group + n);
+    ends.push_back(static_cast<int32_t>(parts.size()));
+    dims.push_back(dim);
+  }
+}
+
 int32_t soap::scatterDimension(const Operand &out, const Box &region,
                                int32_t parts,
                                const std::vector<ChunkRead> &reads,

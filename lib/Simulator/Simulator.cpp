@@ -522,11 +522,16 @@ struct Simulator::Impl {
   };
   std::vector<Held> held, heldSorted;
   /// findGathers: per producer tile its state, the part it sends, its
-  /// group (a device mask) and gather; the tiles that may be parts.
+  /// receivers (a device mask) and gather.
   std::vector<int8_t> tileState;
   std::vector<Range> tileSent;
-  std::vector<uint64_t> tileGroup;
-  std::vector<int32_t> candTiles, tileGather;
+  std::vector<uint64_t> tileReceivers;
+  std::vector<int32_t> tileGather;
+  /// findGathers: the parts as Region.h's findAllGathers takes them, their
+  /// tiles, and what it finds.
+  std::vector<SentRegion> sentRegions;
+  std::vector<int32_t> sentReceivers, sentTiles, gatherParts, gatherEnds,
+      gatherDims, gatherScratch;
   /// buildGradientEdge: gather * Tc + consumer tile of each gather's pairs.
   std::vector<int64_t> gatherReaders;
   std::vector<int32_t> heldStart, heldFill;
@@ -1180,13 +1185,12 @@ struct Simulator::Impl {
 
   /// The ring all-gathers among edge e's point-to-point pairs (pairSlot
   /// kPending) into edata[e] (gatherOf, gatherStart, gatherTiles,
-  /// gatherBytes), as soap-form-collectives forms them from the partitioned
-  /// program's transfers: a group of n >= 2 distinct devices, each holding
-  /// one producer tile whose whole part sent is one of n equal consecutive
-  /// chunks of a region along one dimension, sent to every other device of
-  /// the group and to no other, is ONE all-gather (NCCL) instead of
-  /// n (n - 1) sends and receives. A producer tile that sends different
-  /// parts takes no part in a gather. Like the pass, which looks at the
+  /// gatherBytes), by the rule soap-form-collectives applies to the
+  /// partitioned program's transfers (Region.h, findAllGathers): a group of
+  /// devices that each send one equal chunk of a region to all the others
+  /// is ONE all-gather (NCCL) instead of n (n - 1) sends and receives. The
+  /// parts are the producer tiles' (one part each: a tile that sends
+  /// different parts takes no part in a gather). Like the pass, which looks at the
   /// transfers made for one reader (a chain), this looks at what moves for
   /// this edge: a device to which an earlier reader already moved the part
   /// is no receiver. Two consumer tiles on one device receive the chunk
@@ -1200,12 +1204,11 @@ struct Simulator::Impl {
     int32_t opP = static_cast<int32_t>(graph.nodes[ed.producer].inputs.size()) +
                   ed.output;
     // Per producer tile: 0 sends nothing, 1 sends one part (tileSent), 2
-    // is not a gather's part; its group, a bit mask over devices: its own
-    // device and its receivers.
+    // is not a gather's part; its receivers, a bit mask over devices.
     size_t words = size_t(D + 63) / 64;
     tileState.assign(Tp, 0);
     tileSent.resize(size_t(Tp) * rank);
-    tileGroup.assign(size_t(Tp) * words, 0);
+    tileReceivers.assign(size_t(Tp) * words, 0);
     int32_t numParts = 0;
     for (size_t k = 0; k < pl.size(); ++k) {
       int32_t a = pl.a[k];
@@ -1227,86 +1230,51 @@ struct Simulator::Impl {
         numParts -= tileState[a] == 2;
       }
       int32_t dev = gc.devices[pl.b[k]];
-      tileGroup[size_t(a) * words + dev / 64] |= uint64_t(1) << (dev % 64);
+      tileReceivers[size_t(a) * words + dev / 64] |= uint64_t(1) << (dev % 64);
     }
     if (numParts < 2)
       return;
-    candTiles.clear();
-    for (int32_t a = 0; a < Tp; ++a)
-      if (tileState[a] == 1) {
-        int32_t dev = gp.devices[a];
-        tileGroup[size_t(a) * words + dev / 64] |= uint64_t(1) << (dev % 64);
-        candTiles.push_back(a);
-      }
-    auto group = [&](int32_t a) { return tileGroup.data() + size_t(a) * words; };
-    auto sameGroup = [&](int32_t x, int32_t y) {
-      return std::equal(group(x), group(x) + words, group(y));
-    };
-    // The parts of one group, by device.
-    std::sort(candTiles.begin(), candTiles.end(), [&](int32_t x, int32_t y) {
-      if (!sameGroup(x, y))
-        return std::lexicographical_compare(group(x), group(x) + words,
-                                            group(y), group(y) + words);
-      return gp.devices[x] != gp.devices[y] ? gp.devices[x] < gp.devices[y]
-                                            : x < y;
-    });
-    tileGather.assign(Tp, -1);
-    for (size_t i = 0; i < candTiles.size();) {
-      size_t j = i;
-      while (j < candTiles.size() && sameGroup(candTiles[i], candTiles[j]))
-        ++j;
-      size_t from = i, n = 0;
-      i = j;
+    // The parts, for Region.h's rule (the partitioner's).
+    sentRegions.clear();
+    sentReceivers.clear();
+    sentTiles.clear();
+    for (int32_t a = 0; a < Tp; ++a) {
+      if (tileState[a] != 1)
+        continue;
+      SentRegion part;
+      part.region.rank = rank;
+      std::copy(tileSent.data() + size_t(a) * rank,
+                tileSent.data() + size_t(a + 1) * rank,
+                part.region.dims.begin());
+      part.from = gp.devices[a];
+      part.begin = static_cast<int32_t>(sentReceivers.size());
       for (size_t w = 0; w < words; ++w)
-        n += static_cast<size_t>(__builtin_popcountll(group(candTiles[from])[w]));
-      // One part on each device of the group (each part's own device is in
-      // it: n parts on distinct devices are one on each).
-      if (j - from != n)
-        continue;
-      bool distinct = true;
-      for (size_t q = from + 1; q < j && distinct; ++q)
-        distinct = gp.devices[candTiles[q]] != gp.devices[candTiles[q - 1]];
-      if (!distinct)
-        continue;
-      // Equal consecutive chunks along the one dimension where they differ.
-      int32_t *parts = candTiles.data() + from;
-      auto sent = [&](int32_t a) { return tileSent.data() + size_t(a) * rank; };
-      int32_t dim = -1;
-      for (int32_t d = 0; d < rank && dim < 0; ++d)
-        for (size_t q = 1; q < n && dim < 0; ++q)
-          if (!(sent(parts[q])[d] == sent(parts[0])[d]))
-            dim = d;
-      if (dim < 0)
-        continue;
-      std::sort(parts, parts + n, [&](int32_t x, int32_t y) {
-        return sent(x)[dim].lo < sent(y)[dim].lo;
-      });
-      const Range *first = sent(parts[0]);
-      int64_t chunk = first[dim].size();
-      bool chunks = chunk > 0;
-      for (size_t q = 0; q < n && chunks; ++q)
-        for (int32_t d = 0; d < rank && chunks; ++d) {
-          Range want = first[d];
-          if (d == dim)
-            want = {first[d].lo + int64_t(q) * chunk,
-                    first[d].lo + int64_t(q + 1) * chunk};
-          chunks = sent(parts[q])[d] == want;
-        }
-      if (!chunks)
-        continue;
-      int64_t volume = 1;
-      for (int32_t d = 0; d < rank; ++d)
-        volume *= first[d].size();
-      int32_t g = pl.numGathers();
-      for (size_t q = 0; q < n; ++q) {
-        tileGather[parts[q]] = g;
-        pl.gatherTiles.push_back(parts[q]);
+        for (uint64_t m = tileReceivers[size_t(a) * words + w]; m; m &= m - 1)
+          sentReceivers.push_back(static_cast<int32_t>(w * 64) +
+                                  __builtin_ctzll(m));
+      part.end = static_cast<int32_t>(sentReceivers.size());
+      sentRegions.push_back(part);
+      sentTiles.push_back(a);
+    }
+    gatherParts.clear();
+    gatherEnds.clear();
+    gatherDims.clear();
+    findAllGathers(sentRegions, sentReceivers, gatherParts, gatherEnds,
+                   gatherDims, gatherScratch);
+    int32_t eb =
+        graph.tensors[graph.nodes[ed.consumer].inputs[ed.input].tensor]
+            .elementBytes;
+    tileGather.assign(Tp, -1);
+    for (size_t g = 0, q = 0; g < gatherEnds.size(); ++g) {
+      int64_t n = gatherEnds[g] - static_cast<int64_t>(q);
+      int64_t volume = sentRegions[gatherParts[q]].region.volume();
+      for (; q < size_t(gatherEnds[g]); ++q) {
+        int32_t a = sentTiles[gatherParts[q]];
+        tileGather[a] = static_cast<int32_t>(g);
+        pl.gatherTiles.push_back(a);
       }
       pl.gatherStart.push_back(static_cast<int32_t>(pl.gatherTiles.size()));
-      int32_t eb =
-          graph.tensors[graph.nodes[ed.consumer].inputs[ed.input].tensor]
-              .elementBytes;
-      pl.gatherBytes.push_back(int64_t(n) * volume * eb);
+      pl.gatherBytes.push_back(n * volume * eb);
     }
     for (size_t k = 0; k < pl.size(); ++k)
       if (pairSlot[k] == kPending)

@@ -9,6 +9,7 @@
 
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 #include "soap/Dialect/SOAP/IR/SOAPOps.h"
+#include "soap/Simulator/Region.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -55,50 +56,14 @@ static bool intersects(ArrayRef<int64_t> offsetsA, ArrayRef<int64_t> sizesA,
   return true;
 }
 
-/// Whether `parts` (one per device, each sent to all the others) cut one
-/// region along one dimension into equal consecutive chunks; the gather
-/// if so.
-static std::optional<Gather> asGather(SmallVector<const Sent *> parts) {
-  size_t n = parts.size();
-  size_t rank = parts.front()->offsets.size();
-  std::optional<int64_t> dim;
-  for (size_t d = 0; d < rank && !dim; ++d)
-    if (llvm::any_of(parts, [&](const Sent *p) {
-          return p->offsets[d] != parts.front()->offsets[d];
-        }))
-      dim = d;
-  if (!dim)
-    return std::nullopt;
-  llvm::sort(parts, [&](const Sent *a, const Sent *b) {
-    return a->offsets[*dim] < b->offsets[*dim];
-  });
-  Gather gather;
-  gather.dim = *dim;
-  gather.offsets = parts.front()->offsets;
-  gather.sizes = parts.front()->sizes;
-  gather.sizes[*dim] *= static_cast<int64_t>(n);
-  for (auto [i, part] : llvm::enumerate(parts)) {
-    for (size_t d = 0; d < rank; ++d) {
-      int64_t expected = parts.front()->offsets[d];
-      if (static_cast<int64_t>(d) == *dim)
-        expected += static_cast<int64_t>(i) * parts.front()->sizes[d];
-      if (part->offsets[d] != expected ||
-          part->sizes[d] != parts.front()->sizes[d])
-        return std::nullopt;
-    }
-    gather.devices.push_back(part->from);
-    for (auto &[to, transfer] : part->to)
-      gather.transfers.push_back(transfer);
-  }
-  return gather;
-}
-
-/// The all-gathers among the transfers of `chain` (in program order).
+/// The all-gathers among the transfers of `chain` (in program order), by
+/// Region.h's findAllGathers, the simulator's rule.
 static std::vector<Gather> findGathers(ArrayRef<TransferOp> chain) {
-  // Each (region, sender) with its receivers; then, per group (the sender
-  // and its receivers), the regions sent within it.
+  // Each (region, sender) with its receivers.
   SmallVector<Sent> sent;
   for (TransferOp transfer : chain) {
+    if (transfer.getOffsets().size() > static_cast<size_t>(::soap::kMaxRank))
+      return {};
     auto it = llvm::find_if(sent, [&](const Sent &s) {
       return s.from == static_cast<int64_t>(transfer.getFrom()) &&
              ArrayRef<int64_t>(s.offsets) == transfer.getOffsets() &&
@@ -116,25 +81,37 @@ static std::vector<Gather> findGathers(ArrayRef<TransferOp> chain) {
              .second)
       return {};
   }
-  std::map<SmallVector<int64_t>, SmallVector<const Sent *>> byGroup;
+  std::vector<::soap::SentRegion> regions;
+  std::vector<int32_t> receivers;
   for (const Sent &s : sent) {
-    SmallVector<int64_t> group{s.from};
-    for (auto &[to, transfer] : s.to)
-      group.push_back(to);
-    llvm::sort(group);
-    byGroup[group].push_back(&s);
+    ::soap::SentRegion region;
+    region.region.rank = static_cast<int32_t>(s.offsets.size());
+    for (size_t d = 0; d < s.offsets.size(); ++d)
+      region.region.dims[d] = {s.offsets[d], s.offsets[d] + s.sizes[d]};
+    region.from = static_cast<int32_t>(s.from);
+    region.begin = static_cast<int32_t>(receivers.size());
+    for (auto &[to, transfer] : s.to) // std::map: sorted
+      receivers.push_back(static_cast<int32_t>(to));
+    region.end = static_cast<int32_t>(receivers.size());
+    regions.push_back(region);
   }
+  std::vector<int32_t> parts, ends, dims, scratch;
+  ::soap::findAllGathers(regions, receivers, parts, ends, dims, scratch);
   std::vector<Gather> gathers;
-  for (auto &[group, parts] : byGroup) {
-    // Every device of the group sends one part.
-    SmallVector<int64_t> senders;
-    for (const Sent *part : parts)
-      senders.push_back(part->from);
-    llvm::sort(senders);
-    if (group.size() < 2 || senders != group)
-      continue;
-    if (std::optional<Gather> gather = asGather(parts))
-      gathers.push_back(std::move(*gather));
+  for (size_t g = 0, q = 0; g < ends.size(); ++g) {
+    Gather gather;
+    gather.dim = dims[g];
+    const Sent &first = sent[parts[q]];
+    gather.offsets = first.offsets;
+    gather.sizes = first.sizes;
+    gather.sizes[gather.dim] *= ends[g] - static_cast<int64_t>(q);
+    for (; q < size_t(ends[g]); ++q) {
+      const Sent &part = sent[parts[q]];
+      gather.devices.push_back(part.from);
+      for (auto &[to, transfer] : part.to)
+        gather.transfers.push_back(transfer);
+    }
+    gathers.push_back(std::move(gather));
   }
   return gathers;
 }

@@ -144,3 +144,39 @@ TEST(Region, ExactDimensionRuns) {
   EXPECT_EQ(runsOverlap(three.data(), 3, {10, 45}), 0);
   EXPECT_EQ(runsOverlap(three.data(), 3, {89, 100}), 1);
 }
+
+TEST(Region, AllGathersAmongSentRegions) {
+  // Columns [4q, 4q + 4) of an 8 x 12 region, one from each of devices
+  // 2, 0, 1, each sent to the other two: one gather along dim 1, parts in
+  // column order. Device 3 also sends a region to 0 only: not a gather.
+  auto box = [](int64_t c) {
+    Box b;
+    b.rank = 2;
+    b.dims[0] = {0, 8};
+    b.dims[1] = {c, c + 4};
+    return b;
+  };
+  std::vector<int32_t> receivers{0, 1, /*1*/ 1, 2, /*0*/ 0, 2, /*3*/ 0};
+  std::vector<SentRegion> sent{{box(0), 2, 0, 2},
+                               {box(8), 0, 2, 4},
+                               {box(4), 1, 4, 6},
+                               {box(12), 3, 6, 7}};
+  std::vector<int32_t> parts, ends, dims, scratch;
+  findAllGathers(sent, receivers, parts, ends, dims, scratch);
+  EXPECT_EQ(parts, (std::vector<int32_t>{0, 2, 1}));
+  EXPECT_EQ(ends, (std::vector<int32_t>{3}));
+  EXPECT_EQ(dims, (std::vector<int32_t>{1}));
+  // Device 1's part also goes to device 3: its group differs, no gather.
+  std::vector<int32_t> wider{0, 1, 0, 2, 3, 0, 2};
+  std::vector<SentRegion> widened{{box(0), 2, 0, 2},
+                                  {box(8), 0, 2, 4},
+                                  {box(4), 1, 4, 7}};
+  parts.clear(), ends.clear(), dims.clear();
+  findAllGathers(widened, wider, parts, ends, dims, scratch);
+  EXPECT_TRUE(ends.empty());
+  // Chunks of unequal width, or with a gap, are not one region's.
+  sent[2].region.dims[1] = {4, 6};
+  parts.clear(), ends.clear(), dims.clear();
+  findAllGathers(sent, receivers, parts, ends, dims, scratch);
+  EXPECT_TRUE(ends.empty());
+}

@@ -187,6 +187,28 @@ int32_t scatterDimension(const Operand &out, const Box &region, int32_t parts,
                          const std::vector<ChunkRead> &reads,
                          uint32_t dims = ~0u);
 
+/// A region one device sends to others: to receivers[begin, end) of the
+/// list passed with it (sorted, distinct, without `from`).
+struct SentRegion {
+  Box region;
+  int32_t from;
+  int32_t begin, end;
+};
+
+/// The all-gathers among `sent`: a group of n >= 2 devices each of which
+/// sends one region, to every other device of the group and to no other,
+/// the n regions being the equal consecutive chunks of one region along one
+/// dimension. Per gather, appends its parts (indices into `sent`) in chunk
+/// order to `parts`, then parts.size() to `ends`, and the dimension to
+/// `dims`. `scratch`: reused storage. Shared by soap-form-collectives (one
+/// NCCL all-gather where the program had the n (n - 1) transfers) and the
+/// simulator (one ring task), which must find the same ones.
+void findAllGathers(const std::vector<SentRegion> &sent,
+                    const std::vector<int32_t> &receivers,
+                    std::vector<int32_t> &parts, std::vector<int32_t> &ends,
+                    std::vector<int32_t> &dims,
+                    std::vector<int32_t> &scratch);
+
 /// Empty when every node and tensor has at most kMaxRank loops/dims.
 std::string validateForTiling(const OpGraph &graph);
 

@@ -20,7 +20,8 @@
 // gradient transfer (soap-partition keeps one copy per device:
 // ensureValid; a device runs the later reader's backward task before the
 // earlier reader's). Where the pairs left are an all-gather, as
-// soap-form-collectives makes them one (a group of n >= 2 devices, each
+// soap-form-collectives makes them one (Region.h's findAllGathers, which
+// both use: a group of n >= 2 devices, each
 // holding one producer tile whose whole part sent is one of n equal
 // consecutive chunks of a region along one dimension, sent to every other
 // device of the group and to no other), they move in ONE ring task on the
