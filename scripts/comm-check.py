@@ -26,11 +26,20 @@ import subprocess
 import sys
 import tempfile
 
-ELEMENT_BYTES = {"f64": 8, "f32": 4, "f16": 2, "bf16": 2, "i64": 8, "i32": 4,
-                 "i16": 2, "i8": 1, "i1": 1}
 COMM_OP = re.compile(
     r"soap\.(transfer|all_gather|reduce_scatter|all_reduce) %\S+ "
-    r"\[([\d, ]*)\] \[([\d, ]*)\](.*) : tensor<[\dx]*x(\w+)>")
+    r"\[([\d, ]*)\] \[([\d, ]*)\](.*) : tensor<(?:\d+x)*(\w+)>")
+ANY_COMM_OP = re.compile(r"soap\.(transfer|all_gather|reduce_scatter|all_reduce) ")
+
+
+def element_bytes(element):
+    """Bytes of one element of a builtin type: f32 4, bf16 2, i1 1, index 8."""
+    if element == "index":
+        return 8
+    bits = re.search(r"(\d+)", element)
+    if not bits:
+        raise ValueError("unknown element type '%s'" % element)
+    return (int(bits.group(1)) + 7) // 8
 
 
 def program_bytes(path):
@@ -42,12 +51,11 @@ def program_bytes(path):
         for line in f:
             m = COMM_OP.search(line)
             if not m:
+                if ANY_COMM_OP.search(line):
+                    raise ValueError("cannot read: " + line.strip())
                 continue
             kind, _, sizes, rest, element = m.groups()
-            if element not in ELEMENT_BYTES:
-                raise ValueError("unknown element type '%s' in: %s" %
-                                 (element, line.strip()))
-            region = ELEMENT_BYTES[element]
+            region = element_bytes(element)
             for size in sizes.split(","):
                 if size.strip():
                     region *= int(size)
