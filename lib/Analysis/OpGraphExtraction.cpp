@@ -723,6 +723,13 @@ LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
   return success();
 }
 
+bool mlir::soap::isGroupedPadRead(OpOperand &use) {
+  auto pad = use.get().getDefiningOp<tensor::PadOp>();
+  auto reader = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  return pad && pad.getConstantPaddingValue() && reader &&
+         reader.isDpsInput(&use);
+}
+
 LogicalResult Extractor::visitPad(tensor::PadOp op) {
   auto low = op.getStaticLow();
   bool staticPads = llvm::none_of(low, ShapedType::isDynamic) &&
@@ -731,11 +738,8 @@ LogicalResult Extractor::visitPad(tensor::PadOp op) {
     return op.emitError() << "'tensor.pad' with dynamic padding or shape "
                              "cannot be partitioned";
   Value result = op.getResult();
-  auto consumer = result.hasOneUse()
-                      ? dyn_cast<linalg::LinalgOp>(*result.getUsers().begin())
-                      : linalg::LinalgOp();
-  if (options.groupOps && consumer && op.getConstantPaddingValue() &&
-      consumer.isDpsInput(&*result.getUses().begin())) {
+  if (options.groupOps && result.hasOneUse() &&
+      isGroupedPadRead(*result.getUses().begin())) {
     foldedPads[result] = {op.getSource(), SmallVector<int64_t>(low), op};
     return success();
   }

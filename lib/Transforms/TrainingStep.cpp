@@ -135,8 +135,8 @@ static SmallVector<int32_t> sharedLoops(const ::soap::Operand &in,
 
 /// A padding read by several linalg ops (a convolution's padded input,
 /// read again by its filter gradient) becomes one pad per reader. Each is
-/// then grouped with its reader (OpGraphExtraction folds a constant pad
-/// whose one use is a linalg input), so every tile pads the part it reads,
+/// then grouped with its reader (OpGraphExtraction: isGroupedPadRead), so
+/// every tile pads the part it reads,
 /// as the simulator models the forward convolution, instead of one device
 /// padding the whole tensor and sending the others their windows (which a
 /// split the pad's own loops cannot follow, such as a convolution's output
@@ -145,14 +145,13 @@ static void untieSharedPads(func::FuncOp func) {
   SmallVector<tensor::PadOp> pads;
   func.walk([&](tensor::PadOp pad) { pads.push_back(pad); });
   for (tensor::PadOp pad : pads) {
-    if (pad->hasOneUse() || !pad.getConstantPaddingValue())
+    if (pad->hasOneUse())
       continue;
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : pad->getUses())
       uses.push_back(&use);
     if (!llvm::all_of(uses, [](OpOperand *use) {
-          auto reader = dyn_cast<linalg::LinalgOp>(use->getOwner());
-          return reader && reader.isDpsInput(use);
+          return isGroupedPadRead(*use);
         }))
       continue;
     pad->removeAttr(SOAPDialect::kConfigAttrName);

@@ -60,6 +60,12 @@ FailureOr<func::FuncOp> findEntryFunction(ModuleOp module, StringRef name = "");
 /// normalization's running statistics (NormalizationStatistics.h: buffers).
 llvm::SmallBitVector getParameterArguments(func::FuncOp func);
 
+/// Whether `use` reads a `tensor.pad` of a constant padding value as an
+/// input of a linalg op. A pad whose one use is such a read belongs to its
+/// reader's group (each tile pads what it reads) rather than being a layer
+/// of its own.
+bool isGroupedPadRead(OpOperand &use);
+
 /// The argument that `value` is the new value of: the index `i` when the
 /// function returns `value` as a result marked `soap.updates_input = i` (an
 /// in-place update), nothing otherwise.
