@@ -63,3 +63,46 @@ func.func @tile_result(%tile: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %part = tensor.extract_slice %ins[4, 0] [4, 8] [1, 1] : tensor<16x8xf32> to tensor<4x8xf32>
   return %part : tensor<4x8xf32>
 }
+
+// -----
+
+// A filter flipped for a convolution's input gradient (channels swapped,
+// window reversed) of which the rank reads output channels 4..7 and window
+// row 0: it flips only W[4..7][:][2][:], the rows that become them, so the
+// rank reads (and holds, soap-compact-tensors) no more of W than its part.
+// CHECK: #[[FLIP:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2, -d3 + 2)>
+// CHECK-LABEL: func.func @flipped_filter(
+// CHECK-SAME:      %[[W:.*]]: tensor<8x16x3x3xf32>)
+// CHECK:         %[[PART:.*]] = tensor.extract_slice %[[W]][4, 0, 2, 0] [4, 16, 1, 3] [1, 1, 1, 1] : tensor<8x16x3x3xf32> to tensor<4x16x1x3xf32>
+// CHECK:         %[[F:.*]] = linalg.generic {indexing_maps = [#[[FLIP]], #{{.*}}], {{.*}} ins(%[[PART]] : tensor<4x16x1x3xf32>) outs(%{{.*}} : tensor<16x4x1x3xf32>)
+// CHECK:         return %[[F]] : tensor<16x4x1x3xf32>
+#flip = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2 + 2, -d3 + 2)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @flipped_filter(%w: tensor<8x16x3x3xf32>) -> tensor<16x4x1x3xf32> {
+  %init = tensor.empty() : tensor<16x8x3x3xf32>
+  %f = linalg.generic {indexing_maps = [#flip, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w : tensor<8x16x3x3xf32>) outs(%init : tensor<16x8x3x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<16x8x3x3xf32>
+  %part = tensor.extract_slice %f[0, 4, 0, 0] [16, 4, 1, 3] [1, 1, 1, 1] : tensor<16x8x3x3xf32> to tensor<16x4x1x3xf32>
+  return %part : tensor<16x4x1x3xf32>
+}
+
+// -----
+
+// A reversal over part of a dim only (rows 3 - d of 4, d < 3): not matched,
+// the slice stays below the op.
+// CHECK-LABEL: func.func @shifted_read(
+// CHECK:         %[[G:.*]] = linalg.generic
+// CHECK:         tensor.extract_slice %[[G]][0, 0, 1, 0]
+#shifted = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2 + 3, d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @shifted_read(%w: tensor<8x16x4x3xf32>) -> tensor<16x8x1x3xf32> {
+  %init = tensor.empty() : tensor<16x8x3x3xf32>
+  %f = linalg.generic {indexing_maps = [#shifted, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w : tensor<8x16x4x3xf32>) outs(%init : tensor<16x8x3x3xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<16x8x3x3xf32>
+  %part = tensor.extract_slice %f[0, 0, 1, 0] [16, 8, 1, 3] [1, 1, 1, 1] : tensor<16x8x3x3xf32> to tensor<16x8x1x3xf32>
+  return %part : tensor<16x8x1x3xf32>
+}

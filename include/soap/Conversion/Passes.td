@@ -55,7 +55,10 @@ def BubbleUpSlices : Pass<"soap-bubble-up-slices", "func::FuncOp"> {
     linalg's extract_slice swaps with pad (static sizes) and fill, and its
     bubble-up through elementwise ops, only those: through windowed or
     flipped indexing maps a slice's operands could start before the
-    tensor), consecutive slices merge, and a slice of an insert_slice of the
+    tensor; and a copy that reverses some dims, a convolution's filter
+    flipped for its input gradient, whose slice is the copy of the slice of
+    the filter it reads: so a rank holds, and updates in place, only its
+    part of a parameter), consecutive slices merge, and a slice of an insert_slice of the
     same region folds to the inserted value: the rank reshapes, pads and
     computes only its part, which soap-compact-tensors then sizes the tensor
     to. Identical slices of one value are merged between rounds (the linalg
