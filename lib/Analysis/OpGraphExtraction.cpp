@@ -261,9 +261,18 @@ double Extractor::bodyFlops(linalg::LinalgOp op) {
   return iterations * static_cast<double>(bodyOps);
 }
 
-/// A copy, transpose or broadcast: one input whose element is yielded as is,
-/// read through a projected permutation (unit dimensions may be constant 0),
-/// written through a permutation.
+/// Whether `e` reads an input dim of extent `size` reversed, `size - 1 - d`
+/// for a loop d (a flipped filter's window).
+static bool isReversedDim(AffineExpr e, int64_t size) {
+  DimAccess access = toDimAccess(e);
+  return !access.whole && access.terms.size() == 1 &&
+         access.terms[0].coefficient == -1 && access.constant == size - 1;
+}
+
+/// A copy, transpose, broadcast or flip: one input whose element is yielded
+/// as is, read through a projected permutation (unit dimensions may be
+/// constant 0; a dimension may be read reversed, `size - 1 - d`), written
+/// through a permutation.
 bool Extractor::isPureDataMovement(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
       op.getNumParallelLoops() != op.getNumLoops())
@@ -280,12 +289,17 @@ bool Extractor::isPureDataMovement(linalg::LinalgOp op) {
     return false;
   AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   AffineMap inMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-  return outMap.isPermutation() &&
-         llvm::all_of(inMap.getResults(), [](AffineExpr e) {
-           return isa<AffineDimExpr>(e) ||
-                  (isa<AffineConstantExpr>(e) &&
-                   cast<AffineConstantExpr>(e).getValue() == 0);
-         });
+  auto inType =
+      dyn_cast<RankedTensorType>(op.getDpsInputOperand(0)->get().getType());
+  if (!outMap.isPermutation() || !inType || !inType.hasStaticShape())
+    return false;
+  for (auto [d, e] : llvm::enumerate(inMap.getResults()))
+    if (!isa<AffineDimExpr>(e) &&
+        !(isa<AffineConstantExpr>(e) &&
+          cast<AffineConstantExpr>(e).getValue() == 0) &&
+        !isReversedDim(e, inType.getDimSize(d)))
+      return false;
+  return true;
 }
 
 /// A fill whose result only initializes linalg ops (the accumulator of a
@@ -501,18 +515,29 @@ LogicalResult Extractor::addInput(int32_t node, Value value,
     OpOperand *in = view.getDpsInputOperand(0);
     AffineMap inMap = view.getMatchingIndexingMap(in);
     AffineMap outMap = view.getMatchingIndexingMap(view.getDpsInitOperand(0));
+    auto sourceType = cast<RankedTensorType>(in->get().getType());
     SmallVector<DimAccess> sourceDims;
-    for (AffineExpr e : inMap.getResults()) {
+    for (auto [d, e] : llvm::enumerate(inMap.getResults())) {
       if (auto c = dyn_cast<AffineConstantExpr>(e)) {
         sourceDims.push_back(constantAccess(c.getValue()));
         continue;
       }
-      // A reversed or shifted read (a flipped filter) is no plain view.
+      // d, or size - 1 - d (a flipped filter): the reader's access to the
+      // view's dim d, reversed.
+      DimAccess read = toDimAccess(e);
       std::optional<unsigned> position =
-          isa<AffineDimExpr>(e) ? outMap.getResultPosition(e) : std::nullopt;
+          read.terms.size() == 1 ? outMap.getResultPosition(getAffineDimExpr(
+                                       read.terms[0].loop, e.getContext()))
+                                 : std::nullopt;
       if (!position)
         break;
-      sourceDims.push_back(dims[*position]);
+      DimAccess source = dims[*position];
+      if (read.terms[0].coefficient < 0 && !source.whole) {
+        for (LoopTerm &term : source.terms)
+          term.coefficient = -term.coefficient;
+        source.constant = sourceType.getDimSize(d) - 1 - source.constant;
+      }
+      sourceDims.push_back(std::move(source));
     }
     if (sourceDims.size() != inMap.getNumResults())
       break;
@@ -568,6 +593,50 @@ LogicalResult Extractor::setOutput(int32_t node, Value value,
   n.outputs.push_back(std::move(operand));
   openOutput[value] = node;
   return success();
+}
+
+/// Whether `op`'s #soap.config, if it and `anchor` both have one, splits
+/// its loops as `anchor`'s splits the loops they are (`loopMap`: op loop ->
+/// anchor loop) and places each tile on the same device: then every device
+/// makes the same part of `op`'s result either way.
+static bool sameLayoutAsAnchor(Operation *op, Operation *anchor,
+                               ArrayRef<int32_t> loopMap) {
+  auto mine =
+      op->getAttrOfType<ParallelConfigAttr>(SOAPDialect::kConfigAttrName);
+  auto theirs =
+      anchor->getAttrOfType<ParallelConfigAttr>(SOAPDialect::kConfigAttrName);
+  if (!mine || !theirs)
+    return true;
+  ArrayRef<int64_t> degrees = mine.getDegrees();
+  ArrayRef<int64_t> anchorDegrees = theirs.getDegrees();
+  if (degrees.size() != loopMap.size() ||
+      mine.getNumTiles() != theirs.getNumTiles())
+    return false;
+  llvm::SmallBitVector split(anchorDegrees.size());
+  for (auto [l, a] : llvm::enumerate(loopMap)) {
+    if (degrees[l] == 1)
+      continue;
+    if (a < 0 || static_cast<size_t>(a) >= anchorDegrees.size() ||
+        degrees[l] != anchorDegrees[a] || split.test(a))
+      return false;
+    split.set(a);
+  }
+  // Equal tile counts: the anchor splits no loop but those.
+  SmallVector<int64_t> coords(anchorDegrees.size(), 0);
+  for (int64_t t = 0; t < mine.getNumTiles(); ++t) {
+    int64_t rest = t;
+    for (size_t l = degrees.size(); l-- > 0;) {
+      if (loopMap[l] >= 0)
+        coords[loopMap[l]] = rest % degrees[l];
+      rest /= degrees[l];
+    }
+    int64_t anchorTile = 0;
+    for (auto [a, degree] : llvm::enumerate(anchorDegrees))
+      anchorTile = anchorTile * degree + coords[a];
+    if (mine.getDeviceOfTile(t) != theirs.getDeviceOfTile(anchorTile))
+      return false;
+  }
+  return true;
 }
 
 /// Elementwise op whose data input is the open output of a node used by
@@ -628,6 +697,12 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
       return false;
     loopMap[loop] = dim.terms[0].loop;
   }
+
+  // An op placed elsewhere stays a node of its own (the gradient of a
+  // convolution's activation, on the activation's devices: the
+  // convolution's input gradient goes there, as the simulator sends it).
+  if (!sameLayoutAsAnchor(op, result.nodeOps[node].front(), loopMap))
+    return false;
 
   // Join: every other read operand becomes an input of the node.
   n.flops += bodyFlops(op);

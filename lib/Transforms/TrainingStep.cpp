@@ -60,10 +60,15 @@ namespace {
 /// keeps its degree where it divides the extent, and a tile runs on the
 /// device of the `from` tile it corresponds to (unmapped loops of `from` at
 /// coordinate 0). Distinct tiles map to distinct `from` tiles, so the
-/// devices stay distinct.
+/// devices stay distinct. A loop j with `reversed[j]` runs backwards over
+/// its `from` loop (a flipped filter's window): block c of it is block
+/// degree - 1 - c there. `at[l]`, if given: the coordinate of unmapped
+/// loop l of `from` instead of 0.
 static ParallelConfigAttr mapConfig(ParallelConfigAttr from,
                                     ArrayRef<int64_t> extents,
-                                    ArrayRef<int32_t> loopMap) {
+                                    ArrayRef<int32_t> loopMap,
+                                    ArrayRef<bool> reversed = {},
+                                    ArrayRef<int64_t> at = {}) {
   ArrayRef<int64_t> fromDegrees = from.getDegrees();
   ::soap::ParallelConfig config;
   config.degrees.assign(extents.size(), 1);
@@ -77,16 +82,47 @@ static ParallelConfigAttr mapConfig(ParallelConfigAttr from,
     // The `from` tile: row-major over its degrees.
     int64_t fromTile = 0;
     for (auto [l, degree] : llvm::enumerate(fromDegrees)) {
-      int64_t coord = 0;
+      int64_t coord = l < at.size() ? at[l] : 0;
       for (auto [j, mapped] : llvm::enumerate(loopMap))
         if (mapped == static_cast<int32_t>(l) && config.degrees[j] > 1)
-          coord = coords[j];
+          coord = j < reversed.size() && reversed[j]
+                      ? config.degrees[j] - 1 - coords[j]
+                      : coords[j];
       fromTile = fromTile * degree + coord;
     }
     config.devices.push_back(
         static_cast<int32_t>(from.getDeviceOfTile(fromTile)));
   }
   return configToAttr(from.getContext(), config);
+}
+
+/// The config of the slice [offsets, offsets + sizes) of a tensor of
+/// `shape` that `from` partitions over its dims (a concatenation's, an
+/// insert_slice's), for an op over the slice's dims (the slice's part of
+/// the gradient): a dim the slice takes whole keeps its split; along one it
+/// takes part of, its tiles run on those of the block that holds the part,
+/// when one does. Null if `from` is not over `shape`'s dims.
+static ParallelConfigAttr sliceConfig(ParallelConfigAttr from,
+                                      ArrayRef<int64_t> shape,
+                                      ArrayRef<int64_t> offsets,
+                                      ArrayRef<int64_t> sizes) {
+  if (!from || from.getDegrees().size() != shape.size() ||
+      offsets.size() != shape.size() || sizes.size() != shape.size() ||
+      ShapedType::isDynamicShape(offsets) || ShapedType::isDynamicShape(sizes))
+    return {};
+  SmallVector<int32_t> loopMap;
+  SmallVector<int64_t> at(shape.size(), 0);
+  for (auto [d, extent] : llvm::enumerate(shape)) {
+    bool whole = offsets[d] == 0 && sizes[d] == extent;
+    loopMap.push_back(whole ? static_cast<int32_t>(d) : -1);
+    int64_t degree = from.getDegrees()[d];
+    if (whole || degree <= 1 || sizes[d] < 1 || extent % degree != 0)
+      continue;
+    int64_t block = extent / degree;
+    if (offsets[d] / block == (offsets[d] + sizes[d] - 1) / block)
+      at[d] = offsets[d] / block;
+  }
+  return mapConfig(from, sizes, loopMap, {}, at);
 }
 
 /// The loop whose blocks are blocks of `dim`: the one loop that indexes it
@@ -168,7 +204,10 @@ static void untieSharedPads(func::FuncOp func) {
 ///     takes that layer's split of it, or the config of an op fused after
 ///     its anchor over the same loops (a gradient that took its forward
 ///     op's; of several candidates, the one of most tiles);
-///  2. in reverse order, a layer still without one, or whose producers'
+///  2. in reverse order, a reshape or pad that one layer alone reads takes
+///     that layer's split of what it writes (made where it is read, from
+///     data the forward pass may have moved there already); a layer still
+///     without one, or whose producers'
 ///     split leaves it whole on one device, takes the split its configured
 ///     readers take of what it writes if that has more tiles: the layers on
 ///     graph inputs only, such as the slices of the cotangent a
@@ -281,9 +320,32 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
     configs[i] = fromProducers(i);
     consider(configs[i], fromFusedOps(i));
   }
-  for (size_t i = numNodes; i-- > 0;)
+  // A reshape or pad only its one reader reads (the blocked view of a
+  // max pooling's input its gradient reads, the padded cotangent a
+  // convolution's input gradient reads) is made where that reader runs:
+  // from data that may be there already (the forward pass moved the
+  // pooling's input to the pooling's devices), and unpadded, where the
+  // simulator counts it, instead of moved again in its new form.
+  auto isMovedForOneReader = [&](size_t i) {
+    StringRef kind = graph.nodes[i].kind;
+    if (kind != "tensor.expand_shape" && kind != "tensor.collapse_shape" &&
+        kind != "tensor.pad")
+      return false;
+    llvm::SmallSetVector<size_t, 2> readerNodes;
+    for (const ::soap::Operand &out : graph.nodes[i].outputs)
+      for (auto [r, k] : readers[out.tensor])
+        readerNodes.insert(r);
+    return readerNodes.size() == 1 && configs[readerNodes.front()];
+  };
+  for (size_t i = numNodes; i-- > 0;) {
+    if (missing[i] && isMovedForOneReader(i)) {
+      if (ParallelConfigAttr config = fromReaders(i))
+        configs[i] = config;
+      continue;
+    }
     if (missing[i] && (!configs[i] || configs[i].getNumTiles() == 1))
       consider(configs[i], fromReaders(i));
+  }
   for (size_t i = 0; i < numNodes; ++i) {
     if (!missing[i])
       continue;
@@ -410,13 +472,14 @@ private:
                                  Value target, Operation *forwardOp);
 
   /// `grad` (its spatial dims `spatial`, `spatial` + 1, ..., one per
-  /// stride) with stride-1 zeros between its elements along each, K-1 zeros
-  /// before and zeros up to `size` + K-1 after: the input of the stride-1
-  /// correlation that gives a strided convolution's input gradient (a
-  /// pooling's: PoolGradient.h).
+  /// stride) with stride-1 zeros between its elements along each, K-1 - low
+  /// zeros before and zeros up to `size` + K-1 after: the input of the
+  /// stride-1 correlation that gives a strided convolution's input gradient
+  /// (of an input padded by `low` before, the gradient of the unpadded
+  /// input, `size` its extent).
   Value dilateAndPad(Location loc, Value grad, ArrayRef<int64_t> strides,
-                     ArrayRef<int64_t> window, ArrayRef<int64_t> size,
-                     int64_t spatial);
+                     ArrayRef<int64_t> window, ArrayRef<int64_t> low,
+                     ArrayRef<int64_t> size, int64_t spatial);
 
   /// One term of a value's gradient: the whole of it, or (`constantAt` not
   /// empty) the part at constant indices of some dims (`constantAt`: the
@@ -455,7 +518,8 @@ private:
   /// Gives `op` the forward op's config mapped through `loopMap` (for each
   /// of `op`'s loops, the forward loop it follows; -1: none).
   void mapForwardConfig(Operation *op, Operation *forward,
-                        ArrayRef<int32_t> loopMap) {
+                        ArrayRef<int32_t> loopMap,
+                        ArrayRef<bool> reversed = {}) {
     auto from = forward->getAttrOfType<ParallelConfigAttr>(
         SOAPDialect::kConfigAttrName);
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -463,7 +527,7 @@ private:
       return;
     SmallVector<int64_t> extents = linalgOp.getStaticLoopRanges();
     op->setAttr(SOAPDialect::kConfigAttrName,
-                mapConfig(from, extents, loopMap));
+                mapConfig(from, extents, loopMap, reversed));
   }
 
   func::FuncOp func;
@@ -966,16 +1030,17 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
 Value TrainingStepBuilder::dilateAndPad(Location loc, Value grad,
                                         ArrayRef<int64_t> strides,
                                         ArrayRef<int64_t> window,
+                                        ArrayRef<int64_t> low,
                                         ArrayRef<int64_t> size,
                                         int64_t spatial) {
-  // grad spread by the strides at offset K-1 in zeros of extent size + K-1
-  // (what lies past size holds only zeros).
+  // grad spread by the strides at offset K-1 - low in zeros of extent
+  // size + K-1 (what lies past size holds only zeros).
   auto type = cast<RankedTensorType>(grad.getType());
   int64_t rank = type.getRank();
   SmallVector<int64_t> offsets(rank, 0), allStrides(rank, 1),
       shape(type.getShape());
   for (auto [d, stride] : llvm::enumerate(strides)) {
-    offsets[spatial + d] = window[d] - 1;
+    offsets[spatial + d] = window[d] - 1 - low[d];
     allStrides[spatial + d] = stride;
     shape[spatial + d] = size[d] + window[d] - 1;
   }
@@ -985,6 +1050,23 @@ Value TrainingStepBuilder::dilateAndPad(Location loc, Value grad,
                                b.getFloatAttr(elem, 0.0));
 }
 
+/// The tensor.pad that makes `x`, when it pads the `count` dims from
+/// `first` on only, by static amounts and with a constant (whatever the
+/// constant, the unpadded elements' gradient is the same).
+static tensor::PadOp padOfSpatialDims(Value x, int64_t first, int64_t count) {
+  auto pad = x.getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getConstantPaddingValue() ||
+      !pad.getSourceType().hasStaticShape())
+    return {};
+  for (auto amounts : {pad.getStaticLow(), pad.getStaticHigh()})
+    for (auto [d, amount] : llvm::enumerate(amounts))
+      if (ShapedType::isDynamic(amount) ||
+          (amount != 0 && (static_cast<int64_t>(d) < first ||
+                           static_cast<int64_t>(d) >= first + count)))
+        return {};
+  return pad;
+}
+
 template <typename ConvOp>
 LogicalResult
 TrainingStepBuilder::differentiateConvInput(ConvOp op, Value grad,
@@ -992,18 +1074,43 @@ TrainingStepBuilder::differentiateConvInput(ConvOp op, Value grad,
   Location loc = op.getLoc();
   Value x = op.getDpsInputOperand(0)->get();
   Value w = op.getDpsInputOperand(1)->get();
-  auto xType = cast<RankedTensorType>(x.getType());
   auto wType = cast<RankedTensorType>(w.getType());
+  auto yType = cast<RankedTensorType>(grad.getType());
   SmallVector<int64_t> strides(op.getStrides().template getValues<int64_t>());
   SmallVector<int64_t> dilations(
       op.getDilations().template getValues<int64_t>());
   // The window's span: a dilated filter reaches (K - 1) D + 1 elements.
-  SmallVector<int64_t> spans, sizes;
-  for (int64_t d = 0; d < form.numSpatial; ++d) {
+  SmallVector<int64_t> spans;
+  for (int64_t d = 0; d < form.numSpatial; ++d)
     spans.push_back((wType.getDimSize(form.kernel + d) - 1) * dilations[d] + 1);
-    sizes.push_back(xType.getDimSize(form.spatial + d));
+  // Of an input zero-padded along its spatial dims (a "same" convolution),
+  // the gradient of the unpadded input, which the pad's slice would take
+  // of the padded one's: a tile of it is a tile of the forward's split of
+  // the unpadded rows and columns, and none is computed for the padding.
+  SmallVector<int64_t> low(form.numSpatial, 0);
+  if (auto pad = padOfSpatialDims(x, form.spatial, form.numSpatial)) {
+    auto sourceType = pad.getSourceType();
+    bool fits = true;
+    for (int64_t d = 0; d < form.numSpatial; ++d) {
+      // The shifted spread must start in, and fit, the smaller extent.
+      int64_t l = pad.getStaticLow()[form.spatial + d];
+      int64_t size = sourceType.getDimSize(form.spatial + d);
+      fits &=
+          l <= spans[d] - 1 &&
+          (yType.getDimSize(form.spatial + d) - 1) * strides[d] <= size + l - 1;
+    }
+    if (fits) {
+      for (int64_t d = 0; d < form.numSpatial; ++d)
+        low[d] = pad.getStaticLow()[form.spatial + d];
+      x = pad.getSource();
+    }
   }
-  Value dilated = dilateAndPad(loc, grad, strides, spans, sizes, form.spatial);
+  auto xType = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> sizes;
+  for (int64_t d = 0; d < form.numSpatial; ++d)
+    sizes.push_back(xType.getDimSize(form.spatial + d));
+  Value dilated =
+      dilateAndPad(loc, grad, strides, spans, low, sizes, form.spatial);
   // The flipped filter: flipped[d] = W[filterDims[d]], window reversed.
   MLIRContext *ctx = b.getContext();
   int64_t rank = wType.getRank();
@@ -1036,7 +1143,18 @@ TrainingStepBuilder::differentiateConvInput(ConvOp op, Value grad,
       ValueRange{zeros(loc, xType)},
       b.getI64TensorAttr(SmallVector<int64_t>(form.numSpatial, 1)),
       b.getI64TensorAttr(dilations));
-  mapForwardConfig(conv, op, form.loopMap);
+  // The flipped filter's window loops run backwards over the forward's:
+  // each tile then reads the part of W its forward tile read, on its device.
+  AffineMap wMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  SmallVector<bool> reversed;
+  for (int32_t l : form.loopMap) {
+    AffineExpr loop = getAffineDimExpr(l, ctx);
+    std::optional<unsigned> at =
+        l >= 0 ? wMap.getResultPosition(loop) : std::nullopt;
+    reversed.push_back(at && *at >= form.kernel &&
+                       *at < form.kernel + form.numSpatial);
+  }
+  mapForwardConfig(conv, op, form.loopMap, reversed);
   contribute(x, conv->getResult(0));
   return success();
 }
@@ -1230,12 +1348,21 @@ LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
     return success();
   }
   if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
-    if (active.contains(insert.getSource()))
-      contribute(insert.getSource(),
-                 tensor::ExtractSliceOp::create(
-                     b, loc, insert.getSourceType(), grad,
-                     insert.getMixedOffsets(), insert.getMixedSizes(),
-                     insert.getMixedStrides()));
+    if (active.contains(insert.getSource())) {
+      auto slice = tensor::ExtractSliceOp::create(
+          b, loc, insert.getSourceType(), grad, insert.getMixedOffsets(),
+          insert.getMixedSizes(), insert.getMixedStrides());
+      // The inserted part's gradient where the insertion held that part.
+      if (insert.hasUnitStride() &&
+          insert.getSourceType().getRank() == insert.getType().getRank())
+        if (ParallelConfigAttr config =
+                sliceConfig(insert->getAttrOfType<ParallelConfigAttr>(
+                                SOAPDialect::kConfigAttrName),
+                            insert.getType().getShape(),
+                            insert.getStaticOffsets(), insert.getStaticSizes()))
+          slice->setAttr(SOAPDialect::kConfigAttrName, config);
+      contribute(insert.getSource(), slice);
+    }
     if (active.contains(insert.getDest()))
       contribute(insert.getDest(),
                  tensor::InsertSliceOp::create(
@@ -1255,10 +1382,20 @@ LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
             b.getIndexAttr(static_cast<uint64_t>(d) == axis ? offset : 0));
         sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
       }
-      if (active.contains(input))
-        contribute(input, tensor::ExtractSliceOp::create(
-                              b, loc, grad, offsets, sizes,
-                              unitStrides(type.getRank())));
+      if (active.contains(input)) {
+        auto slice = tensor::ExtractSliceOp::create(
+            b, loc, grad, offsets, sizes, unitStrides(type.getRank()));
+        // Each input's part of the gradient where the concatenation held
+        // that part of its result.
+        SmallVector<int64_t> at(type.getRank(), 0), whole(type.getShape());
+        at[axis] = offset;
+        if (ParallelConfigAttr config =
+                sliceConfig(concat->getAttrOfType<ParallelConfigAttr>(
+                                SOAPDialect::kConfigAttrName),
+                            concat.getType().getShape(), at, whole))
+          slice->setAttr(SOAPDialect::kConfigAttrName, config);
+        contribute(input, slice);
+      }
       offset += type.getDimSize(axis);
     }
     return success();

@@ -560,3 +560,63 @@ func.func @batch_norm_buffers(%x: tensor<2x4xf32>, %w: tensor<4x4xf32>,
   } -> tensor<2x4xf32>
   return %y : tensor<2x4xf32>
 }
+
+// -----
+
+// A "same" convolution (input padded by 1) split over its output columns
+// on 4 devices. Its input gradient is the stride-1 convolution of dY
+// padded by K-1 - 1 = 1, over the unpadded input's 8 columns, which the
+// forward's split of 4 divides: each device computes the gradient of its
+// own columns (over the padded input's 10 columns the split would not
+// divide, and one device would compute all of it).
+// CHECK-LABEL: func.func @same_conv_width(
+// CHECK: %[[DYP:.*]] = tensor.pad %arg3 low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK: } : tensor<2x6x8x8xf32> to tensor<2x6x10x10xf32>
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}}soap.config = #soap.config<degrees = [1, 1, 1, 4, 1, 1, 1], devices = [3, 2, 1, 0]>{{.*}} ins(%[[DYP]], %{{.*}} : tensor<2x6x10x10xf32>, tensor<3x6x3x3xf32>) outs(%{{.*}} : tensor<2x3x8x8xf32>)
+// CHECK-NOT: tensor.extract_slice
+#scale_a = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id4_a = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @same_conv_width(%x: tensor<2x3x8x8xf32>, %s: tensor<3xf32> {soap.parameter}, %w: tensor<6x3x3x3xf32> {soap.parameter}) -> tensor<2x6x8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %xe = tensor.empty() : tensor<2x3x8x8xf32>
+  %xs = linalg.generic {indexing_maps = [#id4_a, #scale_a, #id4_a], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %s : tensor<2x3x8x8xf32>, tensor<3xf32>) outs(%xe : tensor<2x3x8x8xf32>) attrs = {soap.config = #soap.config<degrees = [1, 1, 1, 4], devices = [3, 2, 1, 0]>} {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x8x8xf32>
+  %p = tensor.pad %xs low[0, 0, 1, 1] high[0, 0, 1, 1] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x3x8x8xf32> to tensor<2x3x10x10xf32>
+  %e = tensor.empty() : tensor<2x6x8x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6x8x8xf32>) -> tensor<2x6x8x8xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, soap.config = #soap.config<degrees = [1, 1, 1, 4, 1, 1, 1], devices = [3, 2, 1, 0]>}
+    ins(%p, %w : tensor<2x3x10x10xf32>, tensor<6x3x3x3xf32>) outs(%f : tensor<2x6x8x8xf32>) -> tensor<2x6x8x8xf32>
+  return %c : tensor<2x6x8x8xf32>
+}
+
+// -----
+
+// A convolution whose window rows are split over devices 2, 0, 1. Its
+// input gradient reads the filter flipped, row k at K-1 - k: its tile of
+// window rows k runs on the device of the forward's tile of rows K-1 - k
+// (devices 1, 0, 2), which holds that part of the filter.
+// CHECK-LABEL: func.func @window_split(
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}}soap.config = #soap.config<degrees = [1, 1, 1, 1, 1, 3, 1], devices = [2, 0, 1]>
+// CHECK: linalg.conv_2d_nchw_fchw {{.*}}soap.config = #soap.config<degrees = [1, 1, 1, 1, 1, 3, 1], devices = [1, 0, 2]>{{.*}} outs(%{{.*}} : tensor<2x3x8x8xf32>)
+#scale_b = affine_map<(d0, d1, d2, d3) -> (d1)>
+#id4_b = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @window_split(%x: tensor<2x3x8x8xf32>, %s: tensor<3xf32> {soap.parameter}, %w: tensor<6x3x3x3xf32> {soap.parameter}) -> tensor<2x6x6x6xf32> {
+  %zero = arith.constant 0.0 : f32
+  %xe = tensor.empty() : tensor<2x3x8x8xf32>
+  %xs = linalg.generic {indexing_maps = [#id4_b, #scale_b, #id4_b], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x, %s : tensor<2x3x8x8xf32>, tensor<3xf32>) outs(%xe : tensor<2x3x8x8xf32>) attrs = {soap.config = #soap.config<degrees = [1, 1, 1, 1], start = 1>} {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x8x8xf32>
+  %e = tensor.empty() : tensor<2x6x6x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6x6x6xf32>) -> tensor<2x6x6x6xf32>
+  %c = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, soap.config = #soap.config<degrees = [1, 1, 1, 1, 1, 3, 1], devices = [2, 0, 1]>}
+    ins(%xs, %w : tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>) outs(%f : tensor<2x6x6x6xf32>) -> tensor<2x6x6x6xf32>
+  return %c : tensor<2x6x6x6xf32>
+}

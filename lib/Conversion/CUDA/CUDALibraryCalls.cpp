@@ -293,19 +293,22 @@ struct CUDALibraryCalls
   ///   (strides > 1) D6 = alloc N x F x OH x SH x OW x SW, zero fill,
   ///        copy of dY (expanded to N x F x OH x 1 x OW x 1) into
   ///        D6[:, :, :, 0:1, :, 0:1]; D = a leading part of D6 collapsed
-  ///   P = alloc, zero fill, copy of D (or dY) into P[:, :, SH-1:, SW-1:]
-  ///        (S the window's span, (K - 1) D + 1)
+  ///   P = alloc, zero fill, copy of D (or dY) into
+  ///        P[:, :, SH-1-PH:, SW-1-PW:]
+  ///        (S the window's span, (K - 1) D + 1; P the forward's padding:
+  ///        dX the gradient of the unpadded input)
   ///   dX += conv(P, Wf)
   ///
   /// which is cuDNN's backward data of the forward convolution (stride
-  /// SH x SW, the same dilations and groups, no padding) from W and dY: no
-  /// flipped filter, no spread or padded copy, and none of the products with
-  /// the spread's zeros.
+  /// SH x SW, the same dilations and groups, padding PH x PW) from W and dY:
+  /// no flipped filter, no spread or padded copy, and none of the products
+  /// with the spread's zeros.
   struct InputGradient {
     CuDNNConvolution conv; // the stride-1 convolution
     Value w, dy;
     CuDNNDims wDims;       // W's cuDNN view (the forward filter's)
     int64_t strideH = 1, strideW = 1;
+    int64_t padH = 0, padW = 0;     // the forward's (both sides alike)
     SmallVector<Operation *> ops;   // to erase, users first
     SmallVector<Operation *> frees; // of dY before the call, to move
   };
@@ -413,11 +416,13 @@ struct CUDALibraryCalls
         return std::nullopt;
       ArrayRef<int64_t> offsets = padded->interior.getStaticOffsets();
       for (auto [d, offset] : llvm::enumerate(offsets)) {
-        int64_t want = static_cast<int64_t>(d) == rows   ? span[0] - 1
-                       : static_cast<int64_t>(d) == cols ? span[1] - 1
-                                                         : 0;
-        if (offset != want)
+        int64_t k = static_cast<int64_t>(d) == rows   ? 0
+                    : static_cast<int64_t>(d) == cols ? 1
+                                                      : -1;
+        if (k < 0 ? offset != 0 : offset < 0 || offset > span[k] - 1)
           return std::nullopt;
+        if (k >= 0)
+          (k == 0 ? result.padH : result.padW) = span[k] - 1 - offset;
       }
       spread = padded->source;
       padOps = std::move(padded->ops);
@@ -510,11 +515,12 @@ struct CUDALibraryCalls
           dyType.getDimSize(d) != spreadType.getDimSize(d))
         return std::nullopt;
     int64_t strides[2] = {result.strideH, result.strideW};
+    int64_t pads[2] = {result.padH, result.padW};
     int64_t dyDims[2] = {rows, cols};
     int64_t dxDims[2] = {conv->yDims[2][0], conv->yDims[3][0]};
     for (int d = 0; d < 2; ++d) {
       int64_t oh = dyType.getDimSize(dyDims[d]);
-      int64_t h = dxType.getDimSize(dxDims[d]);
+      int64_t h = dxType.getDimSize(dxDims[d]) + 2 * pads[d];
       int64_t copied = spreadType.getDimSize(dyDims[d]);
       if (strides[d] < 1 || oh < 1 || h < span[d] ||
           copied <= (oh - 1) * strides[d] || copied > oh * strides[d] ||
@@ -607,7 +613,10 @@ struct CUDALibraryCalls
     const CuDNNConvolution &conv = grad->conv;
     Value dx = conv.y;
     auto dyType = cast<MemRefType>(grad->dy.getType());
-    std::optional<InteriorOutput> interior = matchInteriorOutput(op, *grad);
+    // (The gradient of an unpadded input has no interior to take.)
+    std::optional<InteriorOutput> interior;
+    if (grad->padH == 0 && grad->padW == 0)
+      interior = matchInteriorOutput(op, *grad);
     // cuDNN's views of W, dY and dX must exist before anything changes.
     CuDNNConvolution check = conv;
     check.x = grad->dy;
@@ -634,8 +643,8 @@ struct CUDALibraryCalls
     func::CallOp callOp =
         call(builder, op, "soaprt_cuda_conv2d_input_grad_f32", {vw, vdy, vdx},
              {grad->strideH, grad->strideW, conv.dilations[0],
-              conv.dilations[1], interior ? interior->padH : 0,
-              interior ? interior->padW : 0, conv.groups},
+              conv.dilations[1], interior ? interior->padH : grad->padH,
+              interior ? interior->padW : grad->padW, conv.groups},
              dx, grad->ops);
     // dY, freed once copied, now lives until the call reads it.
     for (Operation *free : grad->frees)
