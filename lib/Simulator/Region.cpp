@@ -385,9 +385,10 @@ void soap::findAllGathers(const std::vector<SentRegion> &sent,
 int32_t soap::scatterDimension(const Operand &out, const Box &region,
                                int32_t parts,
                                const std::vector<ChunkRead> &reads,
-                               uint32_t dims) {
+                               std::vector<int32_t> &holders, uint32_t dims) {
   if (parts < 2)
     return -1;
+  std::vector<int32_t> chunkOf(parts);
   for (int32_t d = 0; d < region.rank; ++d) {
     const DimAccess &access = out.dims[d];
     if (!(dims >> d & 1u) || access.whole || access.constant != 0 ||
@@ -395,19 +396,46 @@ int32_t soap::scatterDimension(const Operand &out, const Box &region,
         region.dims[d].size() % parts != 0)
       continue;
     int64_t chunk = region.dims[d].size() / parts;
-    bool fits = true;
+    // The chunk each device reads within (-1: none), or no dimension.
+    std::fill(chunkOf.begin(), chunkOf.end(), -1);
+    bool fits = true, identity = true;
     for (const ChunkRead &read : reads) {
       Box need = intersect(read.region, region);
       if (need.empty())
         continue;
-      int64_t lo = region.dims[d].lo + read.chunk * chunk;
-      if (need.dims[d].lo < lo || need.dims[d].hi > lo + chunk) {
+      int64_t c = (need.dims[d].lo - region.dims[d].lo) / chunk;
+      if (need.dims[d].hi > region.dims[d].lo + (c + 1) * chunk ||
+          (chunkOf[read.chunk] >= 0 && chunkOf[read.chunk] != c)) {
         fits = false;
         break;
       }
+      chunkOf[read.chunk] = static_cast<int32_t>(c);
+      identity &= c == read.chunk;
     }
-    if (fits)
+    if (!fits)
+      continue;
+    holders.assign(parts, -1);
+    if (identity) {
+      for (int32_t c = 0; c < parts; ++c)
+        holders[c] = c;
       return d;
+    }
+    for (int32_t i = 0; i < parts && fits; ++i)
+      if (chunkOf[i] >= 0) {
+        fits = holders[chunkOf[i]] < 0;
+        holders[chunkOf[i]] = i;
+      }
+    if (!fits)
+      continue;
+    int32_t next = 0;
+    for (int32_t i = 0; i < parts; ++i) {
+      if (chunkOf[i] >= 0)
+        continue;
+      while (holders[next] >= 0)
+        ++next;
+      holders[next] = i;
+    }
+    return d;
   }
   return -1;
 }

@@ -136,8 +136,10 @@ struct NodeGeom {
   /// Split reductions (buildForward): the tiles grouped by owner, in tile
   /// order (members[groupBegin[o], + groupSize[o]) for owner o), and per
   /// owner the output dimension its group's sums are reduce-scattered
-  /// along, or -1 (all-reduced, or summed on one device).
-  std::vector<int32_t> members, groupBegin, groupSize;
+  /// along, or -1 (all-reduced, or summed on one device), and which member
+  /// gets which chunk (chunkHolder[groupBegin[o] + c]: the index in the
+  /// group of chunk c's holder).
+  std::vector<int32_t> members, groupBegin, groupSize, chunkHolder;
   std::vector<int8_t> scatterDim;
   std::vector<uint8_t> outDisjoint; ///< per output: tiles' regions disjoint
   /// Per output: whether a dimension is indexed by several loops (a
@@ -197,6 +199,7 @@ struct NodeGeom {
     members = o.members;
     groupBegin = o.groupBegin;
     groupSize = o.groupSize;
+    chunkHolder = o.chunkHolder;
     scatterDim = o.scatterDim;
   }
   void swapForwardOutputs(NodeGeom &o) {
@@ -204,6 +207,7 @@ struct NodeGeom {
     members.swap(o.members);
     groupBegin.swap(o.groupBegin);
     groupSize.swap(o.groupSize);
+    chunkHolder.swap(o.chunkHolder);
     scatterDim.swap(o.scatterDim);
   }
   // (What buildBackward writes, the updates' lists, needs no saving: only
@@ -510,6 +514,7 @@ struct Simulator::Impl {
   std::vector<std::pair<size_t, int32_t>> chunkSlots;
   /// scatterDimension's reads.
   std::vector<ChunkRead> chunkReads;
+  std::vector<int32_t> scatterHolders;
   std::vector<int64_t> slotBytes, recvBytes;
   std::vector<int64_t> groupDevices; ///< owner * D + device, sorted
   std::vector<uint64_t> masks, candMasks, dimMasks;
@@ -1410,7 +1415,9 @@ struct Simulator::Impl {
           int64_t len = std::min(lo + chunk, C[d].hi) - std::max(lo, C[d].lo);
           if (len <= 0)
             continue;
-          int32_t holder = gp.devices[gp.members[gp.groupBegin[a] + q]];
+          int32_t holder =
+              gp.devices[gp.members[gp.groupBegin[a] +
+                                    gp.chunkHolder[gp.groupBegin[a] + q]]];
           int64_t nb = across * len * eb;
           int32_t x = slotFor(linkOf(holder, devB), words);
           slotBytes[x] += nb;
@@ -1661,7 +1668,11 @@ struct Simulator::Impl {
                         scratchDevs.end());
       int32_t k = static_cast<int32_t>(scratchDevs.size());
       int32_t task;
-      g.scatterDim[o] = static_cast<int8_t>(scatterDimension(n, o));
+      g.scatterDim[o] =
+          static_cast<int8_t>(scatterDimension(n, o, scatterHolders));
+      if (g.scatterDim[o] >= 0)
+        std::copy(scatterHolders.begin(), scatterHolders.end(),
+                  g.chunkHolder.begin() + from);
       if (k > 1) {
         bool scatter = g.scatterDim[o] >= 0;
         task = addAllReduce(st, g.outBytes[o], TaskKind::PartialSum, scatter);
@@ -1687,7 +1698,10 @@ struct Simulator::Impl {
     const NodeGeom &g = geom[p];
     for (int32_t q = 0; q < g.tiles; q += g.groupSize[g.owner[g.members[q]]]) {
       int32_t o = g.owner[g.members[q]];
-      if (scatterDimension(p, o) != g.scatterDim[o])
+      int32_t d = scatterDimension(p, o, scatterHolders);
+      if (d != g.scatterDim[o] ||
+          (d >= 0 && !std::equal(scatterHolders.begin(), scatterHolders.end(),
+                                 g.chunkHolder.begin() + q)))
         return true;
     }
     return false;
@@ -1706,20 +1720,24 @@ struct Simulator::Impl {
     g.groupBegin.assign(T, 0);
     g.groupSize.assign(T, 0);
     g.scatterDim.assign(T, -1);
+    g.chunkHolder.resize(T);
     for (int32_t q = 0; q < T; ++q) {
       int32_t o = g.owner[g.members[q]];
       if (g.groupSize[o]++ == 0)
         g.groupBegin[o] = q;
+      g.chunkHolder[q] = q - g.groupBegin[o];
     }
   }
 
   /// The output dimension along which the partial sums of node n's
-  /// reduction group `o` are reduce-scattered (chunk i on the group's i-th
-  /// tile's device, in tile order), or -1 (Region.h, scatterDimension):
+  /// reduction group `o` are reduce-scattered, and in `holders` the member
+  /// (index in the group, in tile order) that gets each chunk, or -1
+  /// (Region.h, scatterDimension):
   /// the node has one output and the group's devices are distinct; the
   /// reads are those of the consumer tiles on the group's devices and the
   /// gather of a program result to device 0, as soap-partition counts them.
-  int32_t scatterDimension(int32_t n, int32_t o) {
+  int32_t scatterDimension(int32_t n, int32_t o,
+                           std::vector<int32_t> &holders) {
     const Node &node = graph.nodes[n];
     const NodeStatic &ns = nstat[n];
     const NodeGeom &g = geom[n];
@@ -1758,7 +1776,7 @@ struct Simulator::Impl {
           chunkReads.push_back({i, toBox(gc.region(ed.input, b, rank))});
     }
     return soap::scatterDimension(out, toBox(g.region(NI, o, rank)), k,
-                                  chunkReads);
+                                  chunkReads, holders);
   }
   void buildBackward(int32_t n) {
     NodeGeom &g = geom[n];

@@ -162,13 +162,14 @@ private:
   std::optional<std::map<int32_t, SmallVector<Box>>>
   futureReads(int32_t tensor);
   /// The dimension along which a split reduction's partial sums of `region`
-  /// held on `devices` are reduce-scattered instead of all-reduced (chunk i
-  /// for devices[i]): Region.h's scatterDimension, shared with the
-  /// simulator, over every read of futureReads by a device of the group,
-  /// among the dimensions that the group's output and the anchor's result
-  /// index by the same one loop (so that the epilogue runs on the chunk).
+  /// held on `devices` are reduce-scattered instead of all-reduced, with
+  /// `devices` put in chunk order (chunk i for devices[i]): Region.h's
+  /// scatterDimension, shared with the simulator, over every read of
+  /// futureReads by a device of the group, among the dimensions that the
+  /// group's output and the anchor's result index by the same one loop (so
+  /// that the epilogue runs on the chunk).
   std::optional<int32_t> scatterDimension(int32_t node, const Box &region,
-                                          ArrayRef<int64_t> devices);
+                                          SmallVectorImpl<int64_t> &devices);
   /// The part of argument `arg` each device reads (the bounding box of its
   /// tiles' reads), by device.
   SmallVector<std::pair<int32_t, Box>> argumentReaders(int64_t arg);
@@ -1059,7 +1060,7 @@ Partitioner::futureReads(int32_t tensorIndex) {
 
 std::optional<int32_t>
 Partitioner::scatterDimension(int32_t nodeIndex, const Box &region,
-                              ArrayRef<int64_t> devices) {
+                              SmallVectorImpl<int64_t> &devices) {
   const ::soap::Node &node = extracted.graph.nodes[nodeIndex];
   auto anchor = cast<linalg::LinalgOp>(extracted.nodeOps[nodeIndex].front());
   if (node.outputs.size() != 1 || anchor->getNumResults() != 1)
@@ -1090,10 +1091,15 @@ Partitioner::scatterDimension(int32_t nodeIndex, const Box &region,
     if (plainLoop(anchorDims[d]) &&
         plainLoop(anchorDims[d]) == plainLoop(out.dims[d]))
       sameLoop |= 1u << d;
-  int32_t d = ::soap::scatterDimension(
-      out, region, static_cast<int32_t>(devices.size()), chunkReads, sameLoop);
+  std::vector<int32_t> holders;
+  int32_t d = ::soap::scatterDimension(out, region,
+                                       static_cast<int32_t>(devices.size()),
+                                       chunkReads, holders, sameLoop);
   if (d < 0)
     return std::nullopt;
+  SmallVector<int64_t> inGroupOrder(devices.begin(), devices.end());
+  for (auto [c, member] : llvm::enumerate(holders))
+    devices[c] = inGroupOrder[member];
   return d;
 }
 

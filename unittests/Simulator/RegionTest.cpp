@@ -180,3 +180,46 @@ TEST(Region, AllGathersAmongSentRegions) {
   findAllGathers(sent, receivers, parts, ends, dims, scratch);
   EXPECT_TRUE(ends.empty());
 }
+
+TEST(Region, ReduceScatterChunksGoToTheirReaders) {
+  // Sums of a 12 x 8 region over rows 0-11, held by 3 devices; the output
+  // writes dim 0 by loop 0 and dim 1 by loop 1.
+  Operand out;
+  out.dims.resize(2);
+  out.dims[0].terms = {{0, 1}};
+  out.dims[1].terms = {{1, 1}};
+  Box region;
+  region.rank = 2;
+  region.dims[0] = {0, 12};
+  region.dims[1] = {0, 8};
+  auto rows = [](int64_t lo, int64_t hi) {
+    Box b;
+    b.rank = 2;
+    b.dims[0] = {lo, hi};
+    b.dims[1] = {0, 8};
+    return b;
+  };
+  std::vector<int32_t> holders;
+  // Device i reads rows of chunk i: chunk i to device i, along dim 0.
+  EXPECT_EQ(scatterDimension(
+                out, region, 3,
+                {{0, rows(0, 4)}, {1, rows(4, 8)}, {2, rows(8, 12)}}, holders),
+            0);
+  EXPECT_EQ(holders, (std::vector<int32_t>{0, 1, 2}));
+  // Device 0 reads chunk 2 and device 2 chunk 0 (1 reads nothing): each
+  // gets the chunk it reads, device 1 the one left.
+  EXPECT_EQ(scatterDimension(out, region, 3,
+                             {{0, rows(8, 10)}, {2, rows(1, 3)}}, holders),
+            0);
+  EXPECT_EQ(holders, (std::vector<int32_t>{2, 1, 0}));
+  // Devices 0 and 2 both read chunk 1, or device 1 reads across chunks 0
+  // and 1: no dimension.
+  EXPECT_EQ(scatterDimension(out, region, 3, {{0, rows(4, 6)}, {2, rows(6, 8)}},
+                             holders),
+            -1);
+  EXPECT_EQ(scatterDimension(out, region, 3, {{1, rows(3, 5)}}, holders), -1);
+  // Not allowed along dim 0 (the partitioner's epilogue condition): none.
+  EXPECT_EQ(scatterDimension(out, region, 3, {{0, rows(0, 4)}}, holders,
+                             /*dims=*/2u),
+            -1);
+}

@@ -605,11 +605,13 @@ TEST(Search, OverCapacityStrategiesAreNeverReturned) {
 }
 
 // MCMC against the exact optimum over the same space: within 1%. Six random
-// starts besides data parallelism and the expert strategy (24 for the CNN on
-// 4 devices: its optimum, since a split reduction's sums may be
-// reduce-scattered, is 1.7% below a basin that chains from most random
-// starts settle in; with 24 starts and 8000 proposals seeds 1-10 all reach
-// it, with 6 starts and 4000 proposals 4 of them).
+// starts besides data parallelism and the expert strategy (24 and 16000
+// proposals for the CNN on 4 devices: its optimum, since a split
+// reduction's sums may be reduce-scattered, is below a basin that chains
+// from most random starts settle in; with 24 starts and 8000 proposals
+// seeds 1-10 all reached it, with 6 starts and 4000 proposals 4 of them;
+// since the chunks may go to the group's devices in any order, that takes
+// 16000 proposals, with which seeds 1-10 all reach it, 0.3 s each).
 static void expectNearOptimal(const OpGraph &g, int32_t devices, int64_t budget,
                               int32_t randomStarts = 6) {
   Machine m = p100Node(devices);
@@ -636,7 +638,9 @@ static void expectNearOptimal(const OpGraph &g, int32_t devices, int64_t budget,
 TEST(ExactSolver, MLPOn2Devices) { expectNearOptimal(fourLayerMLP(), 2, 2000); }
 TEST(ExactSolver, MLPOn4Devices) { expectNearOptimal(fourLayerMLP(), 4, 4000); }
 TEST(ExactSolver, CNNOn2Devices) { expectNearOptimal(smallCNN(), 2, 2000); }
-TEST(ExactSolver, CNNOn4Devices) { expectNearOptimal(smallCNN(), 4, 8000, 24); }
+TEST(ExactSolver, CNNOn4Devices) {
+  expectNearOptimal(smallCNN(), 4, 16000, 24);
+}
 
 TEST(ExactSolver, BruteForceAgreesOnATinyGraph) {
   // Two layers on 2 devices: enumerate every strategy of the space.

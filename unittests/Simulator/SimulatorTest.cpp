@@ -431,17 +431,28 @@ TEST(Simulator, SplitReductionReduceScattersWhatEachDeviceReadsAChunkOf) {
       EXPECT_DOUBLE_EQ(task.bytes, 32768); // (k - 1) / k of 65536
     }
   EXPECT_EQ(partialSums, 2); // one ring task, listed on each of its 2 links
-  // The devices swapped: gpu0 reads the rows of gpu1's chunk and the other
-  // way round: no dimension fits, the sums are all-reduced.
+  // relu0's devices swapped: gpu0 reads the rows of the first chunk's
+  // other half and gpu1 the first: still reduce-scattered, the first chunk
+  // to gpu1 (soap-partition orders the reduce-scatter's devices so).
   Strategy swapped = s;
   swapped.configs[1].devices = {1, 0};
+  Simulator other(g, m, costs);
+  EXPECT_EQ(other.simulateFull(swapped), scattered);
+  EXPECT_EQ(other.report().communicationBytes, 65536 + 65536);
+  // relu0 whole on gpu0, which reads both chunks: no dimension fits, the
+  // sums are all-reduced.
+  Strategy whole = s;
+  whole.configs[1] = {{1, 1}, {0}};
   Simulator ref(g, m, costs);
-  double reduced = ref.simulateFull(swapped);
+  double reduced = ref.simulateFull(whole);
   EXPECT_EQ(ref.report().communicationBytes, 2 * 65536 + 65536);
   EXPECT_LT(scattered, reduced);
-  // Delta simulation of relu0's change switches the combination both ways.
-  EXPECT_EQ(sim.simulateDelta(1, swapped.configs[1]), reduced);
+  // Delta simulation of relu0's change switches the combination, and the
+  // chunks' holders, each way.
+  EXPECT_EQ(sim.simulateDelta(1, whole.configs[1]), reduced);
   EXPECT_EQ(sim.communicationBytes(), 3 * 65536);
+  EXPECT_EQ(sim.simulateDelta(1, swapped.configs[1]), scattered);
+  EXPECT_EQ(sim.communicationBytes(), 2 * 65536);
   EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), scattered);
   EXPECT_EQ(sim.communicationBytes(), 2 * 65536);
 }

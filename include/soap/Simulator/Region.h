@@ -170,7 +170,7 @@ bool combinationRegions(const std::vector<Box> &regions, size_t maxCells,
                         std::vector<Box> &cells, std::vector<int64_t> &bounds);
 
 /// A read of a split reduction's sums after their combination: the index of
-/// the reading device in the reduction group (its chunk), and the region.
+/// the reading device in the reduction group, and the region.
 struct ChunkRead {
   int32_t chunk;
   Box region;
@@ -179,13 +179,16 @@ struct ChunkRead {
 /// The dimension of `region` (partial sums written through `out`, held by
 /// `parts` devices) along which they are reduce-scattered rather than
 /// all-reduced: indexed by one loop alone (and allowed by `dims`, a bit per
-/// dimension), cut by `parts` evenly, and such that every read of `reads`
-/// stays in its device's chunk (chunk i: the i-th of `parts` equal
-/// pieces). -1 if none. Shared by the simulator and the partitioner, which
-/// must combine the same way.
+/// dimension), cut by `parts` evenly into chunks, and such that every read
+/// of `reads` stays in the chunk its device gets. -1 if none. `holders`:
+/// which device (index in the group) gets chunk c, holders[c]: device i
+/// gets chunk i if that works; otherwise, each device that reads within one
+/// chunk gets that chunk (devices reading distinct chunks), the others the
+/// chunks left, in order. Shared by the simulator and the partitioner,
+/// which must combine the same way.
 int32_t scatterDimension(const Operand &out, const Box &region, int32_t parts,
                          const std::vector<ChunkRead> &reads,
-                         uint32_t dims = ~0u);
+                         std::vector<int32_t> &holders, uint32_t dims = ~0u);
 
 /// A region one device sends to others: to receivers[begin, end) of the
 /// list passed with it (sorted, distinct, without `from`).
