@@ -388,7 +388,9 @@ int32_t soap::scatterDimension(const Operand &out, const Box &region,
                                std::vector<int32_t> &holders, uint32_t dims) {
   if (parts < 2)
     return -1;
-  std::vector<int32_t> chunkOf(parts);
+  // (The simulator calls this for every combined group: no allocation.)
+  static thread_local std::vector<int32_t> chunkOf;
+  chunkOf.resize(parts);
   for (int32_t d = 0; d < region.rank; ++d) {
     const DimAccess &access = out.dims[d];
     if (!(dims >> d & 1u) || access.whole || access.constant != 0 ||

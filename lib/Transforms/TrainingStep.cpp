@@ -1148,9 +1148,9 @@ TrainingStepBuilder::differentiateConvInput(ConvOp op, Value grad,
   AffineMap wMap = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
   SmallVector<bool> reversed;
   for (int32_t l : form.loopMap) {
-    AffineExpr loop = getAffineDimExpr(l, ctx);
     std::optional<unsigned> at =
-        l >= 0 ? wMap.getResultPosition(loop) : std::nullopt;
+        l >= 0 ? wMap.getResultPosition(getAffineDimExpr(l, ctx))
+               : std::nullopt;
     reversed.push_back(at && *at >= form.kernel &&
                        *at < form.kernel + form.numSpatial);
   }
