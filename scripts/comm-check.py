@@ -10,9 +10,10 @@ the partitioned program's communication ops move, by the simulator's rule
 (SimulationReport::communicationBytes): a transfer its region, an all-gather
 or a reduce-scatter of a region over k devices (k - 1) x the region, an
 all-reduce 2 (k - 1) x the region. It prints both counts, the program's by
-op, and the difference. The simulator models one training iteration: pass
---train to compare it with the training step (the step also gathers its
-results to device 0, which the simulator leaves out).
+op, the bytes of the transfers that gather the program's results to rank 0
+(after its last computation; the simulator leaves them out), and the
+difference without those. The simulator models one training iteration:
+pass --train to compare it with the training step.
 
 Defaults: S random, N 4; DIR $SOAP_BIN, else build/bin beside this script.
 Exits 0 when both counts were made (whatever they are), 2 on a usage or tool
