@@ -200,7 +200,6 @@ private:
   LogicalResult visitReplicated(Operation *op);
 
   bool isFoldableFill(Operation *op) const;
-  static bool isPureDataMovement(linalg::LinalgOp op);
   static double bodyFlops(linalg::LinalgOp op);
   static bool hasStaticShape(Value value);
 
@@ -261,45 +260,49 @@ double Extractor::bodyFlops(linalg::LinalgOp op) {
   return iterations * static_cast<double>(bodyOps);
 }
 
-/// Whether `e` reads an input dim of extent `size` reversed, `size - 1 - d`
-/// for a loop d (a flipped filter's window).
-static bool isReversedDim(AffineExpr e, int64_t size) {
-  DimAccess access = toDimAccess(e);
-  return !access.whole && access.terms.size() == 1 &&
-         access.terms[0].coefficient == -1 && access.constant == size - 1;
-}
-
-/// A copy, transpose, broadcast or flip: one input whose element is yielded
-/// as is, read through a projected permutation (unit dimensions may be
-/// constant 0; a dimension may be read reversed, `size - 1 - d`), written
-/// through a permutation.
-bool Extractor::isPureDataMovement(linalg::LinalgOp op) {
+std::optional<SmallVector<CopyRead>>
+mlir::soap::getCopyReads(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
       op.getNumParallelLoops() != op.getNumLoops())
-    return false;
-  if (isa<linalg::TransposeOp, linalg::BroadcastOp, linalg::CopyOp>(
-          op.getOperation()))
-    return true;
-  Block *body = op.getBlock();
-  if (!body || body->getOperations().size() != 1)
-    return false;
-  auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
-  if (!yield || yield.getNumOperands() != 1 ||
-      yield.getOperand(0) != body->getArgument(0))
-    return false;
-  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  AffineMap inMap = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-  auto inType =
-      dyn_cast<RankedTensorType>(op.getDpsInputOperand(0)->get().getType());
-  if (!outMap.isPermutation() || !inType || !inType.hasStaticShape())
-    return false;
-  for (auto [d, e] : llvm::enumerate(inMap.getResults()))
-    if (!isa<AffineDimExpr>(e) &&
-        !(isa<AffineConstantExpr>(e) &&
-          cast<AffineConstantExpr>(e).getValue() == 0) &&
-        !isReversedDim(e, inType.getDimSize(d)))
-      return false;
-  return true;
+    return std::nullopt;
+  OpOperand *in = op.getDpsInputOperand(0);
+  auto inType = dyn_cast<RankedTensorType>(in->get().getType());
+  if (!inType || !inType.hasStaticShape() ||
+      !op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isPermutation())
+    return std::nullopt;
+  if (!isa<linalg::TransposeOp, linalg::BroadcastOp, linalg::CopyOp>(
+          op.getOperation())) {
+    Block *body = op.getBlock();
+    if (!body || body->getOperations().size() != 1)
+      return std::nullopt;
+    auto yield = dyn_cast<linalg::YieldOp>(body->getTerminator());
+    if (!yield || yield.getNumOperands() != 1 ||
+        yield.getOperand(0) != body->getArgument(0))
+      return std::nullopt;
+  }
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  SmallVector<CopyRead> reads;
+  for (auto [d, e] :
+       llvm::enumerate(op.getMatchingIndexingMap(in).getResults())) {
+    if (auto c = dyn_cast<AffineConstantExpr>(e)) {
+      if (c.getValue() != 0)
+        return std::nullopt;
+      reads.push_back({-1, false});
+      continue;
+    }
+    DimAccess access = toDimAccess(e);
+    if (access.whole || access.terms.size() != 1)
+      return std::nullopt;
+    int32_t loop = access.terms[0].loop;
+    int64_t size = inType.getDimSize(d);
+    bool plain = access.terms[0].coefficient == 1 && access.constant == 0;
+    bool reversed = access.terms[0].coefficient == -1 &&
+                    access.constant == size - 1 && extents[loop] == size;
+    if (!plain && !reversed)
+      return std::nullopt;
+    reads.push_back({loop, reversed});
+  }
+  return reads;
 }
 
 /// A fill whose result only initializes linalg ops (the accumulator of a
@@ -510,37 +513,30 @@ LogicalResult Extractor::addInput(int32_t node, Value value,
   // parameter itself, through the composed access.
   while (isParameter(value)) {
     auto view = dyn_cast_or_null<linalg::LinalgOp>(value.getDefiningOp());
-    if (!view || !isPureDataMovement(view))
+    std::optional<SmallVector<CopyRead>> reads =
+        view ? getCopyReads(view) : std::nullopt;
+    if (!reads)
       break;
     OpOperand *in = view.getDpsInputOperand(0);
-    AffineMap inMap = view.getMatchingIndexingMap(in);
     AffineMap outMap = view.getMatchingIndexingMap(view.getDpsInitOperand(0));
     auto sourceType = cast<RankedTensorType>(in->get().getType());
     SmallVector<DimAccess> sourceDims;
-    for (auto [d, e] : llvm::enumerate(inMap.getResults())) {
-      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-        sourceDims.push_back(constantAccess(c.getValue()));
+    for (auto [d, read] : llvm::enumerate(*reads)) {
+      if (read.loop < 0) {
+        sourceDims.push_back(constantAccess(0));
         continue;
       }
-      // d, or size - 1 - d (a flipped filter): the reader's access to the
-      // view's dim d, reversed.
-      DimAccess read = toDimAccess(e);
-      std::optional<unsigned> position =
-          read.terms.size() == 1 ? outMap.getResultPosition(getAffineDimExpr(
-                                       read.terms[0].loop, e.getContext()))
-                                 : std::nullopt;
-      if (!position)
-        break;
-      DimAccess source = dims[*position];
-      if (read.terms[0].coefficient < 0 && !source.whole) {
+      // The reader's access to the view's dim that the loop writes
+      // (reversed: size - 1 - it).
+      DimAccess source = dims[*outMap.getResultPosition(
+          getAffineDimExpr(read.loop, view.getContext()))];
+      if (read.reversed && !source.whole) {
         for (LoopTerm &term : source.terms)
           term.coefficient = -term.coefficient;
         source.constant = sourceType.getDimSize(d) - 1 - source.constant;
       }
       sourceDims.push_back(std::move(source));
     }
-    if (sourceDims.size() != inMap.getNumResults())
-      break;
     result.nodeOps[node].push_back(view);
     value = in->get();
     dims = std::move(sourceDims);

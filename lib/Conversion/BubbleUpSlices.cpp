@@ -6,6 +6,8 @@
 
 #include "soap/Conversion/Passes.h"
 
+#include "soap/Analysis/OpGraphExtraction.h"
+
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -55,94 +57,68 @@ static bool mergeIdenticalSlices(Operation *root) {
 }
 
 /// A slice of a copy that reads its one input through a permutation of the
-/// loops, some of them reversed (`size - 1 - d`: a convolution's filter,
-/// flipped for its input gradient or a transposed convolution), and writes
-/// it in loop order: the copy of the input's slice. (Upstream's linalg
-/// pattern takes projected permutations only.)
-struct BubbleUpSliceOfFlip : OpRewritePattern<tensor::ExtractSliceOp> {
+/// loops, some of them reversed (getCopyReads: a convolution's filter,
+/// flipped for its input gradient or a transposed convolution): the copy of
+/// the input's slice. (Upstream's linalg pattern takes elementwise ops only,
+/// whose maps are projected permutations.)
+struct BubbleUpSliceOfCopy : OpRewritePattern<tensor::ExtractSliceOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(tensor::ExtractSliceOp slice,
                                 PatternRewriter &rewriter) const override {
-    auto flip = slice.getSource().getDefiningOp<linalg::GenericOp>();
-    if (!flip || !isStatic(slice) || flip.getNumDpsInputs() != 1 ||
-        flip.getNumDpsInits() != 1 ||
-        flip.getNumParallelLoops() != flip.getNumLoops() ||
-        !slice.hasUnitStride() ||
+    auto copy = slice.getSource().getDefiningOp<linalg::GenericOp>();
+    if (!copy || !isStatic(slice) || !slice.hasUnitStride() ||
         slice.getSourceType().getRank() != slice.getType().getRank())
       return rewriter.notifyMatchFailure(slice, "not a whole-rank slice of "
-                                                "a one-input generic");
-    Block *body = flip.getBlock();
-    auto yield = cast<linalg::YieldOp>(body->getTerminator());
-    if (body->getOperations().size() != 1 ||
-        yield.getOperand(0) != body->getArgument(0))
+                                                "a generic");
+    std::optional<SmallVector<mlir::soap::CopyRead>> reads =
+        mlir::soap::getCopyReads(copy);
+    if (!reads)
       return rewriter.notifyMatchFailure(slice, "the generic is no copy");
-    OpOperand *in = flip.getDpsInputOperand(0);
-    auto inType = dyn_cast<RankedTensorType>(in->get().getType());
-    if (!inType || !inType.hasStaticShape() ||
-        !flip.getMatchingIndexingMap(flip.getDpsInitOperand(0)).isIdentity())
-      return rewriter.notifyMatchFailure(slice, "not read in loop order");
-    ArrayRef<int64_t> offsets = slice.getStaticOffsets();
-    ArrayRef<int64_t> sizes = slice.getStaticSizes();
+    // The slice's offset and size along each loop (the output's dims are
+    // the loops, permuted).
+    AffineMap outMap = copy.getMatchingIndexingMap(copy.getDpsInitOperand(0));
+    unsigned rank = copy.getNumLoops();
+    SmallVector<int64_t> loopOffsets(rank), loopSizes(rank);
+    for (auto [p, e] : llvm::enumerate(outMap.getResults())) {
+      unsigned l = cast<AffineDimExpr>(e).getPosition();
+      loopOffsets[l] = slice.getStaticOffsets()[p];
+      loopSizes[l] = slice.getStaticSizes()[p];
+    }
+    OpOperand *in = copy.getDpsInputOperand(0);
+    auto inType = cast<RankedTensorType>(in->get().getType());
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<OpFoldResult> inOffsets, inSizes;
-    SmallVector<AffineExpr> reads;
-    for (auto [d, e] :
-         llvm::enumerate(flip.getMatchingIndexingMap(in).getResults())) {
-      int64_t extent = inType.getDimSize(d);
-      if (auto c = dyn_cast<AffineConstantExpr>(e)) {
-        if (c.getValue() != 0 || extent != 1)
-          return rewriter.notifyMatchFailure(slice, "a constant read");
+    SmallVector<AffineExpr> inExprs;
+    for (auto [d, read] : llvm::enumerate(*reads)) {
+      if (read.loop < 0) {
         inOffsets.push_back(rewriter.getIndexAttr(0));
         inSizes.push_back(rewriter.getIndexAttr(1));
-        reads.push_back(e);
+        inExprs.push_back(getAffineConstantExpr(0, ctx));
         continue;
       }
-      // d, or extent - 1 - d over a loop of the same extent.
-      int64_t constant = 0, coefficient = 1;
-      AffineExpr loop = e;
-      if (auto sum = dyn_cast<AffineBinaryOpExpr>(loop);
-          sum && loop.getKind() == AffineExprKind::Add)
-        if (auto c = dyn_cast<AffineConstantExpr>(sum.getRHS())) {
-          constant = c.getValue();
-          loop = sum.getLHS();
-        }
-      if (auto product = dyn_cast<AffineBinaryOpExpr>(loop);
-          product && loop.getKind() == AffineExprKind::Mul)
-        if (auto c = dyn_cast<AffineConstantExpr>(product.getRHS())) {
-          coefficient = c.getValue();
-          loop = product.getLHS();
-        }
-      bool reversed = coefficient == -1 && constant == extent - 1;
-      if (!isa<AffineDimExpr>(loop) ||
-          !(reversed || (coefficient == 1 && constant == 0)))
-        return rewriter.notifyMatchFailure(slice, "not a permutation or "
-                                                  "reversal");
-      unsigned l = cast<AffineDimExpr>(loop).getPosition();
-      if (reversed && flip.getStaticLoopRanges()[l] != extent)
-        return rewriter.notifyMatchFailure(slice, "a partial reversal");
-      int64_t lo = reversed ? extent - offsets[l] - sizes[l] : offsets[l];
-      inOffsets.push_back(rewriter.getIndexAttr(lo));
-      inSizes.push_back(rewriter.getIndexAttr(sizes[l]));
-      reads.push_back(reversed ? sizes[l] - 1 - loop : loop);
+      int64_t lo = loopOffsets[read.loop], size = loopSizes[read.loop];
+      AffineExpr loop = getAffineDimExpr(read.loop, ctx);
+      inOffsets.push_back(rewriter.getIndexAttr(
+          read.reversed ? inType.getDimSize(d) - lo - size : lo));
+      inSizes.push_back(rewriter.getIndexAttr(size));
+      inExprs.push_back(read.reversed ? size - 1 - loop : loop);
     }
-    Location loc = flip.getLoc();
+    Location loc = copy.getLoc();
     SmallVector<OpFoldResult> unit(inType.getRank(), rewriter.getIndexAttr(1));
     Value part = tensor::ExtractSliceOp::create(rewriter, loc, in->get(),
                                                 inOffsets, inSizes, unit);
-    Value init = tensor::EmptyOp::create(rewriter, loc, sizes,
-                                         slice.getType().getElementType());
-    unsigned rank = flip.getNumLoops();
-    auto copy = linalg::GenericOp::create(
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, slice.getType().getShape(),
+                                slice.getType().getElementType());
+    auto sliced = linalg::GenericOp::create(
         rewriter, loc, TypeRange{slice.getType()}, ValueRange{part},
-        ValueRange{init},
-        {AffineMap::get(rank, 0, reads, ctx),
-         rewriter.getMultiDimIdentityMap(rank)},
-        flip.getIteratorTypesArray(),
+        ValueRange{init}, {AffineMap::get(rank, 0, inExprs, ctx), outMap},
+        copy.getIteratorTypesArray(),
         [](OpBuilder &b, Location l, ValueRange args) {
           linalg::YieldOp::create(b, l, args[0]);
         });
-    rewriter.replaceOp(slice, copy.getResult(0));
+    rewriter.replaceOp(slice, sliced.getResult(0));
     return success();
   }
 };
@@ -164,7 +140,7 @@ struct BubbleUpSlicesPass
             return std::nullopt;
           return false;
         });
-    patterns.add<BubbleUpSliceOfFlip>(context);
+    patterns.add<BubbleUpSliceOfCopy>(context);
     tensor::ExtractSliceOp::getCanonicalizationPatterns(patterns, context);
     FrozenRewritePatternSet shapes(std::move(patterns));
     // Elementwise ops computed whole, then sliced (applied to the slices of

@@ -106,3 +106,26 @@ func.func @shifted_read(%w: tensor<8x16x4x3xf32>) -> tensor<16x8x1x3xf32> {
   %part = tensor.extract_slice %f[0, 0, 1, 0] [16, 8, 1, 3] [1, 1, 1, 1] : tensor<16x8x3x3xf32> to tensor<16x8x1x3xf32>
   return %part : tensor<16x8x1x3xf32>
 }
+
+// -----
+
+// The same through a copy that writes its loops permuted (out[d1, d0]) and
+// reads dim 1 of its input reversed: the slice out[0:2, 1:4] is loops
+// d0 in [1, 4), d1 in [0, 2), input rows 1..3 and columns 5 - 0 - 2 = 3..4.
+// CHECK: #[[REV:.*]] = affine_map<(d0, d1) -> (d0, -d1 + 1)>
+// CHECK: #[[OUT:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @permuted_output(
+// CHECK-SAME:      %[[X:.*]]: tensor<6x5xf32>)
+// CHECK:         %[[PART:.*]] = tensor.extract_slice %[[X]][1, 3] [3, 2] [1, 1] : tensor<6x5xf32> to tensor<3x2xf32>
+// CHECK:         linalg.generic {indexing_maps = [#[[REV]], #[[OUT]]], {{.*}} ins(%[[PART]] : tensor<3x2xf32>) outs(%{{.*}} : tensor<2x3xf32>)
+#rev = affine_map<(d0, d1) -> (d0, -d1 + 4)>
+#out = affine_map<(d0, d1) -> (d1, d0)>
+func.func @permuted_output(%x: tensor<6x5xf32>) -> tensor<2x3xf32> {
+  %init = tensor.empty() : tensor<5x6xf32>
+  %t = linalg.generic {indexing_maps = [#rev, #out], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<6x5xf32>) outs(%init : tensor<5x6xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    linalg.yield %in : f32
+  } -> tensor<5x6xf32>
+  %part = tensor.extract_slice %t[0, 1] [2, 3] [1, 1] : tensor<5x6xf32> to tensor<2x3xf32>
+  return %part : tensor<2x3xf32>
+}

@@ -16,6 +16,7 @@
 #include "soap/Simulator/OpGraph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LLVM.h"
@@ -70,6 +71,22 @@ bool isGroupedPadRead(OpOperand &use);
 /// function returns `value` as a result marked `soap.updates_input = i` (an
 /// in-place update), nothing otherwise.
 std::optional<int64_t> getUpdatedArgument(Value value);
+
+/// How a copy reads its one input dimension: through loop `loop`, or at
+/// index 0 (`loop` -1); `reversed`: at extent - 1 - loop, over a loop of the
+/// dimension's extent (a convolution's filter flipped in its window).
+struct CopyRead {
+  int32_t loop;
+  bool reversed;
+};
+
+/// The reads of `op` when it is a copy, transpose, broadcast or flip: one
+/// input of static shape whose element it yields as is, each dimension read
+/// as a CopyRead, all loops parallel, the output written through a
+/// permutation of them. Shared by the op graph (which reads a parameter
+/// through such a view) and soap-bubble-up-slices (which slices its input
+/// instead of its result).
+std::optional<SmallVector<CopyRead>> getCopyReads(linalg::LinalgOp op);
 
 /// How each result of an indexing map indexes a tensor dimension, in the op
 /// graph's terms (constant + sum of coefficient x loop, or the whole
