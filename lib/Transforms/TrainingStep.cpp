@@ -327,9 +327,8 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
   // pooling's input to the pooling's devices), and unpadded, where the
   // simulator counts it, instead of moved again in its new form.
   auto isMovedForOneReader = [&](size_t i) {
-    StringRef kind = graph.nodes[i].kind;
-    if (kind != "tensor.expand_shape" && kind != "tensor.collapse_shape" &&
-        kind != "tensor.pad")
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::PadOp>(
+            extracted->nodeOps[i].front()))
       return false;
     llvm::SmallSetVector<size_t, 2> readerNodes;
     for (const ::soap::Operand &out : graph.nodes[i].outputs)
