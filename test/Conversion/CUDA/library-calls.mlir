@@ -473,6 +473,70 @@ func.func @input_grad_stride1(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>,
 
 // -----
 
+// The gradient of a padded convolution's unpadded input (soap-training-step
+// folds the pad: dY padded by the span less one less the forward padding,
+// 3 - 1 - 1 = 1, over dX's own 4 x 4): backward data with padding 1 x 1.
+// Padded by 1 but over a 5 x 5 dX, whose forward would have made 5 x 5
+// outputs with that padding on both sides, not dY's 4 x 4: no backward
+// data, the stride-1 convolution of the padded dY stays a forward call.
+#flip3 = affine_map<(d0, d1, d2, d3) -> (d1, d0, 2 - d2, 2 - d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @input_grad_padded(
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %[[ZERO]], %{{.*}})
+// CHECK-NOT:     linalg.
+// CHECK:         return
+// CHECK-LABEL: func.func @input_grad_padded_mismatch(
+// CHECK-NOT:     call @soaprt_cuda_conv2d_input_grad_f32
+// CHECK:         call @soaprt_cuda_conv2d_f32(
+// CHECK-NOT:     call @soaprt_cuda_conv2d_input_grad_f32
+// CHECK:         return
+func.func @input_grad_padded(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>, %dx: memref<2x3x4x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wf = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %p = memref.alloc() : memref<2x4x6x6xf32>
+  linalg.map outs(%p : memref<2x4x6x6xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi = memref.subview %p[0, 0, 1, 1] [2, 4, 4, 4] [1, 1, 1, 1] : memref<2x4x6x6xf32> to memref<2x4x4x4xf32, strided<[144, 36, 6, 1], offset: 7>>
+  memref.copy %dy, %pi : memref<2x4x4x4xf32> to memref<2x4x4x4xf32, strided<[144, 36, 6, 1], offset: 7>>
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p, %wf : memref<2x4x6x6xf32>, memref<3x4x3x3xf32>) outs(%dx : memref<2x3x4x4xf32>)
+  memref.dealloc %p : memref<2x4x6x6xf32>
+  memref.dealloc %wf : memref<3x4x3x3xf32>
+  return
+}
+func.func @input_grad_padded_mismatch(%w: memref<4x3x3x3xf32>, %dy: memref<2x4x4x4xf32>, %dx: memref<2x3x5x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %wf = memref.alloc() : memref<3x4x3x3xf32>
+  linalg.generic {indexing_maps = [#flip3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<4x3x3x3xf32>) outs(%wf : memref<3x4x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  %p = memref.alloc() : memref<2x4x7x7xf32>
+  linalg.map outs(%p : memref<2x4x7x7xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %pi = memref.subview %p[0, 0, 1, 1] [2, 4, 4, 4] [1, 1, 1, 1] : memref<2x4x7x7xf32> to memref<2x4x4x4xf32, strided<[196, 49, 7, 1], offset: 8>>
+  memref.copy %dy, %pi : memref<2x4x4x4xf32> to memref<2x4x4x4xf32, strided<[196, 49, 7, 1], offset: 8>>
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%p, %wf : memref<2x4x7x7xf32>, memref<3x4x3x3xf32>) outs(%dx : memref<2x3x5x5xf32>)
+  memref.dealloc %p : memref<2x4x7x7xf32>
+  memref.dealloc %wf : memref<3x4x3x3xf32>
+  return
+}
+
+// -----
+
 // Not input gradients the library can compute from W and dY: dY is
 // overwritten after its padded copy, W after its flip, the filter is not
 // flipped, or dY sits in the second row of the spread. Each stays a
