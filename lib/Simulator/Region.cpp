@@ -18,6 +18,50 @@ Box soap::wholeTensor(const Tensor &tensor) {
   return b;
 }
 
+Box soap::missingHull(const Box &part, const std::vector<Box> &held) {
+  // The elements of `part` no held box covers, as disjoint boxes: each held
+  // box cuts every remaining box into the slabs outside it, dimension by
+  // dimension (at most 2 * rank per cut).
+  std::vector<Box> left, next;
+  if (!part.empty())
+    left.push_back(part);
+  for (const Box &h : held) {
+    next.clear();
+    for (const Box &b : left) {
+      if (intersectionVolume(b, h) == 0) {
+        next.push_back(b);
+        continue;
+      }
+      Box rest = b;
+      for (int32_t d = 0; d < b.rank; ++d) {
+        Range &r = rest.dims[d];
+        const Range &c = h.dims[d];
+        if (r.lo < c.lo) {
+          Box slab = rest;
+          slab.dims[d] = {r.lo, c.lo};
+          next.push_back(slab);
+        }
+        if (c.hi < r.hi) {
+          Box slab = rest;
+          slab.dims[d] = {c.hi, r.hi};
+          next.push_back(slab);
+        }
+        r = {std::max(r.lo, c.lo), std::min(r.hi, c.hi)};
+      }
+    }
+    left.swap(next);
+  }
+  Box hull;
+  hull.rank = part.rank;
+  for (size_t i = 0; i < left.size(); ++i)
+    for (int32_t d = 0; d < part.rank; ++d)
+      hull.dims[d] = i == 0
+                         ? left[i].dims[d]
+                         : Range{std::min(hull.dims[d].lo, left[i].dims[d].lo),
+                                 std::max(hull.dims[d].hi, left[i].dims[d].hi)};
+  return hull;
+}
+
 int32_t soap::numTiles(const std::vector<int32_t> &degrees) {
   int32_t n = 1;
   for (int32_t d : degrees)

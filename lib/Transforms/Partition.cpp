@@ -264,7 +264,11 @@ void Partitioner::ensureValid(Value value, const Box &region,
   Layout &layout = layoutOf(value);
   if (layout.everywhere)
     return;
-  SmallVector<Box, 4> have;
+  // What the device holds already (its own pieces, earlier transfers to
+  // it) is not moved again: of each owner's part, only the smallest box
+  // covering what is missing (a later read of a whole tile after a halo of
+  // it moves the rest of the tile).
+  std::vector<Box> have;
   for (auto &[box, owner] : layout.pieces)
     if (owner == device)
       have.push_back(box);
@@ -275,7 +279,8 @@ void Partitioner::ensureValid(Value value, const Box &region,
     Box part = ::soap::intersect(box, region);
     if (part.empty())
       continue;
-    if (llvm::any_of(have, [&](const Box &h) { return covers(h, part); }))
+    part = ::soap::missingHull(part, have);
+    if (part.empty())
       continue;
     sends.push_back({part, owner});
     have.push_back(part);

@@ -223,3 +223,33 @@ TEST(Region, ReduceScatterChunksGoToTheirReaders) {
                              /*dims=*/2u),
             -1);
 }
+
+TEST(Region, MissingHullOfAPartlyHeldPart) {
+  auto box = [](Range rows, Range cols) {
+    Box b;
+    b.rank = 2;
+    b.dims[0] = rows;
+    b.dims[1] = cols;
+    return b;
+  };
+  Box tile = box({0, 8}, {0, 4});
+  // Nothing held, or held elsewhere: the whole part.
+  EXPECT_EQ(missingHull(tile, {}), tile);
+  EXPECT_EQ(missingHull(tile, {box({0, 8}, {4, 8})}), tile);
+  // A halo of rows 1-7 held: row 0 is missing.
+  EXPECT_EQ(missingHull(tile, {box({1, 8}, {0, 4})}), box({0, 1}, {0, 4}));
+  // Rows 0-6 held by one box and more held beyond the part: row 7.
+  EXPECT_EQ(missingHull(tile, {box({0, 7}, {0, 8}), box({9, 12}, {0, 4})}),
+            box({7, 8}, {0, 4}));
+  // Covered by two boxes together (neither alone): nothing.
+  EXPECT_TRUE(
+      missingHull(tile, {box({0, 5}, {0, 4}), box({3, 8}, {0, 4})}).empty());
+  // A hole in the middle held: the hull of the ring is the part.
+  EXPECT_EQ(missingHull(tile, {box({2, 6}, {1, 3})}), tile);
+  // Two corners missing (rows 0-1 of columns 0-1, rows 6-7 of 2-3): their
+  // hull.
+  EXPECT_EQ(missingHull(tile, {box({2, 8}, {0, 2}), box({0, 6}, {2, 4})}),
+            tile);
+  EXPECT_EQ(missingHull(tile, {box({2, 8}, {0, 4}), box({0, 2}, {2, 4})}),
+            box({0, 2}, {0, 2}));
+}

@@ -81,8 +81,8 @@ inline Box intersect(const Box &a, const Box &b) {
 
 /// Whether `inner` lies inside `outer`, both `rank` ranges (an empty range
 /// of `inner` lies anywhere). The rule that a region already moved to a
-/// device serves a later read there: soap-partition (ensureValid) and the
-/// simulator (an earlier reader's transfer) both ask it.
+/// device serves a later read there: the simulator (an earlier reader's
+/// transfer) asks it; soap-partition (ensureValid) moves the missingHull.
 inline bool covers(const Range *outer, const Range *inner, int32_t rank) {
   for (int32_t d = 0; d < rank; ++d)
     if (inner[d].size() > 0 &&
@@ -106,6 +106,13 @@ inline int64_t intersectionVolume(const Box &a, const Box &b) {
   }
   return v;
 }
+
+/// The smallest box covering the elements of `part` that none of `held`
+/// (boxes of its rank) covers: empty when they cover it all, `part` when
+/// none overlaps it. What soap-partition moves of a part of which the
+/// receiving device already holds some (a halo read first, the whole tile
+/// later): one transfer, never of more than `part`.
+Box missingHull(const Box &part, const std::vector<Box> &held);
 
 /// The whole tensor as a box.
 Box wholeTensor(const Tensor &tensor);
