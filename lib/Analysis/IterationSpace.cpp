@@ -116,6 +116,23 @@ FailureOr<ReductionKind> mlir::soap::getSplitCombiner(Operation *op) {
   return failure();
 }
 
+Value mlir::soap::combineScalars(OpBuilder &b, Location loc, ReductionKind kind,
+                                 Value x, Value y) {
+  bool isFloat = isa<FloatType>(x.getType());
+  switch (kind) {
+  case ReductionKind::Sum:
+    return isFloat ? arith::AddFOp::create(b, loc, x, y).getResult()
+                   : arith::AddIOp::create(b, loc, x, y).getResult();
+  case ReductionKind::Max:
+    return isFloat ? arith::MaximumFOp::create(b, loc, x, y).getResult()
+                   : arith::MaxSIOp::create(b, loc, x, y).getResult();
+  case ReductionKind::Min:
+    return isFloat ? arith::MinimumFOp::create(b, loc, x, y).getResult()
+                   : arith::MinSIOp::create(b, loc, x, y).getResult();
+  }
+  llvm_unreachable("unknown reduction kind");
+}
+
 TypedAttr mlir::soap::getReductionIdentity(Builder &b, ReductionKind kind,
                                            Type elementType) {
   if (auto floatType = dyn_cast<FloatType>(elementType)) {

@@ -485,3 +485,47 @@ int32_t soap::scatterDimension(const Operand &out, const Box &region,
   }
   return -1;
 }
+
+bool soap::sumAtReaders(const Box &region, const std::vector<int32_t> &group,
+                        bool scattered, std::vector<DeviceRead> &reads,
+                        std::vector<DeviceRead> *boxes) {
+  if (boxes)
+    boxes->clear();
+  int64_t k = static_cast<int64_t>(group.size());
+  if (k < 2)
+    return false;
+  std::sort(reads.begin(), reads.end(),
+            [](const DeviceRead &a, const DeviceRead &b) {
+              return a.device < b.device;
+            });
+  int64_t inGroup = 0, others = 0;
+  for (size_t i = 0; i < reads.size();) {
+    int32_t device = reads[i].device;
+    Box hull;
+    bool any = false;
+    for (; i < reads.size() && reads[i].device == device; ++i) {
+      Box part = intersect(reads[i].region, region);
+      if (part.empty())
+        continue;
+      if (!any)
+        hull = part;
+      for (int32_t d = 0; any && d < part.rank; ++d)
+        hull.dims[d] = {std::min(hull.dims[d].lo, part.dims[d].lo),
+                        std::max(hull.dims[d].hi, part.dims[d].hi)};
+      any = true;
+    }
+    if (!any)
+      continue;
+    if (boxes)
+      boxes->push_back({device, hull});
+    if (std::find(group.begin(), group.end(), device) != group.end())
+      inGroup += hull.volume();
+    else
+      others += hull.volume();
+  }
+  if (sumAtReaders(region.volume(), k, scattered, inGroup, others))
+    return true;
+  if (boxes)
+    boxes->clear();
+  return false;
+}

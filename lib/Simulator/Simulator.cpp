@@ -120,6 +120,10 @@ struct Edge {
   int32_t producer, consumer, input, output;
 };
 
+/// NodeGeom::scatterDim of a reduction group whose partial sums go to their
+/// readers (Region.h, sumAtReaders).
+constexpr int8_t kSumAtReaders = -2;
+
 /// Per node, everything that depends on its config (recomputed when the
 /// config changes), plus the local task indices its blocks publish.
 struct NodeGeom {
@@ -136,7 +140,8 @@ struct NodeGeom {
   /// Split reductions (buildForward): the tiles grouped by owner, in tile
   /// order (members[groupBegin[o], + groupSize[o]) for owner o), and per
   /// owner the output dimension its group's sums are reduce-scattered
-  /// along, or -1 (all-reduced, or summed on one device), and which member
+  /// along, or -1 (all-reduced, or summed on one device), or kSumAtReaders
+  /// (sent to the readers, which sum them: sumAtReaders), and which member
   /// gets which chunk (chunkHolder[groupBegin[o] + c]: the index in the
   /// group of chunk c's holder).
   std::vector<int32_t> members, groupBegin, groupSize, chunkHolder;
@@ -512,9 +517,11 @@ struct Simulator::Impl {
   /// buildForwardEdge: the slots of the pairs read from a reduce-scattered
   /// group's chunks, (pair, slot) in pair order.
   std::vector<std::pair<size_t, int32_t>> chunkSlots;
-  /// scatterDimension's reads.
+  /// scatterDimension's reads; combination()'s.
   std::vector<ChunkRead> chunkReads;
-  std::vector<int32_t> scatterHolders;
+  std::vector<int32_t> scatterHolders, groupDevs, readers;
+  std::vector<Range> readerHull;   ///< per device, rank ranges
+  std::vector<uint8_t> readerSeen; ///< per device
   std::vector<int64_t> slotBytes, recvBytes;
   std::vector<int64_t> groupDevices; ///< owner * D + device, sorted
   std::vector<uint64_t> masks, candMasks, dimMasks;
@@ -1382,6 +1389,12 @@ struct Simulator::Impl {
     for (size_t k = 0; k < pl.size(); ++k) {
       int32_t a = pl.a[k], b = pl.b[k];
       int32_t devA = gp.devices[a], devB = gc.devices[b];
+      if (gp.reduction > 1 && gp.scatterDim[gp.owner[a]] == kSumAtReaders) {
+        // Each member's partial sums, to the reader (which sums them).
+        pairSlot[k] = devA == devB ? -1 : kPending;
+        pending |= devA != devB;
+        continue;
+      }
       if (gp.owner[a] != a) { // another tile of a reduction group
         pairSlot[k] = devA == devB ? -1 : -2;
         continue;
@@ -1668,11 +1681,18 @@ struct Simulator::Impl {
                         scratchDevs.end());
       int32_t k = static_cast<int32_t>(scratchDevs.size());
       int32_t task;
-      g.scatterDim[o] =
-          static_cast<int8_t>(scatterDimension(n, o, scatterHolders));
+      g.scatterDim[o] = static_cast<int8_t>(combination(n, o, scatterHolders));
       if (g.scatterDim[o] >= 0)
         std::copy(scatterHolders.begin(), scatterHolders.end(),
                   g.chunkHolder.begin() + from);
+      if (g.scatterDim[o] == kSumAtReaders) {
+        // The readers take each member's partial sums from its forward
+        // task (buildForwardEdge).
+        for (size_t q = from; q < to; ++q)
+          g.srcLocal[g.members[q]] = g.members[q];
+        from = to;
+        continue;
+      }
       if (k > 1) {
         bool scatter = g.scatterDim[o] >= 0;
         task = addAllReduce(st, g.outBytes[o], TaskKind::PartialSum, scatter);
@@ -1698,7 +1718,7 @@ struct Simulator::Impl {
     const NodeGeom &g = geom[p];
     for (int32_t q = 0; q < g.tiles; q += g.groupSize[g.owner[g.members[q]]]) {
       int32_t o = g.owner[g.members[q]];
-      int32_t d = scatterDimension(p, o, scatterHolders);
+      int32_t d = combination(p, o, scatterHolders);
       if (d != g.scatterDim[o] ||
           (d >= 0 && !std::equal(scatterHolders.begin(), scatterHolders.end(),
                                  g.chunkHolder.begin() + q)))
@@ -1727,6 +1747,79 @@ struct Simulator::Impl {
         g.groupBegin[o] = q;
       g.chunkHolder[q] = q - g.groupBegin[o];
     }
+  }
+
+  /// How the partial sums of node n's reduction group `o` are combined:
+  /// scatterDimension's dimension (-1: all-reduced), or kSumAtReaders
+  /// where sumAtReaders says so over the reads of every consumer tile, as
+  /// soap-partition decides: the node has one output, which is no result
+  /// of the program (its gather to device 0 is left out here), and no
+  /// epilogue, and the group's devices are distinct.
+  int32_t combination(int32_t n, int32_t o, std::vector<int32_t> &holders) {
+    int32_t d = scatterDimension(n, o, holders);
+    const Node &node = graph.nodes[n];
+    const NodeStatic &ns = nstat[n];
+    const NodeGeom &g = geom[n];
+    int32_t k = g.groupSize[o];
+    if (node.epilogue || node.outputs.size() != 1 || k < 2 ||
+        graph.tensors[node.outputs.front().tensor].isOutput)
+      return d;
+    const int32_t *tiles = g.members.data() + g.groupBegin[o];
+    groupDevs.clear();
+    for (int32_t i = 0; i < k; ++i)
+      groupDevs.push_back(g.devices[tiles[i]]);
+    std::sort(groupDevs.begin(), groupDevs.end());
+    if (std::adjacent_find(groupDevs.begin(), groupDevs.end()) !=
+        groupDevs.end())
+      return d;
+    // Per reading device, the smallest box covering its reads within the
+    // group's region (Region.h's sumAtReaders, without building boxes).
+    int32_t NI = static_cast<int32_t>(node.inputs.size());
+    int32_t rank = ns.ranks[NI];
+    const Range *R = g.region(NI, o, rank);
+    int64_t regionVolume = 1;
+    for (int32_t x = 0; x < rank; ++x)
+      regionVolume *= R[x].size();
+    readerHull.resize(size_t(D) * rank);
+    readerSeen.resize(D, 0);
+    readers.clear();
+    for (int32_t e : ns.outEdges) {
+      const Edge &ed = edges[e];
+      const NodeGeom &gc = geom[ed.consumer];
+      for (int32_t b = 0; b < gc.tiles; ++b) {
+        const Range *C = gc.region(ed.input, b, rank);
+        bool empty = false;
+        for (int32_t x = 0; x < rank && !empty; ++x)
+          empty = std::max(C[x].lo, R[x].lo) >= std::min(C[x].hi, R[x].hi);
+        if (empty)
+          continue;
+        int32_t dev = gc.devices[b];
+        Range *H = readerHull.data() + size_t(dev) * rank;
+        for (int32_t x = 0; x < rank; ++x) {
+          Range in = {std::max(C[x].lo, R[x].lo), std::min(C[x].hi, R[x].hi)};
+          H[x] = readerSeen[dev]
+                     ? Range{std::min(H[x].lo, in.lo), std::max(H[x].hi, in.hi)}
+                     : in;
+        }
+        if (!readerSeen[dev]) {
+          readerSeen[dev] = 1;
+          readers.push_back(dev);
+        }
+      }
+    }
+    int64_t inGroup = 0, others = 0;
+    for (int32_t dev : readers) {
+      readerSeen[dev] = 0;
+      int64_t v = 1;
+      for (int32_t x = 0; x < rank; ++x)
+        v *= readerHull[size_t(dev) * rank + x].size();
+      (std::binary_search(groupDevs.begin(), groupDevs.end(), dev) ? inGroup
+                                                                   : others) +=
+          v;
+    }
+    return sumAtReaders(regionVolume, k, d >= 0, inGroup, others)
+               ? kSumAtReaders
+               : d;
   }
 
   /// The output dimension along which the partial sums of node n's

@@ -252,6 +252,25 @@ static Box hull(const Box &a, const Box &b) {
   return r;
 }
 
+/// `x` and `y` (tensors of one type) combined element by element by `kind`.
+static Value combineTensors(OpBuilder &b, Location loc, ReductionKind kind,
+                            Value x, Value y) {
+  auto type = cast<RankedTensorType>(x.getType());
+  Value init =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{x, y}, ValueRange{init},
+             SmallVector<AffineMap>(3, identity), parallel,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, l, combineScalars(nb, l, kind, args[0], args[1]));
+             })
+      .getResult(0);
+}
+
 } // namespace
 
 void Partitioner::ensureValid(Value value, const Box &region,
@@ -794,6 +813,9 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
 
   // The loop box of each tile whose outputs are meaningful, and its device.
   SmallVector<std::pair<Box, int32_t>, 4> owned;
+  // Regions of the output (not loop boxes) that devices hold: where a
+  // split reduction's sums were combined at their readers.
+  SmallVector<std::pair<Box, int32_t>> ownedRegions;
   if (!splitsReduction) {
     for (int32_t t = 0; t < tiles; ++t) {
       Box loops = ::soap::tileLoopBox(node, config.degrees, t);
@@ -840,7 +862,20 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     }
     // A group whose devices each read only their chunk of the region
     // afterwards reduce-scatters it (half the traffic), and each device
-    // then holds (and runs the epilogue on) its chunk only.
+    // then holds (and runs the epilogue on) its chunk only. Without an
+    // epilogue, the partial sums may instead go to the devices that read
+    // them, each combining what it reads (sumAtReaders, as the simulator
+    // decides): a group whose readers are split otherwise than it. Not a
+    // result of the program (the simulator leaves its gather out).
+    bool epilogue = hasEpilogue(nodeIndex);
+    bool returned =
+        node.outputs.size() == 1 &&
+        llvm::any_of(
+            extracted.tensorValues[node.outputs.front().tensor].getUsers(),
+            [](Operation *user) { return isa<func::ReturnOp>(user); });
+    std::optional<std::map<int32_t, SmallVector<Box>>> reads;
+    bool readsKnown = false;
+    SmallVector<bool> atReaders;
     SmallVector<std::optional<int32_t>> scatterDims;
     for (auto &[region, devices] : groups) {
       SmallVector<int64_t> offsets, sizes;
@@ -852,6 +887,74 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
       scatterDims.push_back(devices.size() > 1
                                 ? scatterDimension(nodeIndex, region, devices)
                                 : std::nullopt);
+      std::vector<::soap::DeviceRead> boxes;
+      SmallVector<int64_t> sorted(devices.begin(), devices.end());
+      llvm::sort(sorted);
+      bool distinct =
+          std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+      if (!epilogue && !returned && node.outputs.size() == 1 &&
+          devices.size() > 1 && distinct) {
+        if (!readsKnown) {
+          reads = futureReads(node.outputs.front().tensor);
+          readsKnown = true;
+        }
+        std::vector<::soap::DeviceRead> deviceReads;
+        if (reads)
+          for (auto &[device, list] : *reads)
+            for (const Box &box : list)
+              deviceReads.push_back({device, box});
+        std::vector<int32_t> group(devices.begin(), devices.end());
+        if (!reads ||
+            !::soap::sumAtReaders(region, group, scatterDims.back().has_value(),
+                                  deviceReads, &boxes))
+          boxes.clear();
+      }
+      atReaders.push_back(!boxes.empty());
+      if (atReaders.back()) {
+        scatterDims.back() = std::nullopt;
+        Value source = partial[0];
+        for (const ::soap::DeviceRead &read : boxes) {
+          SmallVector<int64_t> at, extent, unit(read.region.rank, 1);
+          for (int32_t d = 0; d < read.region.rank; ++d) {
+            at.push_back(read.region.dims[d].lo);
+            extent.push_back(read.region.dims[d].size());
+          }
+          // The others' partial sums of the box, moved to the reader.
+          SmallVector<Value> parts;
+          if (llvm::is_contained(devices, read.device))
+            parts.push_back(source);
+          for (int64_t member : devices)
+            if (member != read.device)
+              parts.push_back(TransferOp::create(
+                  builder, loc, source, builder.getDenseI64ArrayAttr(at),
+                  builder.getDenseI64ArrayAttr(extent),
+                  builder.getI64IntegerAttr(member),
+                  builder.getI64IntegerAttr(read.device)));
+          Value into = partial[0];
+          partial = emitOnDevice(
+              read.device, partial,
+              [&](OpBuilder &b) -> FailureOr<SmallVector<Value>> {
+                SmallVector<OpFoldResult> offsets =
+                    getAsIndexOpFoldResult(b.getContext(), at);
+                SmallVector<OpFoldResult> sizes =
+                    getAsIndexOpFoldResult(b.getContext(), extent);
+                SmallVector<OpFoldResult> strides =
+                    getAsIndexOpFoldResult(b.getContext(), unit);
+                Value sum;
+                for (Value part : parts) {
+                  Value slice = tensor::ExtractSliceOp::create(
+                      b, loc, part, offsets, sizes, strides);
+                  sum = sum ? combineTensors(b, loc, *kind, sum, slice) : slice;
+                }
+                return SmallVector<Value>{tensor::InsertSliceOp::create(
+                    b, loc, sum, into, offsets, sizes, strides)};
+              });
+          if (partial.empty())
+            return failure();
+          ownedRegions.push_back({read.region, read.device});
+        }
+        continue;
+      }
       if (scatterDims.back())
         partial[0] = ReduceScatterOp::create(
             builder, loc, partial[0], builder.getDenseI64ArrayAttr(offsets),
@@ -880,7 +983,6 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     };
     // Phase 3: the rest of the group (its elementwise epilogue) on every
     // device of each group (on each device's chunk where scattered).
-    bool epilogue = hasEpilogue(nodeIndex);
     for (size_t g = 0; g < groups.size(); ++g) {
       if (!scatterDims[g])
         continue;
@@ -903,7 +1005,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     if (!epilogue) {
       outputs = partial;
       for (int32_t t = 0; t < tiles; ++t)
-        if (!scatterDims[groupOf[t]])
+        if (!scatterDims[groupOf[t]] && !atReaders[groupOf[t]])
           owned.push_back({::soap::tileLoopBox(node, config.degrees, t),
                            config.devices[t]});
     } else {
@@ -941,6 +1043,8 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
       for (const Box &box :
            ::soap::exactAccessRegions(out, graph.tensors[out.tensor], loops))
         layout.pieces.push_back({box, device});
+    if (i == 0)
+      layout.pieces.append(ownedRegions.begin(), ownedRegions.end());
     layouts[original] = layout;
   }
   return success();

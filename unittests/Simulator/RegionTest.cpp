@@ -253,3 +253,38 @@ TEST(Region, MissingHullOfAPartlyHeldPart) {
   EXPECT_EQ(missingHull(tile, {box({2, 8}, {0, 4}), box({0, 2}, {2, 4})}),
             box({0, 2}, {0, 2}));
 }
+
+TEST(Region, SumsGoToTheirReadersWhenThatMovesLess) {
+  auto rows = [](int64_t lo, int64_t hi) {
+    Box b;
+    b.rank = 2;
+    b.dims[0] = {lo, hi};
+    b.dims[1] = {0, 8};
+    return b;
+  };
+  Box region = rows(0, 8); // 64 elements
+  std::vector<DeviceRead> boxes;
+  // Group {1, 2, 3}; four readers of two rows each (devices 0-3): at the
+  // readers 2 x 16 x 3 + 3 x 16 = 144, in the group 2 x 2 x 64 + 16 = 272.
+  std::vector<DeviceRead> reads = {
+      {3, rows(4, 6)}, {0, rows(0, 2)}, {1, rows(2, 4)}, {2, rows(6, 8)}};
+  EXPECT_TRUE(sumAtReaders(region, {1, 2, 3}, false, reads, &boxes));
+  ASSERT_EQ(boxes.size(), 4u);
+  EXPECT_EQ(boxes[0].device, 0);
+  EXPECT_EQ(boxes[3].region, rows(4, 6));
+  // Every device of the group reads it all: the all-reduce (256 < 384).
+  reads = {{1, rows(0, 8)}, {2, rows(0, 8)}, {3, rows(0, 8)}};
+  EXPECT_FALSE(sumAtReaders(region, {1, 2, 3}, false, reads, &boxes));
+  EXPECT_TRUE(boxes.empty());
+  // Reads outside the region count for nothing; a device's reads count as
+  // their hull (rows 0-4 of device 1): at the readers 40 + 24 = 64, not
+  // fewer than a reduce-scatter's (scattered) 64, fewer than an
+  // all-reduce's 128.
+  reads = {{1, rows(0, 2)}, {1, rows(3, 5)}, {4, rows(9, 12)}, {2, rows(5, 8)}};
+  EXPECT_FALSE(sumAtReaders(rows(0, 8), {1, 2}, true, reads));
+  EXPECT_TRUE(sumAtReaders(rows(0, 8), {1, 2}, false, reads, &boxes));
+  ASSERT_EQ(boxes.size(), 2u);
+  EXPECT_EQ(boxes[0].region, rows(0, 5));
+  // One device: nothing to combine.
+  EXPECT_FALSE(sumAtReaders(region, {1}, false, reads));
+}

@@ -74,6 +74,11 @@ FailureOr<ReductionKind> getSplitCombiner(Operation *op);
 TypedAttr getReductionIdentity(Builder &b, ReductionKind kind,
                                Type elementType);
 
+/// `x` combined with `y` (scalars of one float or integer type) by `kind`:
+/// addf / addi, maximumf / maxsi, minimumf / minsi.
+Value combineScalars(OpBuilder &b, Location loc, ReductionKind kind, Value x,
+                     Value y);
+
 /// True when `op` has an iteration space SOAP can partition: a linalg op, an
 /// op implementing TilingInterface, or tensor data movement (slices, reshapes,
 /// concatenation).

@@ -197,6 +197,41 @@ int32_t scatterDimension(const Operand &out, const Box &region, int32_t parts,
                          const std::vector<ChunkRead> &reads,
                          std::vector<int32_t> &holders, uint32_t dims = ~0u);
 
+/// A read of a tensor by a device: a reader tile's region, or the whole
+/// tensor for the gather of a program result to device 0.
+struct DeviceRead {
+  int32_t device;
+  Box region;
+};
+
+/// Whether the partial sums of `region` of a split reduction, held by the
+/// distinct devices `group`, go to their readers, each reading device
+/// receiving the other devices' partial sums of what it reads and combining
+/// them itself: when that moves fewer bytes than combining them in the
+/// group and sending the sums on. Each reading device reads the smallest
+/// box covering its `reads` within `region` (volume V): at the readers,
+/// (|group| - 1) V per device of the group and |group| V per other device;
+/// in the group, its all-reduce, 2 (|group| - 1) x region (a reduce-scatter,
+/// `scattered`: (|group| - 1) x region), and V per device outside it.
+/// Shared by the simulator and soap-partition, which must combine the same
+/// way. Sorts `reads` by device; `boxes`, when given, gets each reading
+/// device's box, by device.
+bool sumAtReaders(const Box &region, const std::vector<int32_t> &group,
+                  bool scattered, std::vector<DeviceRead> &reads,
+                  std::vector<DeviceRead> *boxes = nullptr);
+
+/// sumAtReaders' rule from the volumes of the reading devices' boxes: the
+/// sum over the group's devices, `inGroup`, and over the others, `others`.
+inline bool sumAtReaders(int64_t regionVolume, int64_t groupSize,
+                         bool scattered, int64_t inGroup, int64_t others) {
+  if (groupSize < 2)
+    return false;
+  int64_t atReaders = (groupSize - 1) * inGroup + groupSize * others;
+  int64_t combined =
+      (scattered ? 1 : 2) * (groupSize - 1) * regionVolume + others;
+  return atReaders < combined;
+}
+
 /// A region one device sends to others: to receivers[begin, end) of the
 /// list passed with it (sorted, distinct, without `from`).
 struct SentRegion {
