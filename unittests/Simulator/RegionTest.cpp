@@ -181,6 +181,15 @@ TEST(Region, AllGathersAmongSentRegions) {
   EXPECT_TRUE(ends.empty());
 }
 
+/// Rows [lo, hi) of an 8-column matrix.
+static Box rows(int64_t lo, int64_t hi) {
+  Box b;
+  b.rank = 2;
+  b.dims[0] = {lo, hi};
+  b.dims[1] = {0, 8};
+  return b;
+}
+
 TEST(Region, ReduceScatterChunksGoToTheirReaders) {
   // Sums of a 12 x 8 region over rows 0-11, held by 3 devices; the output
   // writes dim 0 by loop 0 and dim 1 by loop 1.
@@ -188,17 +197,7 @@ TEST(Region, ReduceScatterChunksGoToTheirReaders) {
   out.dims.resize(2);
   out.dims[0].terms = {{0, 1}};
   out.dims[1].terms = {{1, 1}};
-  Box region;
-  region.rank = 2;
-  region.dims[0] = {0, 12};
-  region.dims[1] = {0, 8};
-  auto rows = [](int64_t lo, int64_t hi) {
-    Box b;
-    b.rank = 2;
-    b.dims[0] = {lo, hi};
-    b.dims[1] = {0, 8};
-    return b;
-  };
+  Box region = rows(0, 12);
   std::vector<int32_t> holders;
   // Device i reads rows of chunk i: chunk i to device i, along dim 0.
   EXPECT_EQ(scatterDimension(
@@ -255,13 +254,6 @@ TEST(Region, MissingHullOfAPartlyHeldPart) {
 }
 
 TEST(Region, SumsGoToTheirReadersWhenThatMovesLess) {
-  auto rows = [](int64_t lo, int64_t hi) {
-    Box b;
-    b.rank = 2;
-    b.dims[0] = {lo, hi};
-    b.dims[1] = {0, 8};
-    return b;
-  };
   Box region = rows(0, 8); // 64 elements
   std::vector<DeviceRead> boxes;
   // Group {1, 2, 3}; four readers of two rows each (devices 0-3): at the
