@@ -1116,14 +1116,6 @@ FailureOr<ExtractedOpGraph> Extractor::run() {
     if (failed(visit(&op)))
       return failure();
   finalize();
-  for (size_t node = 0; node < result.nodeOps.size(); ++node) {
-    Operation *anchor = result.nodeOps[node].front();
-    result.graph.nodes[node].epilogue =
-        llvm::any_of(result.nodeOps[node], [&](Operation *op) {
-          return op->getBlock() == anchor->getBlock() &&
-                 anchor->isBeforeInBlock(op);
-        });
-  }
   std::string problem = result.graph.validate();
   if (!problem.empty())
     return func.emitError() << "internal error: the op graph is "

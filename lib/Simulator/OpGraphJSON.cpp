@@ -75,8 +75,6 @@ std::string soap::writeOpGraphJSON(const OpGraph &graph) {
             j.attribute("bytes", n.bytes);
             if (!n.reductionSplittable)
               j.attribute("reduction_splittable", false);
-            if (n.epilogue)
-              j.attribute("epilogue", true);
             j.attributeArray("grouped_ops", [&] {
               for (const std::string &g : n.groupedOps)
                 j.value(g);
@@ -234,7 +232,6 @@ llvm::Expected<OpGraph> soap::readOpGraphJSON(StringRef text) {
         !r.getArray(*obj, path, "grouped_ops", grouped, false) ||
         !r.getBool(*obj, path, "reduction_splittable", n.reductionSplittable,
                    false) ||
-        !r.getBool(*obj, path, "epilogue", n.epilogue, false) ||
         !r.getArray(*obj, path, "inputs", inputs) ||
         !r.getArray(*obj, path, "outputs", outputs))
       return r.takeError("op graph");

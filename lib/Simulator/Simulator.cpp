@@ -1752,16 +1752,20 @@ struct Simulator::Impl {
   /// How the partial sums of node n's reduction group `o` are combined:
   /// scatterDimension's dimension (-1: all-reduced), or kSumAtReaders
   /// where sumAtReaders says so over the reads of every consumer tile, as
-  /// soap-partition decides: the node has one output, which is no result
-  /// of the program (its gather to device 0 is left out here), and no
-  /// epilogue, and the group's devices are distinct.
+  /// soap-partition decides in the training step: the node has one output,
+  /// which is no result of the program (its gather to device 0 is left out
+  /// here), and the group's devices are distinct. (A forward layer's
+  /// elementwise epilogue, a bias or an activation, is an op of its own in
+  /// the training step, placed where its readers run: soap-training-step
+  /// gives it their config, the split reduction's having no counterpart in
+  /// its loops.)
   int32_t combination(int32_t n, int32_t o, std::vector<int32_t> &holders) {
     int32_t d = scatterDimension(n, o, holders);
     const Node &node = graph.nodes[n];
     const NodeStatic &ns = nstat[n];
     const NodeGeom &g = geom[n];
     int32_t k = g.groupSize[o];
-    if (node.epilogue || node.outputs.size() != 1 || k < 2 ||
+    if (node.outputs.size() != 1 || k < 2 ||
         graph.tensors[node.outputs.front().tensor].isOutput)
       return d;
     const int32_t *tiles = g.members.data() + g.groupBegin[o];

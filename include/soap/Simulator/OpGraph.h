@@ -86,11 +86,6 @@ struct Node {
   /// Whether the Reduction loops may be split: the partial results combine
   /// with a sum, max or min (an argmax, say, does not).
   bool reductionSplittable = true;
-  /// Whether grouped ops follow the anchor (an elementwise epilogue: a
-  /// bias, an activation). A split reduction's partial sums are then
-  /// combined where the epilogue runs, on the group's devices, never at
-  /// their readers (sumAtReaders).
-  bool epilogue = false;
 
   int32_t numLoops() const { return static_cast<int32_t>(extents.size()); }
   /// Whether loop `l` may be split (degree > 1).
