@@ -99,6 +99,9 @@ constexpr int32_t kCheckpoint = 16;
 /// buildForwardEdge: a pair that moves point to point or in a gather
 /// (decided once all pairs are classified).
 constexpr int32_t kPending = std::numeric_limits<int32_t>::min();
+/// buildGradientEdge: a pair of a consumer group whose partial input
+/// gradients are all-reduced (decided once the group's ring is built).
+constexpr int32_t kGrouped = std::numeric_limits<int32_t>::min() + 1;
 /// Most runs kept per dimension of an output tile (beyond: its bounding
 /// range, an over-approximation).
 constexpr size_t kMaxRuns = 4096;
@@ -520,6 +523,13 @@ struct Simulator::Impl {
   /// scatterDimension's reads; combination()'s.
   std::vector<ChunkRead> chunkReads;
   std::vector<int32_t> scatterHolders, groupDevs, readers;
+  /// buildGradientEdge's consumer groups (gradientGroups): per consumer
+  /// tile its group (-1: none), per group its tiles (CSR) and bytes;
+  /// tileOrder and tileSpecial are scratch.
+  std::vector<int32_t> tileGroup, gradGroupStart, gradGroupTiles, tileOrder;
+  std::vector<int64_t> gradGroupBytes;
+  std::vector<int32_t> groupRing;
+  std::vector<uint8_t> tileSpecial;
   std::vector<Range> readerHull;   ///< per device, rank ranges
   std::vector<uint8_t> readerSeen; ///< per device
   std::vector<int64_t> slotBytes, recvBytes;
@@ -1531,6 +1541,125 @@ struct Simulator::Impl {
     resetSlots();
   }
 
+  /// The consumer tiles of edge e whose partial input gradients are
+  /// all-reduced: tiles that read the same region of the input (they differ
+  /// in loops that do not index it, the input gradient's reduction) on
+  /// distinct devices, none of whose pairs an earlier reader's transfer
+  /// covered or a gather moved, and whose sums move fewer bytes that way
+  /// than sent to the producer tiles that read them (Region.h's
+  /// sumAtReaders, as soap-partition combines the input gradient's partial
+  /// sums). Into tileGroup, gradGroupStart / gradGroupTiles (first tile:
+  /// the one whose device sends the sums on), gradGroupBytes.
+  void gradientGroups(int32_t e, int32_t rank, int32_t eb) {
+    const Edge &ed = edges[e];
+    const NodeGeom &gp = geom[ed.producer], &gc = geom[ed.consumer];
+    const EdgeData &pl = edata[e];
+    int32_t Tc = gc.tiles;
+    tileGroup.assign(Tc, -1);
+    gradGroupStart.assign(1, 0);
+    gradGroupTiles.clear();
+    gradGroupBytes.clear();
+    if (Tc < 2)
+      return;
+    // Tiles by input region (ties: tile order).
+    auto C = [&](int32_t b) { return gc.region(ed.input, b, rank); };
+    tileOrder.resize(Tc);
+    for (int32_t b = 0; b < Tc; ++b)
+      tileOrder[b] = b;
+    std::sort(tileOrder.begin(), tileOrder.end(), [&](int32_t x, int32_t y) {
+      const Range *X = C(x), *Y = C(y);
+      for (int32_t d = 0; d < rank; ++d) {
+        if (X[d].lo != Y[d].lo)
+          return X[d].lo < Y[d].lo;
+        if (X[d].hi != Y[d].hi)
+          return X[d].hi < Y[d].hi;
+      }
+      return x < y;
+    });
+    auto same = [&](int32_t x, int32_t y) {
+      const Range *X = C(x), *Y = C(y);
+      for (int32_t d = 0; d < rank; ++d)
+        if (!(X[d] == Y[d]))
+          return false;
+      return true;
+    };
+    tileSpecial.assign(Tc, 0);
+    for (size_t k = 0; k < pl.size(); ++k)
+      if (pl.covered[k] || pl.gatherOf[k] >= 0)
+        tileSpecial[pl.b[k]] = 1;
+    for (int32_t i = 0; i < Tc;) {
+      int32_t j = i + 1;
+      while (j < Tc && same(tileOrder[i], tileOrder[j]))
+        ++j;
+      int32_t k = j - i;
+      int32_t first = tileOrder[i];
+      groupDevs.clear();
+      bool special = false;
+      for (int32_t q = i; q < j; ++q) {
+        groupDevs.push_back(gc.devices[tileOrder[q]]);
+        special |= tileSpecial[tileOrder[q]] != 0;
+      }
+      std::sort(groupDevs.begin(), groupDevs.end());
+      bool distinct = std::adjacent_find(groupDevs.begin(), groupDevs.end()) ==
+                      groupDevs.end();
+      if (k < 2 || special || !distinct) {
+        i = j;
+        continue;
+      }
+      // The producer tiles' reads of the region: per device, the hull of
+      // the parts of their outputs in it (the first tile's pairs).
+      const Range *R = C(first);
+      int64_t regionVolume = 1;
+      for (int32_t d = 0; d < rank; ++d)
+        regionVolume *= R[d].size();
+      int32_t NIp =
+          static_cast<int32_t>(graph.nodes[ed.producer].inputs.size());
+      readerHull.resize(size_t(D) * rank);
+      readerSeen.resize(D, 0);
+      readers.clear();
+      for (size_t q = 0; q < pl.size(); ++q) {
+        if (pl.b[q] != first)
+          continue;
+        int32_t a = pl.a[q], dev = gp.devices[a];
+        const Range *P = gp.region(NIp + ed.output, a, rank);
+        Range *H = readerHull.data() + size_t(dev) * rank;
+        for (int32_t d = 0; d < rank; ++d) {
+          Range in = {std::max(P[d].lo, R[d].lo), std::min(P[d].hi, R[d].hi)};
+          H[d] = readerSeen[dev]
+                     ? Range{std::min(H[d].lo, in.lo), std::max(H[d].hi, in.hi)}
+                     : in;
+        }
+        if (!readerSeen[dev]) {
+          readerSeen[dev] = 1;
+          readers.push_back(dev);
+        }
+      }
+      int64_t inGroup = 0, others = 0;
+      for (int32_t dev : readers) {
+        readerSeen[dev] = 0;
+        int64_t v = 1;
+        for (int32_t d = 0; d < rank; ++d)
+          v *= readerHull[size_t(dev) * rank + d].size();
+        (std::binary_search(groupDevs.begin(), groupDevs.end(), dev)
+             ? inGroup
+             : others) += v;
+      }
+      if (!readers.empty() &&
+          !sumAtReaders(regionVolume, k, false, inGroup, others)) {
+        int32_t g = static_cast<int32_t>(gradGroupBytes.size());
+        gradGroupTiles.push_back(first);
+        for (int32_t q = i; q < j; ++q) {
+          tileGroup[tileOrder[q]] = g;
+          if (tileOrder[q] != first)
+            gradGroupTiles.push_back(tileOrder[q]);
+        }
+        gradGroupStart.push_back(static_cast<int32_t>(gradGroupTiles.size()));
+        gradGroupBytes.push_back(regionVolume * eb);
+      }
+      i = j;
+    }
+  }
+
   /// GT(e) into stageMain and the producer tiles' delivery lists (pairs
   /// from FT(e), which precedes GT(e)).
   void buildGradientEdge(int32_t e) {
@@ -1544,6 +1673,7 @@ struct Simulator::Impl {
     int32_t Tp = gp.tiles, Tc = gc.tiles;
     size_t words = size_t(Tc + 63) / 64;
     int32_t bwdBase = beginOf(backwardBlock[ed.consumer]);
+    gradientGroups(e, nstat[ed.consumer].ranks[ed.input], eb);
     resetSlots();
     pairSlot.resize(pl.size());
     bucketCount.assign(Tp + 1, 0);
@@ -1551,6 +1681,10 @@ struct Simulator::Impl {
       int32_t a = pl.a[k], b = pl.b[k];
       ++bucketCount[a + 1];
       int32_t devA = gp.devices[a], devB = gc.devices[b];
+      if (tileGroup[b] >= 0) { // all-reduced with its group's
+        pairSlot[k] = kGrouped;
+        continue;
+      }
       if (devA == devB) {
         pairSlot[k] = -1;
         continue;
@@ -1606,6 +1740,44 @@ struct Simulator::Impl {
           st.pred(bwdBase + static_cast<int32_t>(gatherReaders[r] % Tc));
       }
     }
+    // All-reduced groups: a ring over the group's devices after its tiles'
+    // backward tasks; producer tiles on those devices read the sums there,
+    // the others get them from the group's first tile's device.
+    int32_t numGroups = static_cast<int32_t>(gradGroupBytes.size());
+    groupRing.resize(numGroups);
+    for (int32_t g = 0; g < numGroups; ++g) {
+      scratchDevs.clear();
+      for (int32_t i = gradGroupStart[g]; i < gradGroupStart[g + 1]; ++i)
+        scratchDevs.push_back(gc.devices[gradGroupTiles[i]]);
+      std::sort(scratchDevs.begin(), scratchDevs.end());
+      groupRing[g] = addAllReduce(st, gradGroupBytes[g], TaskKind::PartialSum);
+      for (int32_t i = gradGroupStart[g]; i < gradGroupStart[g + 1]; ++i)
+        st.pred(bwdBase + gradGroupTiles[i]);
+      moved += 2 * int64_t(scratchDevs.size() - 1) * gradGroupBytes[g];
+    }
+    for (size_t k = 0; k < pl.size(); ++k) {
+      if (pairSlot[k] != kGrouped)
+        continue;
+      int32_t a = pl.a[k], b = pl.b[k], g = tileGroup[b];
+      if (b != gradGroupTiles[gradGroupStart[g]]) {
+        pairSlot[k] = -2; // the group's first tile's pair delivers the sums
+        continue;
+      }
+      int32_t devA = gp.devices[a];
+      bool inGroup = false;
+      for (int32_t i = gradGroupStart[g]; i < gradGroupStart[g + 1]; ++i)
+        inGroup |= gc.devices[gradGroupTiles[i]] == devA;
+      if (inGroup) {
+        pairSlot[k] = groupRing[g];
+        continue;
+      }
+      int32_t link = linkOf(gc.devices[b], devA);
+      int64_t nb = pl.vol[k] * eb;
+      pairSlot[k] = st.add(TaskKind::GradientTransfer, D + link,
+                           linkTime(link, nb), double(nb));
+      st.pred(~groupRing[g]);
+      moved += nb;
+    }
     bl.comm = moved;
     comm += moved;
     // Deliveries per producer tile: bucket the pairs by producer tile.
@@ -1616,7 +1788,7 @@ struct Simulator::Impl {
       bucketItems[bucketCount[pl.a[k]]++] = static_cast<int32_t>(k);
     pl.gradStart.resize(Tp + 1);
     pl.grad.clear();
-    lastSeen.assign(size_t(numSlots + pl.numGathers()), -1);
+    lastSeen.assign(size_t(st.size()), -1);
     int32_t from = 0;
     for (int32_t a = 0; a < Tp; ++a) {
       pl.gradStart[a] = static_cast<int32_t>(pl.grad.size());
