@@ -410,6 +410,48 @@ TEST(Simulator, SplitReductionSumsGoToTheirReaders) {
   EXPECT_EQ(sim.communicationBytes(), 2 * 65536);
 }
 
+TEST(Simulator, PartialInputGradientsAreAllReducedWhenThatMovesLess) {
+  // fc0 splits its reduction over gpu0-2, fc1 its output columns over the
+  // same devices: fc1's three tiles read all of y, and each holds partial
+  // sums of y's gradient, which every tile of fc0 reads whole. Sent to
+  // each of them, they would move 6 x y; all-reduced, 4 x y (as
+  // soap-partition combines them: sumAtReaders).
+  GraphBuilder b("mm2");
+  int32_t x = b.input("x", {64, 96});
+  int32_t w0 = b.parameter("w0", {96, 256});
+  int32_t w1 = b.parameter("w1", {256, 48});
+  int32_t y = b.matmul("fc0", x, w0);
+  b.markOutput(b.matmul("fc1", y, w1));
+  OpGraph g = b.take();
+  int64_t yBytes = 64 * 256 * 4;
+  Machine m = testMachine(3);
+  CostModel costs(m);
+  Strategy s;
+  s.configs.push_back({{1, 1, 3}, {0, 1, 2}}); // fc0: k over 0-2
+  s.configs.push_back({{1, 3, 1}, {0, 1, 2}}); // fc1: n over 0-2
+  Simulator sim(g, m, costs);
+  double grouped = sim.simulateFull(s);
+  // fc0's sums all-reduced (read whole on every device of its group), and
+  // fc1's partial input gradients all-reduced: no other transfer.
+  EXPECT_EQ(sim.report().communicationBytes, 4 * yBytes + 4 * yBytes);
+  int32_t backwardSums = 0;
+  for (const ScheduledTask &task : sim.scheduledTasks())
+    backwardSums += task.kind == TaskKind::PartialSum && task.node == 1;
+  EXPECT_EQ(backwardSums, 3); // one ring task, listed on each of its links
+  // fc1 on gpu0 alone: fc0's sums go to it (gpu1's and gpu2's partial
+  // sums), and its gradient to fc0's tiles on gpu1 and gpu2. Delta
+  // simulation agrees both ways.
+  Strategy single = s;
+  single.configs[1] = {{1, 1, 1}, {0}};
+  Simulator ref(g, m, costs);
+  double alone = ref.simulateFull(single);
+  EXPECT_EQ(ref.report().communicationBytes, 2 * yBytes + 2 * yBytes);
+  EXPECT_EQ(sim.simulateDelta(1, single.configs[1]), alone);
+  EXPECT_EQ(sim.communicationBytes(), 4 * yBytes);
+  EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), grouped);
+  EXPECT_EQ(sim.communicationBytes(), 8 * yBytes);
+}
+
 TEST(Simulator, SplitReductionReduceScattersWhatEachDeviceReadsAChunkOf) {
   // Megatron's row-parallel layer: fc0 splits k over gpu0 and gpu1, and
   // relu0 splits the batch over the same devices. Each device reads only
