@@ -421,10 +421,21 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
 
 // -----
 
+// The second matmul reads all of the sums, on device 0 alone: no
+// reduce-scatter fits, and device 1 sends device 0 its partial sums, which
+// device 0 adds to its own (half an all-reduce's traffic: sumAtReaders).
 // CHECK-LABEL: func.func @row_parallel_whole(
 // CHECK-NOT: soap.reduce_scatter
-// CHECK: soap.all_reduce %{{.*}} [0, 0] [8, 4] sum devices [0, 1]
+// CHECK-NOT: soap.all_reduce
+// CHECK: %[[PARTIAL:.*]] = scf.if
+// CHECK: %[[MOVED:.*]] = soap.transfer %[[PARTIAL]] [0, 0] [8, 4] from 1 to 0
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}} ins(%[[PARTIAL]], %[[MOVED]] : tensor<8x4xf32>, tensor<8x4xf32>)
+// CHECK: arith.addf
 // CHECK-NOT: soap.reduce_scatter
+// CHECK-NOT: soap.all_reduce
+// CHECK: linalg.matmul
+// CHECK: return
 module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
   func.func @row_parallel_whole(%x: tensor<8x8xf32>, %w: tensor<8x4xf32> {soap.parameter}, %w2: tensor<4x4xf32> {soap.parameter}) -> tensor<8x4xf32> {
     %zero = arith.constant 0.0 : f32
