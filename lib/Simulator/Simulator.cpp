@@ -239,6 +239,8 @@ struct NodeStatic {
   int32_t outElementBytes = 4;
   /// Per input: bitmask of loops that index it (parameters only).
   std::vector<uint32_t> paramLoops;
+  /// Per input: bitmask of loops that index it (every input).
+  std::vector<uint32_t> inputLoops;
   /// Per input: index of the shared parameter it reads, or -1.
   std::vector<int32_t> sharedOf;
   /// Shared parameters read by the node (distinct).
@@ -599,13 +601,14 @@ struct Simulator::Impl {
            ++i) {
         const Operand &op = node.inputs[i];
         uint32_t mask = 0;
-        if (graph.tensors[op.tensor].isParameter)
-          for (const DimAccess &da : op.dims)
-            if (!da.whole)
-              for (const LoopTerm &term : da.terms)
-                if (term.coefficient != 0)
-                  mask |= 1u << term.loop;
-        ns.paramLoops.push_back(mask);
+        for (const DimAccess &da : op.dims)
+          if (!da.whole)
+            for (const LoopTerm &term : da.terms)
+              if (term.coefficient != 0)
+                mask |= 1u << term.loop;
+        ns.inputLoops.push_back(mask);
+        ns.paramLoops.push_back(graph.tensors[op.tensor].isParameter ? mask
+                                                                     : 0);
         ns.sharedOf.push_back(-1);
         int32_t t = op.tensor;
         int32_t p = graph.tensors[t].producer;
@@ -1559,7 +1562,13 @@ struct Simulator::Impl {
     gradGroupStart.assign(1, 0);
     gradGroupTiles.clear();
     gradGroupBytes.clear();
-    if (Tc < 2)
+    // Tiles share an input region only where a loop that does not index
+    // the input is split.
+    uint32_t split = 0;
+    for (size_t l = 0; l < gc.degrees.size(); ++l)
+      if (gc.degrees[l] > 1)
+        split |= 1u << l;
+    if (Tc < 2 || (split & ~nstat[ed.consumer].inputLoops[ed.input]) == 0)
       return;
     // Tiles by input region (ties: tile order).
     auto C = [&](int32_t b) { return gc.region(ed.input, b, rank); };
@@ -1617,9 +1626,10 @@ struct Simulator::Impl {
       readerHull.resize(size_t(D) * rank);
       readerSeen.resize(D, 0);
       readers.clear();
-      for (size_t q = 0; q < pl.size(); ++q) {
-        if (pl.b[q] != first)
-          continue;
+      // Pairs are consumer-tile major.
+      size_t q0 = size_t(std::lower_bound(pl.b.begin(), pl.b.end(), first) -
+                         pl.b.begin());
+      for (size_t q = q0; q < pl.size() && pl.b[q] == first; ++q) {
         int32_t a = pl.a[q], dev = gp.devices[a];
         const Range *P = gp.region(NIp + ed.output, a, rank);
         Range *H = readerHull.data() + size_t(dev) * rank;
