@@ -1629,33 +1629,10 @@ struct Simulator::Impl {
       // Pairs are consumer-tile major.
       size_t q0 = size_t(std::lower_bound(pl.b.begin(), pl.b.end(), first) -
                          pl.b.begin());
-      for (size_t q = q0; q < pl.size() && pl.b[q] == first; ++q) {
-        int32_t a = pl.a[q], dev = gp.devices[a];
-        const Range *P = gp.region(NIp + ed.output, a, rank);
-        Range *H = readerHull.data() + size_t(dev) * rank;
-        for (int32_t d = 0; d < rank; ++d) {
-          Range in = {std::max(P[d].lo, R[d].lo), std::min(P[d].hi, R[d].hi)};
-          H[d] = readerSeen[dev]
-                     ? Range{std::min(H[d].lo, in.lo), std::max(H[d].hi, in.hi)}
-                     : in;
-        }
-        if (!readerSeen[dev]) {
-          readerSeen[dev] = 1;
-          readers.push_back(dev);
-        }
-      }
-      int64_t inGroup = 0, others = 0;
-      for (int32_t dev : readers) {
-        readerSeen[dev] = 0;
-        int64_t v = 1;
-        for (int32_t d = 0; d < rank; ++d)
-          v *= readerHull[size_t(dev) * rank + d].size();
-        (std::binary_search(groupDevs.begin(), groupDevs.end(), dev)
-             ? inGroup
-             : others) += v;
-      }
-      if (!readers.empty() &&
-          !sumAtReaders(regionVolume, k, false, inGroup, others)) {
+      for (size_t q = q0; q < pl.size() && pl.b[q] == first; ++q)
+        addReaderHull(gp.devices[pl.a[q]],
+                      gp.region(NIp + ed.output, pl.a[q], rank), R, rank);
+      if (!readers.empty() && !readersSumAtReaders(regionVolume, k, false, rank)) {
         int32_t g = static_cast<int32_t>(gradGroupBytes.size());
         gradGroupTiles.push_back(first);
         for (int32_t q = i; q < j; ++q) {
@@ -1931,6 +1908,43 @@ struct Simulator::Impl {
     }
   }
 
+  /// Adds the part of `X` in `R` (rank ranges each), if any, to device
+  /// `dev`'s reads (readerHull, readerSeen, readers).
+  void addReaderHull(int32_t dev, const Range *X, const Range *R,
+                     int32_t rank) {
+    for (int32_t x = 0; x < rank; ++x)
+      if (std::max(X[x].lo, R[x].lo) >= std::min(X[x].hi, R[x].hi))
+        return;
+    Range *H = readerHull.data() + size_t(dev) * rank;
+    for (int32_t x = 0; x < rank; ++x) {
+      Range in = {std::max(X[x].lo, R[x].lo), std::min(X[x].hi, R[x].hi)};
+      H[x] = readerSeen[dev]
+                 ? Range{std::min(H[x].lo, in.lo), std::max(H[x].hi, in.hi)}
+                 : in;
+    }
+    if (!readerSeen[dev]) {
+      readerSeen[dev] = 1;
+      readers.push_back(dev);
+    }
+  }
+  /// Region.h's sumAtReaders over the reads addReaderHull collected (a
+  /// group of k devices, groupDevs, sorted); clears them.
+  bool readersSumAtReaders(int64_t regionVolume, int32_t k, bool scattered,
+                           int32_t rank) {
+    int64_t inGroup = 0, others = 0;
+    for (int32_t dev : readers) {
+      readerSeen[dev] = 0;
+      int64_t v = 1;
+      for (int32_t x = 0; x < rank; ++x)
+        v *= readerHull[size_t(dev) * rank + x].size();
+      (std::binary_search(groupDevs.begin(), groupDevs.end(), dev)
+           ? inGroup
+           : others) += v;
+    }
+    readers.clear();
+    return sumAtReaders(regionVolume, k, scattered, inGroup, others);
+  }
+
   /// How the partial sums of node n's reduction group `o` are combined:
   /// scatterDimension's dimension (-1: all-reduced), or kSumAtReaders
   /// where sumAtReaders says so over the reads of every consumer tile, as
@@ -1972,40 +1986,11 @@ struct Simulator::Impl {
     for (int32_t e : ns.outEdges) {
       const Edge &ed = edges[e];
       const NodeGeom &gc = geom[ed.consumer];
-      for (int32_t b = 0; b < gc.tiles; ++b) {
-        const Range *C = gc.region(ed.input, b, rank);
-        bool empty = false;
-        for (int32_t x = 0; x < rank && !empty; ++x)
-          empty = std::max(C[x].lo, R[x].lo) >= std::min(C[x].hi, R[x].hi);
-        if (empty)
-          continue;
-        int32_t dev = gc.devices[b];
-        Range *H = readerHull.data() + size_t(dev) * rank;
-        for (int32_t x = 0; x < rank; ++x) {
-          Range in = {std::max(C[x].lo, R[x].lo), std::min(C[x].hi, R[x].hi)};
-          H[x] = readerSeen[dev]
-                     ? Range{std::min(H[x].lo, in.lo), std::max(H[x].hi, in.hi)}
-                     : in;
-        }
-        if (!readerSeen[dev]) {
-          readerSeen[dev] = 1;
-          readers.push_back(dev);
-        }
-      }
+      for (int32_t b = 0; b < gc.tiles; ++b)
+        addReaderHull(gc.devices[b], gc.region(ed.input, b, rank), R, rank);
     }
-    int64_t inGroup = 0, others = 0;
-    for (int32_t dev : readers) {
-      readerSeen[dev] = 0;
-      int64_t v = 1;
-      for (int32_t x = 0; x < rank; ++x)
-        v *= readerHull[size_t(dev) * rank + x].size();
-      (std::binary_search(groupDevs.begin(), groupDevs.end(), dev) ? inGroup
-                                                                   : others) +=
-          v;
-    }
-    return sumAtReaders(regionVolume, k, d >= 0, inGroup, others)
-               ? kSumAtReaders
-               : d;
+    return readersSumAtReaders(regionVolume, k, d >= 0, rank) ? kSumAtReaders
+                                                              : d;
   }
 
   /// The output dimension along which the partial sums of node n's
