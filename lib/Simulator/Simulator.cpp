@@ -530,7 +530,15 @@ struct Simulator::Impl {
   /// tileOrder and tileSpecial are scratch.
   std::vector<int32_t> tileGroup, gradGroupStart, gradGroupTiles, tileOrder;
   std::vector<int64_t> gradGroupBytes;
+  /// Per group the dimension its sums are reduce-scattered along (-1:
+  /// all-reduced), and per chunk the member that gets it (CSR as the
+  /// tiles, gradGroupStart).
+  std::vector<int32_t> gradGroupScatter, gradGroupHolders;
   std::vector<int32_t> groupRing;
+  /// buildGradientEdge: the transfer tasks of a reduce-scattered group's
+  /// chunks to a producer tile outside the group, per pair
+  /// [chunkTaskBegin[k], chunkTaskEnd[k]) of chunkTasks.
+  std::vector<int32_t> chunkTasks, chunkTaskBegin, chunkTaskEnd;
   std::vector<uint8_t> tileSpecial;
   std::vector<Range> readerHull;   ///< per device, rank ranges
   std::vector<uint8_t> readerSeen; ///< per device
@@ -1562,6 +1570,8 @@ struct Simulator::Impl {
     gradGroupStart.assign(1, 0);
     gradGroupTiles.clear();
     gradGroupBytes.clear();
+    gradGroupScatter.clear();
+    gradGroupHolders.clear();
     // Tiles share an input region only where a loop that does not index
     // the input is split.
     uint32_t split = 0;
@@ -1629,11 +1639,40 @@ struct Simulator::Impl {
       // Pairs are consumer-tile major.
       size_t q0 = size_t(std::lower_bound(pl.b.begin(), pl.b.end(), first) -
                          pl.b.begin());
-      for (size_t q = q0; q < pl.size() && pl.b[q] == first; ++q)
-        addReaderHull(gp.devices[pl.a[q]],
-                      gp.region(NIp + ed.output, pl.a[q], rank), R, rank);
-      if (!readers.empty() && !readersSumAtReaders(regionVolume, k, false, rank)) {
+      // A reduce-scatter where each producer tile on a device of the group
+      // reads within the chunk that device gets (Region.h's
+      // scatterDimension, over the consumer's access of its input).
+      chunkReads.clear();
+      for (size_t q = q0; q < pl.size() && pl.b[q] == first; ++q) {
+        int32_t dev = gp.devices[pl.a[q]];
+        const Range *P = gp.region(NIp + ed.output, pl.a[q], rank);
+        addReaderHull(dev, P, R, rank);
+        for (int32_t m = 0; m < k; ++m) {
+          if (gc.devices[tileOrder[i + m]] != dev)
+            continue;
+          Box box;
+          box.rank = rank;
+          for (int32_t d = 0; d < rank; ++d)
+            box.dims[d] = {std::max(P[d].lo, R[d].lo),
+                           std::min(P[d].hi, R[d].hi)};
+          chunkReads.push_back({m, box});
+        }
+      }
+      int32_t scatterDim = -1;
+      if (!readers.empty()) {
+        Box region;
+        region.rank = rank;
+        std::copy(R, R + rank, region.dims.begin());
+        scatterDim =
+            soap::scatterDimension(graph.nodes[ed.consumer].inputs[ed.input],
+                                   region, k, chunkReads, scatterHolders);
+      }
+      if (!readers.empty() &&
+          !readersSumAtReaders(regionVolume, k, scatterDim >= 0, rank)) {
         int32_t g = static_cast<int32_t>(gradGroupBytes.size());
+        gradGroupScatter.push_back(scatterDim);
+        for (int32_t c = 0; c < k; ++c)
+          gradGroupHolders.push_back(scatterDim >= 0 ? scatterHolders[c] : c);
         gradGroupTiles.push_back(first);
         for (int32_t q = i; q < j; ++q) {
           tileGroup[tileOrder[q]] = g;
@@ -1737,10 +1776,18 @@ struct Simulator::Impl {
       for (int32_t i = gradGroupStart[g]; i < gradGroupStart[g + 1]; ++i)
         scratchDevs.push_back(gc.devices[gradGroupTiles[i]]);
       std::sort(scratchDevs.begin(), scratchDevs.end());
-      groupRing[g] = addAllReduce(st, gradGroupBytes[g], TaskKind::PartialSum);
+      bool scatter = gradGroupScatter[g] >= 0;
+      groupRing[g] =
+          addAllReduce(st, gradGroupBytes[g], TaskKind::PartialSum, scatter);
       for (int32_t i = gradGroupStart[g]; i < gradGroupStart[g + 1]; ++i)
         st.pred(bwdBase + gradGroupTiles[i]);
-      moved += 2 * int64_t(scratchDevs.size() - 1) * gradGroupBytes[g];
+      moved += (scatter ? 1 : 2) * int64_t(scratchDevs.size() - 1) *
+               gradGroupBytes[g];
+    }
+    chunkTasks.clear();
+    if (numGroups > 0) {
+      chunkTaskBegin.assign(pl.size(), 0);
+      chunkTaskEnd.assign(pl.size(), 0);
     }
     for (size_t k = 0; k < pl.size(); ++k) {
       if (pairSlot[k] != kGrouped)
@@ -1756,6 +1803,38 @@ struct Simulator::Impl {
         inGroup |= gc.devices[gradGroupTiles[i]] == devA;
       if (inGroup) {
         pairSlot[k] = groupRing[g];
+        continue;
+      }
+      if (int32_t d = gradGroupScatter[g]; d >= 0) {
+        // Each chunk's part from the device that holds it.
+        int32_t NIp =
+            static_cast<int32_t>(graph.nodes[ed.producer].inputs.size());
+        int32_t rank = nstat[ed.consumer].ranks[ed.input];
+        const Range *P = gp.region(NIp + ed.output, a, rank);
+        const Range *C = gc.region(ed.input, b, rank);
+        int64_t lo = std::max(P[d].lo, C[d].lo);
+        int64_t hi = std::min(P[d].hi, C[d].hi);
+        int64_t across = pl.vol[k] / (hi - lo);
+        int32_t size = gradGroupStart[g + 1] - gradGroupStart[g];
+        int64_t chunk = C[d].size() / size;
+        chunkTaskBegin[k] = static_cast<int32_t>(chunkTasks.size());
+        for (int32_t c = 0; c < size; ++c) {
+          int64_t from = C[d].lo + c * chunk;
+          int64_t len = std::min(from + chunk, hi) - std::max(from, lo);
+          if (len <= 0)
+            continue;
+          int32_t member = gradGroupHolders[gradGroupStart[g] + c];
+          int32_t holder =
+              gc.devices[gradGroupTiles[gradGroupStart[g] + member]];
+          int32_t link = linkOf(holder, devA);
+          int64_t nb = across * len * eb;
+          chunkTasks.push_back(st.add(TaskKind::GradientTransfer, D + link,
+                                      linkTime(link, nb), double(nb)));
+          st.pred(~groupRing[g]);
+          moved += nb;
+        }
+        chunkTaskEnd[k] = static_cast<int32_t>(chunkTasks.size());
+        pairSlot[k] = -3;
         continue;
       }
       int32_t link = linkOf(gc.devices[b], devA);
@@ -1787,7 +1866,13 @@ struct Simulator::Impl {
           pl.grad.push_back(bwdBase + pl.b[k]);
         else if (s == -2)
           continue;
-        else if (lastSeen[s] != a) {
+        else if (s == -3) {
+          for (int32_t i = chunkTaskBegin[k]; i < chunkTaskEnd[k]; ++i)
+            if (lastSeen[chunkTasks[i]] != a) {
+              lastSeen[chunkTasks[i]] = a;
+              pl.grad.push_back(~chunkTasks[i]);
+            }
+        } else if (lastSeen[s] != a) {
           lastSeen[s] = a;
           pl.grad.push_back(~s);
         }

@@ -452,6 +452,51 @@ TEST(Simulator, PartialInputGradientsAreAllReducedWhenThatMovesLess) {
   EXPECT_EQ(sim.communicationBytes(), 8 * yBytes);
 }
 
+TEST(Simulator, PartialInputGradientsAreReduceScatteredToTheirReaders) {
+  // fc0 splits the batch in four over gpu0, gpu2, gpu1, gpu3; fc1 its
+  // output columns over gpu0 and gpu1, each tile reading all of y. The
+  // partial sums of y's gradient on gpu0 and gpu1 are read by fc0's tiles:
+  // gpu0 reads rows 0-15 and gpu1 rows 32-47, each within one half, so the
+  // pair reduce-scatters them (y / 2 each way), and gpu2 and gpu3 get their
+  // rows from the half's holder: 1.5 y in all, as much as sending each
+  // reader the other's partial sums, half an all-reduce's 2 y plus sends
+  // (soap-partition takes the reduce-scatter on a tie: sumAtReaders).
+  GraphBuilder b("mm2");
+  int32_t x = b.input("x", {64, 96});
+  int32_t w0 = b.parameter("w0", {96, 256});
+  int32_t w1 = b.parameter("w1", {256, 48});
+  int32_t y = b.matmul("fc0", x, w0);
+  b.markOutput(b.matmul("fc1", y, w1));
+  OpGraph g = b.take();
+  int64_t yBytes = 64 * 256 * 4;
+  Machine m = testMachine(4);
+  CostModel costs(m);
+  Strategy s;
+  s.configs.push_back({{4, 1, 1}, {0, 2, 1, 3}});
+  s.configs.push_back({{1, 2, 1}, {0, 1}});
+  Simulator sim(g, m, costs);
+  double t = sim.simulateFull(s);
+  // Forward: fc1's tiles get the three quarters they lack, each; w0's
+  // gradient is all-reduced over its four replicas.
+  int64_t w0Sync = 2 * 3 * 96 * 256 * 4;
+  EXPECT_EQ(sim.report().communicationBytes,
+            3 * yBytes / 2 + 3 * yBytes / 2 + w0Sync);
+  int32_t scatters = 0;
+  for (const ScheduledTask &task : sim.scheduledTasks())
+    if (task.kind == TaskKind::PartialSum && task.node == 1) {
+      ++scatters;
+      EXPECT_DOUBLE_EQ(task.bytes, yBytes / 2); // (k - 1) / k of y
+    }
+  EXPECT_EQ(scatters, 2); // one ring task, listed on each of its 2 links
+  // The same by delta simulation from fc1 on gpu0 alone.
+  Strategy single = s;
+  single.configs[1] = {{1, 1, 1}, {0}};
+  Simulator other(g, m, costs);
+  other.simulateFull(single);
+  EXPECT_EQ(other.simulateDelta(1, s.configs[1]), t);
+  EXPECT_EQ(other.communicationBytes(), 3 * yBytes + w0Sync);
+}
+
 TEST(Simulator, SplitReductionReduceScattersWhatEachDeviceReadsAChunkOf) {
   // Megatron's row-parallel layer: fc0 splits k over gpu0 and gpu1, and
   // relu0 splits the batch over the same devices. Each device reads only
