@@ -1553,7 +1553,10 @@ struct Simulator::Impl {
   }
 
   /// The consumer tiles of edge e whose partial input gradients are
-  /// all-reduced: tiles that read the same region of the input (they differ
+  /// all-reduced or reduce-scattered (gradGroupScatter: along the
+  /// dimension Region.h's scatterDimension gives for the producer tiles'
+  /// reads on the group's devices, gradGroupHolders: which member holds
+  /// each chunk): tiles that read the same region of the input (they differ
   /// in loops that do not index it, the input gradient's reduction) on
   /// distinct devices, none of whose pairs an earlier reader's transfer
   /// covered or a gather moved, and whose sums move fewer bytes that way
