@@ -415,14 +415,12 @@ TEST(Search, TheTimeBudgetIncludesThePolish) {
   o.stopOnStall = false;
   SearchResult r = searchStrategy(g, m, costs, o);
   EXPECT_EQ(r.stopReason, "time");
-  // The polish ran, and the budget cut it, unless the chains' best left it
-  // nothing to try (every layer aligned with its neighbours: one
-  // simulation). Where the chains end depends on the machine's pace: on
-  // the development machine seed 0 ended on such a strategy on some runs,
-  // seeds 1-4 on strategies whose polish the budget cut.
+  // The polish ran inside the budget. Whether the budget cut it depends on
+  // where the time-bounded chains end (a best with every layer aligned
+  // leaves the polish nothing to try; since split reductions' sums may go
+  // to their readers, some runs end on a best whose polish finishes in
+  // time): PolishStopsAtItsBudget checks the cut itself.
   EXPECT_GE(r.polishSimulations, 1);
-  if (r.polishSimulations > 1)
-    EXPECT_TRUE(r.polishCut);
   EXPECT_GT(r.polishSeconds, 0);
   // Past the budget by at most the simulation under way at its end.
   EXPECT_LT(r.searchSeconds, o.budgetSeconds + 4 * one + 0.05);
