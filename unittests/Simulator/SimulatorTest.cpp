@@ -410,19 +410,25 @@ TEST(Simulator, SplitReductionSumsGoToTheirReaders) {
   EXPECT_EQ(sim.communicationBytes(), 2 * 65536);
 }
 
-TEST(Simulator, PartialInputGradientsAreAllReducedWhenThatMovesLess) {
-  // fc0 splits its reduction over gpu0-2, fc1 its output columns over the
-  // same devices: fc1's three tiles read all of y, and each holds partial
-  // sums of y's gradient, which every tile of fc0 reads whole. Sent to
-  // each of them, they would move 6 x y; all-reduced, 4 x y (as
-  // soap-partition combines them: sumAtReaders).
+/// fc0: x[64, 96] w0[96, 256] -> y (65536 B); fc1: y w1[256, 48], an
+/// output.
+static OpGraph twoMatmuls() {
   GraphBuilder b("mm2");
   int32_t x = b.input("x", {64, 96});
   int32_t w0 = b.parameter("w0", {96, 256});
   int32_t w1 = b.parameter("w1", {256, 48});
   int32_t y = b.matmul("fc0", x, w0);
   b.markOutput(b.matmul("fc1", y, w1));
-  OpGraph g = b.take();
+  return b.take();
+}
+
+TEST(Simulator, PartialInputGradientsAreAllReducedWhenThatMovesLess) {
+  // fc0 splits its reduction over gpu0-2, fc1 its output columns over the
+  // same devices: fc1's three tiles read all of y, and each holds partial
+  // sums of y's gradient, which every tile of fc0 reads whole. Sent to
+  // each of them, they would move 6 x y; all-reduced, 4 x y (as
+  // soap-partition combines them: sumAtReaders).
+  OpGraph g = twoMatmuls();
   int64_t yBytes = 64 * 256 * 4;
   Machine m = testMachine(3);
   CostModel costs(m);
@@ -461,13 +467,7 @@ TEST(Simulator, PartialInputGradientsAreReduceScatteredToTheirReaders) {
   // rows from the half's holder: 1.5 y in all, as much as sending each
   // reader the other's partial sums, half an all-reduce's 2 y plus sends
   // (soap-partition takes the reduce-scatter on a tie: sumAtReaders).
-  GraphBuilder b("mm2");
-  int32_t x = b.input("x", {64, 96});
-  int32_t w0 = b.parameter("w0", {96, 256});
-  int32_t w1 = b.parameter("w1", {256, 48});
-  int32_t y = b.matmul("fc0", x, w0);
-  b.markOutput(b.matmul("fc1", y, w1));
-  OpGraph g = b.take();
+  OpGraph g = twoMatmuls();
   int64_t yBytes = 64 * 256 * 4;
   Machine m = testMachine(4);
   CostModel costs(m);
