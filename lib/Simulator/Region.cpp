@@ -18,7 +18,8 @@ Box soap::wholeTensor(const Tensor &tensor) {
   return b;
 }
 
-Box soap::missingHull(const Box &part, const std::vector<Box> &held) {
+std::optional<Box> soap::missingHull(const Box &part,
+                                     const std::vector<Box> &held) {
   // The elements of `part` no held box covers, as disjoint boxes: each held
   // box cuts every remaining box into the slabs outside it, dimension by
   // dimension (at most 2 * rank per cut).
@@ -51,15 +52,12 @@ Box soap::missingHull(const Box &part, const std::vector<Box> &held) {
     }
     left.swap(next);
   }
-  Box hull;
-  hull.rank = part.rank;
-  for (size_t i = 0; i < left.size(); ++i)
-    for (int32_t d = 0; d < part.rank; ++d)
-      hull.dims[d] = i == 0
-                         ? left[i].dims[d]
-                         : Range{std::min(hull.dims[d].lo, left[i].dims[d].lo),
-                                 std::max(hull.dims[d].hi, left[i].dims[d].hi)};
-  return hull;
+  if (left.empty())
+    return std::nullopt;
+  Box covering = left.front();
+  for (const Box &b : left)
+    covering = hull(covering, b);
+  return covering;
 }
 
 int32_t soap::numTiles(const std::vector<int32_t> &degrees) {
@@ -501,27 +499,23 @@ bool soap::sumAtReaders(const Box &region, const std::vector<int32_t> &group,
   int64_t inGroup = 0, others = 0;
   for (size_t i = 0; i < reads.size();) {
     int32_t device = reads[i].device;
-    Box hull;
+    Box box;
     bool any = false;
     for (; i < reads.size() && reads[i].device == device; ++i) {
       Box part = intersect(reads[i].region, region);
       if (part.empty())
         continue;
-      if (!any)
-        hull = part;
-      for (int32_t d = 0; any && d < part.rank; ++d)
-        hull.dims[d] = {std::min(hull.dims[d].lo, part.dims[d].lo),
-                        std::max(hull.dims[d].hi, part.dims[d].hi)};
+      box = any ? hull(box, part) : part;
       any = true;
     }
     if (!any)
       continue;
     if (boxes)
-      boxes->push_back({device, hull});
+      boxes->push_back({device, box});
     if (std::find(group.begin(), group.end(), device) != group.end())
-      inGroup += hull.volume();
+      inGroup += box.volume();
     else
-      others += hull.volume();
+      others += box.volume();
   }
   if (sumAtReaders(region.volume(), k, scattered, inGroup, others))
     return true;

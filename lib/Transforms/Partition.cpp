@@ -242,16 +242,6 @@ static std::optional<int32_t> plainLoop(const ::soap::DimAccess &dim) {
   return dim.terms[0].loop;
 }
 
-/// The smallest box covering `a` and `b` (non-empty, same rank).
-static Box hull(const Box &a, const Box &b) {
-  Box r = a;
-  for (int32_t d = 0; d < r.rank; ++d) {
-    r.dims[d].lo = std::min(a.dims[d].lo, b.dims[d].lo);
-    r.dims[d].hi = std::max(a.dims[d].hi, b.dims[d].hi);
-  }
-  return r;
-}
-
 /// `x` and `y` (tensors of one type) combined element by element by `kind`.
 static Value combineTensors(OpBuilder &b, Location loc, ReductionKind kind,
                             Value x, Value y) {
@@ -279,7 +269,7 @@ void Partitioner::ensureValid(Value value, const Box &region,
     return;
   auto [read, first] = reads[value].insert({device, region});
   if (!first)
-    read->second = hull(read->second, region);
+    read->second = ::soap::hull(read->second, region);
   Layout &layout = layoutOf(value);
   if (layout.everywhere)
     return;
@@ -298,9 +288,10 @@ void Partitioner::ensureValid(Value value, const Box &region,
     Box part = ::soap::intersect(box, region);
     if (part.empty())
       continue;
-    part = ::soap::missingHull(part, have);
-    if (part.empty())
+    std::optional<Box> missing = ::soap::missingHull(part, have);
+    if (!missing)
       continue;
+    part = *missing;
     sends.push_back({part, owner});
     have.push_back(part);
   }

@@ -241,8 +241,11 @@ TEST(Region, MissingHullOfAPartlyHeldPart) {
   EXPECT_EQ(missingHull(tile, {box({0, 7}, {0, 8}), box({9, 12}, {0, 4})}),
             box({7, 8}, {0, 4}));
   // Covered by two boxes together (neither alone): nothing.
-  EXPECT_TRUE(
-      missingHull(tile, {box({0, 5}, {0, 4}), box({3, 8}, {0, 4})}).empty());
+  EXPECT_FALSE(missingHull(tile, {box({0, 5}, {0, 4}), box({3, 8}, {0, 4})}));
+  // A scalar (rank 0) held already: nothing.
+  Box scalar;
+  EXPECT_FALSE(missingHull(scalar, {scalar}));
+  EXPECT_EQ(missingHull(scalar, {}), scalar);
   // A hole in the middle held: the hull of the ring is the part.
   EXPECT_EQ(missingHull(tile, {box({2, 6}, {1, 3})}), tile);
   // Two corners missing (rows 0-1 of columns 0-1, rows 6-7 of 2-3): their

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace soap {
@@ -79,6 +80,16 @@ inline Box intersect(const Box &a, const Box &b) {
   return r;
 }
 
+/// The smallest box covering `a` and `b` (non-empty, same rank).
+inline Box hull(const Box &a, const Box &b) {
+  Box r = a;
+  for (int32_t d = 0; d < r.rank; ++d) {
+    r.dims[d].lo = std::min(a.dims[d].lo, b.dims[d].lo);
+    r.dims[d].hi = std::max(a.dims[d].hi, b.dims[d].hi);
+  }
+  return r;
+}
+
 /// Whether `inner` lies inside `outer`, both `rank` ranges (an empty range
 /// of `inner` lies anywhere). The rule that a region already moved to a
 /// device serves a later read there: the simulator (an earlier reader's
@@ -108,11 +119,11 @@ inline int64_t intersectionVolume(const Box &a, const Box &b) {
 }
 
 /// The smallest box covering the elements of `part` that none of `held`
-/// (boxes of its rank) covers: empty when they cover it all, `part` when
-/// none overlaps it. What soap-partition moves of a part of which the
-/// receiving device already holds some (a halo read first, the whole tile
-/// later): one transfer, never of more than `part`.
-Box missingHull(const Box &part, const std::vector<Box> &held);
+/// (boxes of its rank) covers: none when they cover it all (a rank-0 box
+/// cannot be empty), `part` when none overlaps it. What soap-partition moves of
+/// a part of which the receiving device already holds some (a halo read first,
+/// the whole tile later): one transfer, never of more than `part`.
+std::optional<Box> missingHull(const Box &part, const std::vector<Box> &held);
 
 /// The whole tensor as a box.
 Box wholeTensor(const Tensor &tensor);
