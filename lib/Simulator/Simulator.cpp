@@ -1345,7 +1345,9 @@ struct Simulator::Impl {
     // What earlier readers of the tensor brought to other devices (one
     // entry per transferred pair: producer tile, device, region, task):
     // soap-partition moves a region to a device once (ensureValid), and a
-    // later read there that one earlier piece covers moves nothing.
+    // later read there that one earlier piece covers moves nothing. (A part
+    // covered only in part: soap-partition moves the rest, missingHull;
+    // here the whole part is counted.)
     int32_t rank = nstat[ed.consumer].ranks[ed.input];
     held.clear();
     if (gp.reduction == 1)
