@@ -29,7 +29,7 @@ import tempfile
 
 COMM_OP = re.compile(
     r"(?:(%[\w.]+) = )?"
-    r"soap\.(transfer|all_gather|reduce_scatter|all_reduce) (%[\w.]+) "
+    r"soap\.(transfer|all_gather|reduce_scatter|all_reduce) (%[\w.]+(?:#\d+)?) "
     r"\[([\d, ]*)\] \[([\d, ]*)\](.*) : tensor<(?:\d+x)*(\w+)>")
 RETURN = re.compile(r"^\s*(?:func\.)?return (%[^:]*):")
 FUNC_RESULTS = re.compile(r"func\.func .*\) -> \((.*)\)\s*\{?\s*$")

@@ -20,6 +20,7 @@
 using namespace mlir;
 using namespace mlir::soap;
 using ::soap::DimAccess;
+using ::soap::LoopAt;
 using ::soap::LoopTerm;
 using ::soap::Node;
 using ::soap::Operand;
@@ -124,6 +125,65 @@ static bool sameAccess(ArrayRef<DimAccess> a, ArrayRef<DimAccess> b) {
   return true;
 }
 
+/// Adds to `conditions` the `index(l) == c` conjuncts of `condition` (a
+/// comparison or an `arith.andi` of them); other conjuncts are left out,
+/// which only widens the iterations they stand for.
+static void collectLoopConditions(Value condition,
+                                  SmallVectorImpl<LoopAt> &conditions) {
+  if (auto both = condition.getDefiningOp<arith::AndIOp>()) {
+    collectLoopConditions(both.getLhs(), conditions);
+    collectLoopConditions(both.getRhs(), conditions);
+    return;
+  }
+  auto cmp = condition.getDefiningOp<arith::CmpIOp>();
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq)
+    return;
+  for (auto [index, other] : {std::pair(cmp.getLhs(), cmp.getRhs()),
+                              std::pair(cmp.getRhs(), cmp.getLhs())}) {
+    auto loop = index.getDefiningOp<linalg::IndexOp>();
+    APInt at;
+    if (loop && matchPattern(other, m_ConstantInt(&at))) {
+      conditions.push_back(
+          {static_cast<int32_t>(loop.getDim()), at.getSExtValue()});
+      return;
+    }
+  }
+}
+
+/// The iterations at which `op`'s body reads `input` at all (Operand::
+/// onlyAt): the `index(l) == c` conditions that every use of its block
+/// argument is under, each use being the value an `arith.select` picks
+/// where its condition holds. Empty where a use is anything else.
+static SmallVector<LoopAt> readConditions(linalg::LinalgOp op,
+                                          OpOperand *input) {
+  BlockArgument arg = op.getMatchingBlockArgument(input);
+  std::optional<SmallVector<LoopAt>> common;
+  for (OpOperand &use : arg.getUses()) {
+    auto select = dyn_cast<arith::SelectOp>(use.getOwner());
+    if (!select || use.getOperandNumber() != 1)
+      return {};
+    SmallVector<LoopAt> conditions;
+    collectLoopConditions(select.getCondition(), conditions);
+    if (!common) {
+      common = std::move(conditions);
+      continue;
+    }
+    llvm::erase_if(*common, [&](const LoopAt &at) {
+      return llvm::none_of(conditions, [&](const LoopAt &c) {
+        return c.loop == at.loop && c.index == at.index;
+      });
+    });
+  }
+  return common ? *common : SmallVector<LoopAt>();
+}
+
+static bool sameConditions(ArrayRef<LoopAt> a, ArrayRef<LoopAt> b) {
+  return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [](auto pair) {
+           auto [x, y] = pair;
+           return x.loop == y.loop && x.index == y.index;
+         });
+}
+
 /// Rewrites the loops of `access` through `loopMap` (old loop -> new loop).
 static DimAccess remapLoops(const DimAccess &access,
                             ArrayRef<int32_t> loopMap) {
@@ -182,8 +242,10 @@ private:
   int32_t newDataMovementNode(Operation *op, SmallVector<DimAccess> &identity);
   LogicalResult setOutput(int32_t node, Value value,
                           SmallVector<DimAccess> dims, bool append = false);
-  LogicalResult addInput(int32_t node, Value value,
-                         SmallVector<DimAccess> dims, Operation *user);
+  /// `onlyAt`: the iterations that read it (Operand::onlyAt); dropped for
+  /// a parameter or a scalar.
+  LogicalResult addInput(int32_t node, Value value, SmallVector<DimAccess> dims,
+                         Operation *user, ArrayRef<LoopAt> onlyAt = {});
   void finalize();
 
   // Per op.
@@ -507,8 +569,10 @@ int32_t Extractor::newDataMovementNode(Operation *op,
 }
 
 LogicalResult Extractor::addInput(int32_t node, Value value,
-                                  SmallVector<DimAccess> dims,
-                                  Operation *user) {
+                                  SmallVector<DimAccess> dims, Operation *user,
+                                  ArrayRef<LoopAt> onlyAt) {
+  if (isParameter(value) || dims.empty())
+    onlyAt = {};
   // Reading a broadcast / transpose / copy of a parameter reads the
   // parameter itself, through the composed access.
   while (isParameter(value)) {
@@ -560,13 +624,23 @@ LogicalResult Extractor::addInput(int32_t node, Value value,
   FailureOr<int32_t> tensor = getTensor(value, user);
   if (failed(tensor))
     return failure();
-  // The same region of the same tensor read twice is one input.
-  for (const Operand &existing : result.graph.nodes[node].inputs)
-    if (existing.tensor == *tensor && sameAccess(existing.dims, dims))
-      return success();
+  // The same region of the same tensor read twice is one input, read where
+  // either reads it (the conditions both have).
+  for (Operand &existing : result.graph.nodes[node].inputs) {
+    if (existing.tensor != *tensor || !sameAccess(existing.dims, dims))
+      continue;
+    if (!sameConditions(existing.onlyAt, onlyAt))
+      llvm::erase_if(existing.onlyAt, [&](const LoopAt &at) {
+        return llvm::none_of(onlyAt, [&](const LoopAt &c) {
+          return c.loop == at.loop && c.index == at.index;
+        });
+      });
+    return success();
+  }
   Operand operand;
   operand.tensor = *tensor;
   operand.dims.assign(dims.begin(), dims.end());
+  operand.onlyAt.assign(onlyAt.begin(), onlyAt.end());
   result.graph.nodes[node].inputs.push_back(std::move(operand));
   return success();
 }
@@ -714,8 +788,12 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
   for (OpOperand *in : op.getDpsInputOperands()) {
     if (in == main || !isa<RankedTensorType>(in->get().getType()))
       continue;
+    SmallVector<LoopAt> onlyAt;
+    for (LoopAt at : readConditions(op, in))
+      if (loopMap[at.loop] >= 0)
+        onlyAt.push_back({loopMap[at.loop], at.index});
     if (failed(addInput(node, in->get(),
-                        remapAll(op.getMatchingIndexingMap(in)), op)))
+                        remapAll(op.getMatchingIndexingMap(in)), op, onlyAt)))
       return failure();
   }
   if (init->get() != main->get() && op.payloadUsesValueFromOperand(init) &&
@@ -768,7 +846,8 @@ LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
     if (isa_and_nonnull<tensor::EmptyOp>(in->get().getDefiningOp()))
       continue;
     if (failed(addInput(node, in->get(),
-                        getDimAccesses(op.getMatchingIndexingMap(in)), op)))
+                        getDimAccesses(op.getMatchingIndexingMap(in)), op,
+                        readConditions(op, in))))
       return failure();
   }
   for (OpOperand &init : op.getDpsInitsMutable()) {

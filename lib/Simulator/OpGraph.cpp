@@ -48,6 +48,16 @@ std::string OpGraph::validate() const {
               << "' with loop #" << term.loop << " out of range";
           return false;
         }
+    for (const LoopAt &at : op.onlyAt)
+      if (isOutput || op.dims.empty() || at.loop < 0 ||
+          at.loop >= node.numLoops()) {
+        err << "node '" << node.name << "' reads tensor '" << t.name
+            << "' only at loop #" << at.loop
+            << (isOutput          ? ", but it writes it"
+                : op.dims.empty() ? ", but it is a scalar"
+                                  : ", out of range");
+        return false;
+      }
     if (isOutput && t.producer != nodeIndex) {
       err << "tensor '" << t.name << "' is written by node '" << node.name
           << "' but records producer #" << t.producer;

@@ -34,6 +34,14 @@ static void writeOperand(json::OStream &j, const Operand &op) {
           j.attribute("whole", dim.whole);
         });
     });
+    if (!op.onlyAt.empty())
+      j.attributeArray("only_at", [&] {
+        for (const LoopAt &at : op.onlyAt)
+          j.array([&] {
+            j.value(at.loop);
+            j.value(at.index);
+          });
+      });
   });
 }
 
@@ -111,7 +119,7 @@ static bool readOperand(Reader &r, const json::Value &value,
                         const std::string &path, Operand &op) {
   const json::Object *obj;
   if (!r.asObject(value, path, obj) ||
-      !r.checkKeys(*obj, path, {"tensor", "dims"}))
+      !r.checkKeys(*obj, path, {"tensor", "dims", "only_at"}))
     return false;
   int64_t tensor = -1;
   const json::Array *dims;
@@ -148,6 +156,23 @@ static bool readOperand(Reader &r, const json::Value &value,
       }
     op.dims.push_back(std::move(access));
   }
+  const json::Array *onlyAt;
+  if (!r.getArray(*obj, path, "only_at", onlyAt, /*required=*/false))
+    return false;
+  if (onlyAt)
+    for (size_t i = 0; i < onlyAt->size(); ++i) {
+      std::string apath = indexPath(keyPath(path, "only_at"), i);
+      const json::Array *pair = (*onlyAt)[i].getAsArray();
+      if (!pair || pair->size() != 2)
+        return r.fail(apath, "expected a pair [loop, index]");
+      int64_t loop;
+      LoopAt at;
+      if (!r.asInt((*pair)[0], indexPath(apath, 0), loop) ||
+          !toInt32(r, indexPath(apath, 0), loop, at.loop) ||
+          !r.asInt((*pair)[1], indexPath(apath, 1), at.index))
+        return false;
+      op.onlyAt.push_back(at);
+    }
   return true;
 }
 

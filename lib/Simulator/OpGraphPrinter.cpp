@@ -41,7 +41,11 @@ std::string soap::formatAccess(const Operand &operand) {
       text += ", ";
     text += formatDim(operand.dims[i]);
   }
-  return text + ")";
+  text += ")";
+  for (const LoopAt &at : operand.onlyAt)
+    text +=
+        " if d" + std::to_string(at.loop) + " = " + std::to_string(at.index);
+  return text;
 }
 
 static std::string formatShape(const std::vector<int64_t> &shape) {

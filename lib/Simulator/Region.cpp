@@ -93,6 +93,10 @@ Box soap::accessRegion(const Operand &operand, const Tensor &tensor,
                        const Box &loops) {
   Box r;
   r.rank = static_cast<int32_t>(operand.dims.size());
+  // Not read by these iterations: the empty box (every range [0, 0)).
+  for (const LoopAt &at : operand.onlyAt)
+    if (at.index < loops.dims[at.loop].lo || at.index >= loops.dims[at.loop].hi)
+      return r;
   for (int32_t d = 0; d < r.rank; ++d) {
     const DimAccess &access = operand.dims[d];
     int64_t extent = tensor.shape[d];

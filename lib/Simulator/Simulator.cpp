@@ -614,6 +614,8 @@ struct Simulator::Impl {
             for (const LoopTerm &term : da.terms)
               if (term.coefficient != 0)
                 mask |= 1u << term.loop;
+        for (const LoopAt &at : op.onlyAt)
+          mask |= 1u << at.loop;
         ns.inputLoops.push_back(mask);
         ns.paramLoops.push_back(graph.tensors[op.tensor].isParameter ? mask
                                                                      : 0);
@@ -866,8 +868,14 @@ struct Simulator::Impl {
         int32_t rank = ns.ranks[k];
         Range *r = g.regions.data() + g.opOffset[k] + size_t(t) * rank;
         int64_t vol = 1;
+        bool read = op.onlyAt.empty() || op.readBy(lo, hi);
         for (int32_t d = 0; d < rank; ++d) {
           const DimAccess &access = op.dims[d];
+          if (!read) { // not read by this tile (Operand::onlyAt)
+            r[d] = {0, 0};
+            vol = 0;
+            continue;
+          }
           int64_t extent = tensor.shape[d];
           if (access.whole) {
             r[d] = {0, extent};

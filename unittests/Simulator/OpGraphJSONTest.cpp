@@ -79,4 +79,37 @@ TEST(OpGraphJSON, Errors) {
                                   "loop #3 out of range"),
             std::string::npos)
       << errorOf(invalid);
+  // An input read only where loop 0 is 2: kept through a round trip; a
+  // condition on a loop the node lacks, on an output or not a pair fails.
+  auto replaced = [](std::string text, const std::string &from,
+                     const std::string &to, bool last = false) {
+    size_t at = last ? text.rfind(from) : text.find(from);
+    return at == std::string::npos ? std::string()
+                                   : text.replace(at, from.size(), to);
+  };
+  std::string onlyAt =
+      replaced(base, R"("dims":[{"terms":[[0,1]]}]}],)",
+               R"("dims":[{"terms":[[0,1]]}],"only_at":[[0,2]]}],)");
+  auto guarded = readOpGraphJSON(onlyAt);
+  ASSERT_TRUE(static_cast<bool>(guarded))
+      << llvm::toString(guarded.takeError());
+  ASSERT_EQ(guarded->nodes[0].inputs[0].onlyAt.size(), 1u);
+  EXPECT_EQ(guarded->nodes[0].inputs[0].onlyAt[0].loop, 0);
+  EXPECT_EQ(guarded->nodes[0].inputs[0].onlyAt[0].index, 2);
+  EXPECT_NE(writeOpGraphJSON(*guarded).find("\"only_at\""), std::string::npos);
+  std::string farLoop = replaced(onlyAt, "[[0,2]]", "[[1,2]]");
+  EXPECT_NE(errorOf(farLoop).find("node 'n' reads tensor 't' only at loop #1, "
+                                  "out of range"),
+            std::string::npos)
+      << errorOf(farLoop);
+  std::string notPair = replaced(onlyAt, "[[0,2]]", "[[0]]");
+  EXPECT_NE(errorOf(notPair).find("only_at[0]: expected a pair [loop, index]"),
+            std::string::npos)
+      << errorOf(notPair);
+  std::string onOutput =
+      replaced(base, R"([{"terms":[[0,1]]}]}]}]})",
+               R"([{"terms":[[0,1]]}],"only_at":[[0,1]]}]}]})", /*last=*/true);
+  EXPECT_NE(errorOf(onOutput).find("only at loop #0, but it writes it"),
+            std::string::npos)
+      << errorOf(onOutput);
 }

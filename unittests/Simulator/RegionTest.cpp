@@ -76,6 +76,30 @@ TEST(Region, NegativeCoefficientAndWhole) {
   EXPECT_EQ(r.dims[1], (Range{0, 4}));
 }
 
+// An input read only where loop 1 is 2 (Operand::onlyAt): a tile whose
+// loop 1 misses 2 reads nothing of it.
+TEST(Region, AnInputReadOnlyAtOneIndexOfALoop) {
+  Tensor t;
+  t.shape = {4, 16};
+  Operand op;
+  op.tensor = 0;
+  op.dims = {DimAccess{{{0, 1}}, 0, false}, DimAccess{{{2, 1}}, 0, false}};
+  op.onlyAt = {{1, 2}};
+  Box loops;
+  loops.rank = 3;
+  loops.dims[0] = {0, 4};
+  loops.dims[1] = {0, 2};
+  loops.dims[2] = {0, 16};
+  EXPECT_TRUE(accessRegion(op, t, loops).empty());
+  loops.dims[1] = {2, 4};
+  Box r = accessRegion(op, t, loops);
+  EXPECT_EQ(r.volume(), 4 * 16);
+  int64_t lo[3] = {0, 2, 0}, hi[3] = {4, 4, 16};
+  EXPECT_TRUE(op.readBy(lo, hi));
+  lo[1] = 3;
+  EXPECT_FALSE(op.readBy(lo, hi));
+}
+
 // A collapsed reshape's output dimension 8*d0 + d1: a tile over d0 in [0, 2)
 // and d1 in [0, 4) writes [0, 4) and [8, 12), not their bounding box.
 TEST(Region, ExactRegionsOfACollapsedDimension) {

@@ -58,11 +58,34 @@ struct Tensor {
   int64_t bytes() const { return numElements() * elementBytes; }
 };
 
+/// An iteration condition `loop == index`.
+struct LoopAt {
+  int32_t loop = 0;
+  int64_t index = 0;
+};
+
 /// A use of a tensor by a node, with its per-dimension indexing.
 struct Operand {
   int32_t tensor = -1;
   /// One entry per tensor dimension.
   std::vector<DimAccess> dims;
+  /// The node reads the operand only at the iterations where every one of
+  /// these holds (empty: at all). A tile whose loop range misses one reads
+  /// nothing of it: the training step sums an input's gradient parts read
+  /// at constant indices (an LSTM's four gates) as one op over the whole
+  /// tensor that picks part k where the index is k (`select(index(l) ==
+  /// k, part, 0)`); a tile of gates 0-1 reads parts 0 and 1 only. Inputs
+  /// of rank 1 or more only.
+  std::vector<LoopAt> onlyAt;
+
+  /// Whether a tile whose loops range over `lo[l] <= l < hi[l]` reads the
+  /// operand at all.
+  bool readBy(const int64_t *lo, const int64_t *hi) const {
+    for (const LoopAt &at : onlyAt)
+      if (at.index < lo[at.loop] || at.index >= hi[at.loop])
+        return false;
+    return true;
+  }
 };
 
 /// One partitionable operator.

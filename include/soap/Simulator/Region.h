@@ -141,7 +141,7 @@ Box tileLoopBox(const Node &node, const std::vector<int32_t> &degrees,
                 int32_t tile);
 
 /// Region of `tensor` that `operand` touches when the loops range over
-/// `loops` (a tile's loop box).
+/// `loops` (a tile's loop box); empty where they miss its `onlyAt`.
 Box accessRegion(const Operand &operand, const Tensor &tensor,
                  const Box &loops);
 
