@@ -170,6 +170,18 @@ private:
   /// that the epilogue runs on the chunk).
   std::optional<int32_t> scatterDimension(int32_t node, const Box &region,
                                           SmallVectorImpl<int64_t> &devices);
+  /// Where sumAtReaders (Region.h, shared with the simulator) says that
+  /// moves less than combining `region` of `node`'s one output over
+  /// `devices` (which hold partial sums of it, combined with `kind`; a
+  /// reduce-scatter where `scattered`): sends each device that will read
+  /// part of the region the other devices' partial sums of what it reads,
+  /// combined there, updating `partial` and appending what each reader then
+  /// holds to `held`. Not for a node with an epilogue or a result of the
+  /// program (the simulator leaves its gather out). Returns whether it did.
+  FailureOr<bool>
+  combineAtReaders(int32_t node, const Box &region, ArrayRef<int64_t> devices,
+                   bool scattered, ReductionKind kind, Value &partial,
+                   SmallVectorImpl<std::pair<Box, int32_t>> &held);
   /// The part of argument `arg` each device reads (the bounding box of its
   /// tiles' reads), by device.
   SmallVector<std::pair<int32_t, Box>> argumentReaders(int64_t arg);
@@ -595,6 +607,79 @@ Partitioner::sumChainZeroedDevices(int32_t nodeIndex) {
   return zeroed;
 }
 
+FailureOr<bool>
+Partitioner::combineAtReaders(int32_t nodeIndex, const Box &region,
+                              ArrayRef<int64_t> devices, bool scattered,
+                              ReductionKind kind, Value &partial,
+                              SmallVectorImpl<std::pair<Box, int32_t>> &held) {
+  const ::soap::Node &node = extracted.graph.nodes[nodeIndex];
+  Location loc = extracted.nodeOps[nodeIndex].front()->getLoc();
+  SmallVector<int64_t> sorted(devices.begin(), devices.end());
+  llvm::sort(sorted);
+  if (node.outputs.size() != 1 || devices.size() < 2 ||
+      std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end() ||
+      hasEpilogue(nodeIndex) ||
+      llvm::any_of(
+          extracted.tensorValues[node.outputs.front().tensor].getUsers(),
+          [](Operation *user) { return isa<func::ReturnOp>(user); }))
+    return false;
+  std::optional<std::map<int32_t, SmallVector<Box>>> reads =
+      futureReads(node.outputs.front().tensor);
+  if (!reads)
+    return false;
+  std::vector<::soap::DeviceRead> deviceReads, boxes;
+  for (auto &[device, list] : *reads)
+    for (const Box &box : list)
+      deviceReads.push_back({device, box});
+  std::vector<int32_t> group(devices.begin(), devices.end());
+  if (!::soap::sumAtReaders(region, group, scattered, deviceReads, &boxes) ||
+      boxes.empty())
+    return false;
+  Value source = partial;
+  for (const ::soap::DeviceRead &read : boxes) {
+    SmallVector<int64_t> at, extent, unit(read.region.rank, 1);
+    for (int32_t d = 0; d < read.region.rank; ++d) {
+      at.push_back(read.region.dims[d].lo);
+      extent.push_back(read.region.dims[d].size());
+    }
+    // The others' partial sums of the box, moved to the reader.
+    SmallVector<Value> parts;
+    if (llvm::is_contained(devices, read.device))
+      parts.push_back(source);
+    for (int64_t member : devices)
+      if (member != read.device)
+        parts.push_back(TransferOp::create(
+            builder, loc, source, builder.getDenseI64ArrayAttr(at),
+            builder.getDenseI64ArrayAttr(extent),
+            builder.getI64IntegerAttr(member),
+            builder.getI64IntegerAttr(read.device)));
+    Value into = partial;
+    SmallVector<Value> next = emitOnDevice(
+        read.device, partial,
+        [&](OpBuilder &b) -> FailureOr<SmallVector<Value>> {
+          SmallVector<OpFoldResult> offsets =
+              getAsIndexOpFoldResult(b.getContext(), at);
+          SmallVector<OpFoldResult> sizes =
+              getAsIndexOpFoldResult(b.getContext(), extent);
+          SmallVector<OpFoldResult> strides =
+              getAsIndexOpFoldResult(b.getContext(), unit);
+          Value sum;
+          for (Value part : parts) {
+            Value slice = tensor::ExtractSliceOp::create(b, loc, part, offsets,
+                                                         sizes, strides);
+            sum = sum ? combineTensors(b, loc, kind, sum, slice) : slice;
+          }
+          return SmallVector<Value>{tensor::InsertSliceOp::create(
+              b, loc, sum, into, offsets, sizes, strides)};
+        });
+    if (next.empty())
+      return failure();
+    partial = next.front();
+    held.push_back({read.region, read.device});
+  }
+  return true;
+}
+
 LogicalResult Partitioner::partitionChainedSum(int32_t nodeIndex) {
   const ::soap::OpGraph &graph = extracted.graph;
   const ::soap::Node &node = graph.nodes[nodeIndex];
@@ -694,6 +779,15 @@ LogicalResult Partitioner::partitionChainedSum(int32_t nodeIndex) {
       if (covers(written, region) && !llvm::is_contained(devices, device))
         devices.push_back(device);
     llvm::sort(devices); // one communicator per device set
+    // Or summed where it is read (the gates x W + h U of an RNN step, the
+    // two products on different devices and the gates on one of them).
+    FailureOr<bool> atReaders =
+        combineAtReaders(nodeIndex, region, devices, /*scattered=*/false, *kind,
+                         sums.partial, layout.pieces);
+    if (failed(atReaders))
+      return failure();
+    if (*atReaders)
+      continue;
     for (int64_t device : devices)
       layout.pieces.push_back({region, static_cast<int32_t>(device)});
     if (devices.size() < 2)
@@ -855,17 +949,9 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
     // afterwards reduce-scatters it (half the traffic), and each device
     // then holds (and runs the epilogue on) its chunk only. Without an
     // epilogue, the partial sums may instead go to the devices that read
-    // them, each combining what it reads (sumAtReaders, as the simulator
-    // decides): a group whose readers are split otherwise than it. Not a
-    // result of the program (the simulator leaves its gather out).
+    // them, each combining what it reads (combineAtReaders): a group whose
+    // readers are split otherwise than it.
     bool epilogue = hasEpilogue(nodeIndex);
-    bool returned =
-        node.outputs.size() == 1 &&
-        llvm::any_of(
-            extracted.tensorValues[node.outputs.front().tensor].getUsers(),
-            [](Operation *user) { return isa<func::ReturnOp>(user); });
-    std::optional<std::map<int32_t, SmallVector<Box>>> reads;
-    bool readsKnown = false;
     SmallVector<bool> atReaders;
     SmallVector<std::optional<int32_t>> scatterDims;
     for (auto &[region, devices] : groups) {
@@ -878,72 +964,14 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
       scatterDims.push_back(devices.size() > 1
                                 ? scatterDimension(nodeIndex, region, devices)
                                 : std::nullopt);
-      std::vector<::soap::DeviceRead> boxes;
-      SmallVector<int64_t> sorted(devices.begin(), devices.end());
-      llvm::sort(sorted);
-      bool distinct =
-          std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
-      if (!epilogue && !returned && node.outputs.size() == 1 &&
-          devices.size() > 1 && distinct) {
-        if (!readsKnown) {
-          reads = futureReads(node.outputs.front().tensor);
-          readsKnown = true;
-        }
-        std::vector<::soap::DeviceRead> deviceReads;
-        if (reads)
-          for (auto &[device, list] : *reads)
-            for (const Box &box : list)
-              deviceReads.push_back({device, box});
-        std::vector<int32_t> group(devices.begin(), devices.end());
-        if (!reads ||
-            !::soap::sumAtReaders(region, group, scatterDims.back().has_value(),
-                                  deviceReads, &boxes))
-          boxes.clear();
-      }
-      atReaders.push_back(!boxes.empty());
-      if (atReaders.back()) {
+      FailureOr<bool> combined = combineAtReaders(
+          nodeIndex, region, devices, scatterDims.back().has_value(), *kind,
+          partial[0], ownedRegions);
+      if (failed(combined))
+        return failure();
+      atReaders.push_back(*combined);
+      if (*combined) {
         scatterDims.back() = std::nullopt;
-        Value source = partial[0];
-        for (const ::soap::DeviceRead &read : boxes) {
-          SmallVector<int64_t> at, extent, unit(read.region.rank, 1);
-          for (int32_t d = 0; d < read.region.rank; ++d) {
-            at.push_back(read.region.dims[d].lo);
-            extent.push_back(read.region.dims[d].size());
-          }
-          // The others' partial sums of the box, moved to the reader.
-          SmallVector<Value> parts;
-          if (llvm::is_contained(devices, read.device))
-            parts.push_back(source);
-          for (int64_t member : devices)
-            if (member != read.device)
-              parts.push_back(TransferOp::create(
-                  builder, loc, source, builder.getDenseI64ArrayAttr(at),
-                  builder.getDenseI64ArrayAttr(extent),
-                  builder.getI64IntegerAttr(member),
-                  builder.getI64IntegerAttr(read.device)));
-          Value into = partial[0];
-          partial = emitOnDevice(
-              read.device, partial,
-              [&](OpBuilder &b) -> FailureOr<SmallVector<Value>> {
-                SmallVector<OpFoldResult> offsets =
-                    getAsIndexOpFoldResult(b.getContext(), at);
-                SmallVector<OpFoldResult> sizes =
-                    getAsIndexOpFoldResult(b.getContext(), extent);
-                SmallVector<OpFoldResult> strides =
-                    getAsIndexOpFoldResult(b.getContext(), unit);
-                Value sum;
-                for (Value part : parts) {
-                  Value slice = tensor::ExtractSliceOp::create(
-                      b, loc, part, offsets, sizes, strides);
-                  sum = sum ? combineTensors(b, loc, *kind, sum, slice) : slice;
-                }
-                return SmallVector<Value>{tensor::InsertSliceOp::create(
-                    b, loc, sum, into, offsets, sizes, strides)};
-              });
-          if (partial.empty())
-            return failure();
-          ownedRegions.push_back({read.region, read.device});
-        }
         continue;
       }
       if (scatterDims.back())

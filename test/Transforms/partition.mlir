@@ -342,6 +342,79 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4,
 
 // -----
 
+// A chain of sums (x W summed onto by h U: an RNN step's gates) whose
+// result one device reads: the sums of the group's devices go to the
+// reader and are added there (sumAtReaders, as the simulator counts: the
+// first sum's result sent to the second), not all-reduced over the group.
+// Device 0, outside the group of 1 and 2, gets both devices' partial sums
+// (2 x the region, where the all-reduce and a send were 3 x); device 1,
+// in it, the other's (1 x, where the all-reduce was 2 x).
+
+// CHECK-LABEL: func.func @chained_sums_at_reader(
+// CHECK-NOT: soap.all_reduce
+// CHECK-DAG: %[[A:.*]] = soap.transfer %[[S:.*]] [0, 0] [4, 4] from 1 to 0 : tensor<4x4xf32>
+// CHECK-DAG: %[[B:.*]] = soap.transfer %[[S]] [0, 0] [4, 4] from 2 to 0 : tensor<4x4xf32>
+// CHECK: scf.if
+// CHECK: arith.addf
+// CHECK-NOT: soap.all_reduce
+// CHECK: soap.transfer %{{.*}} [0, 0] [4, 4] from 2 to 1 : tensor<4x4xf32>
+// CHECK-NOT: soap.all_reduce
+// CHECK: return
+#xt = affine_map<(b, i, j) -> (b, i)>
+#dy = affine_map<(b, i, j) -> (b, j)>
+#w = affine_map<(b, i, j) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @chained_sums_at_reader(%x: tensor<8x4xf32>, %y: tensor<8x4xf32>, %dy: tensor<8x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %a = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 2]>}
+        ins(%x, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%z : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    %b = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 2]>}
+        ins(%y, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%a : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"], soap.config = #soap.config<degrees = [1, 1], devices = [0]>}
+        ins(%b : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %m = arith.maximumf %p, %zero : f32
+      linalg.yield %m : f32
+    } -> tensor<4x4xf32>
+    %c = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 2]>}
+        ins(%x, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%z : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    %d = linalg.generic {indexing_maps = [#xt, #dy, #w], iterator_types = ["reduction", "parallel", "parallel"], soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 2]>}
+        ins(%y, %dy : tensor<8x4xf32>, tensor<8x4xf32>) outs(%c : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %q: f32, %o: f32):
+      %m = arith.mulf %p, %q : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<4x4xf32>
+    %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"], soap.config = #soap.config<degrees = [1, 1], devices = [1]>}
+        ins(%d : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %m = arith.maximumf %p, %zero : f32
+      linalg.yield %m : f32
+    } -> tensor<4x4xf32>
+    return %r, %t : tensor<4x4xf32>, tensor<4x4xf32>
+  }
+}
+
+// -----
+
 // A split sum whose init another device computes: only the tile at the
 // first reduction coordinate (device 2) starts from the init and receives
 // it; device 3's tile starts from zeros and is sent nothing.
