@@ -48,6 +48,7 @@ namespace soap {
 
 using namespace mlir;
 using namespace mlir::soap;
+using ::soap::Box;
 
 namespace {
 
@@ -336,14 +337,97 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
         readerNodes.insert(r);
     return readerNodes.size() == 1 && configs[readerNodes.front()];
   };
+  // Elements that node i under `config` moves: what its tiles read that
+  // their devices' producer tiles did not write, and what its configured
+  // readers' tiles read of its outputs that no tile of it wrote on their
+  // device. None where a producer splits a reduction (where its sums end
+  // up is decided later).
+  auto tilesOf = [&](size_t n, ParallelConfigAttr config) {
+    std::vector<int32_t> degrees(config.getDegrees().begin(),
+                                 config.getDegrees().end());
+    SmallVector<std::pair<Box, int32_t>> tiles;
+    for (int64_t t = 0; t < config.getNumTiles(); ++t)
+      tiles.push_back({::soap::tileLoopBox(graph.nodes[n], degrees, t),
+                       static_cast<int32_t>(config.getDeviceOfTile(t))});
+    return tiles;
+  };
+  auto splitsReduction = [&](size_t n) {
+    for (auto [l, degree] : llvm::enumerate(configs[n].getDegrees()))
+      if (degree > 1 &&
+          graph.nodes[n].loopKinds[l] == ::soap::LoopKind::Reduction)
+        return true;
+    return false;
+  };
+  // Of `reads` (boxes of tensor t on devices), the elements not written by
+  // a tile of node w (under `tiles`) on the same device.
+  auto unheldElements = [&](int32_t t, ArrayRef<std::pair<Box, int32_t>> reads,
+                            size_t w, ArrayRef<std::pair<Box, int32_t>> tiles) {
+    int64_t absent = 0;
+    for (auto &[region, device] : reads) {
+      int64_t held = 0;
+      for (auto &[loops, writer] : tiles)
+        if (writer == device)
+          for (const ::soap::Operand &out : graph.nodes[w].outputs)
+            if (out.tensor == t)
+              held += ::soap::intersect(
+                          region,
+                          ::soap::accessRegion(out, graph.tensors[t], loops))
+                          .volume();
+      absent += std::max<int64_t>(0, region.volume() - held);
+    }
+    return absent;
+  };
+  auto movedElements =
+      [&](size_t i, ParallelConfigAttr config) -> std::optional<int64_t> {
+    const ::soap::Node &node = graph.nodes[i];
+    SmallVector<std::pair<Box, int32_t>> mine = tilesOf(i, config);
+    int64_t moved = 0;
+    for (const ::soap::Operand &in : node.inputs) {
+      int32_t producer = graph.tensors[in.tensor].producer;
+      if (producer < 0 || !configs[producer])
+        continue;
+      if (splitsReduction(producer))
+        return std::nullopt;
+      SmallVector<std::pair<Box, int32_t>> reads;
+      for (auto &[loops, device] : mine)
+        reads.push_back(
+            {::soap::accessRegion(in, graph.tensors[in.tensor], loops),
+             device});
+      moved += unheldElements(in.tensor, reads, producer,
+                              tilesOf(producer, configs[producer]));
+    }
+    for (const ::soap::Operand &out : node.outputs)
+      for (auto [r, k] : readers[out.tensor]) {
+        if (r == i || !configs[r])
+          continue;
+        SmallVector<std::pair<Box, int32_t>> reads;
+        for (auto &[loops, device] : tilesOf(r, configs[r]))
+          reads.push_back(
+              {::soap::accessRegion(graph.nodes[r].inputs[k],
+                                    graph.tensors[out.tensor], loops),
+               device});
+        moved += unheldElements(out.tensor, reads, i, mine);
+      }
+    return moved;
+  };
   for (size_t i = numNodes; i-- > 0;) {
     if (missing[i] && isMovedForOneReader(i)) {
       if (ParallelConfigAttr config = fromReaders(i))
         configs[i] = config;
       continue;
     }
-    if (missing[i] && (!configs[i] || configs[i].getNumTiles() == 1))
+    if (missing[i] && (!configs[i] || configs[i].getNumTiles() == 1)) {
+      ParallelConfigAttr producers = configs[i];
       consider(configs[i], fromReaders(i));
+      bool reshape = isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+          extracted->nodeOps[i].front());
+      if (reshape && producers && configs[i] != producers) {
+        std::optional<int64_t> stay = movedElements(i, producers);
+        std::optional<int64_t> follow = movedElements(i, configs[i]);
+        if (stay && follow && *stay < *follow)
+          configs[i] = producers;
+      }
+    }
   }
   for (size_t i = 0; i < numNodes; ++i) {
     if (!missing[i])

@@ -415,6 +415,56 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4,
 
 // -----
 
+// An op that reads each input only where its loop 1 has one index (the
+// sum of an LSTM's gate gradients the training step writes): split over
+// that loop, each tile gets only the input it reads.
+
+// CHECK-LABEL: func.func @read_where_an_index_holds(
+// CHECK-NOT: soap.transfer
+// CHECK: soap.transfer %{{.*}} [0, 0] [4, 16] from 0 to 1 : tensor<4x16xf32>
+// CHECK-NOT: soap.transfer
+// CHECK: soap.transfer %{{.*}} [0, 0] [4, 16] from 0 to 2 : tensor<4x16xf32>
+// CHECK-NOT: soap.transfer {{.*}} : tensor<4x16xf32>
+// CHECK: return
+#part = affine_map<(d0, d1, d2) -> (d0, d2)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 4, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @read_where_an_index_holds(%x: tensor<4x16xf32>, %y: tensor<4x16xf32>) -> tensor<4x2x16xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e2 = tensor.empty() : tensor<4x16xf32>
+    %a0 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"], soap.config = #soap.config<degrees = [1, 1], devices = [0]>}
+        ins(%x : tensor<4x16xf32>) outs(%e2 : tensor<4x16xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %m = arith.maximumf %p, %zero : f32
+      linalg.yield %m : f32
+    } -> tensor<4x16xf32>
+    %a1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"], soap.config = #soap.config<degrees = [1, 1], devices = [0]>}
+        ins(%y : tensor<4x16xf32>) outs(%e2 : tensor<4x16xf32>) {
+    ^bb0(%p: f32, %o: f32):
+      %m = arith.maximumf %p, %zero : f32
+      linalg.yield %m : f32
+    } -> tensor<4x16xf32>
+    %e3 = tensor.empty() : tensor<4x2x16xf32>
+    %r = linalg.generic {indexing_maps = [#part, #part, #id3], iterator_types = ["parallel", "parallel", "parallel"], soap.config = #soap.config<degrees = [1, 2, 1], devices = [1, 2]>}
+        ins(%a0, %a1 : tensor<4x16xf32>, tensor<4x16xf32>) outs(%e3 : tensor<4x2x16xf32>) {
+    ^bb0(%i0: f32, %i1: f32, %out: f32):
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %l1 = linalg.index 1 : index
+      %is0 = arith.cmpi eq, %l1, %c0 : index
+      %is1 = arith.cmpi eq, %l1, %c1 : index
+      %p0 = arith.select %is0, %i0, %zero : f32
+      %p1 = arith.select %is1, %i1, %zero : f32
+      %s = arith.addf %p0, %p1 : f32
+      linalg.yield %s : f32
+    } -> tensor<4x2x16xf32>
+    return %r : tensor<4x2x16xf32>
+  }
+}
+
+// -----
+
 // A split sum whose init another device computes: only the tile at the
 // first reduction coordinate (device 2) starts from the init and receives
 // it; device 3's tile starts from zeros and is sent nothing.
