@@ -721,6 +721,21 @@ Value TrainingStepBuilder::gradient(Value value) {
   Value sum = sumContributions(
       value.getLoc(), type, parts, {}, empty,
       [](OpBuilder &, Location, Value sum, ValueRange, Value) { return sum; });
+  // Summed where the op that wrote `value` ran, which reads the sum (its
+  // backward ops take its layout), as the simulator sends each reader's
+  // part there: not where one of the parts was made (an RNN layer's
+  // output, read by its next step and by the next layer on other devices).
+  if (auto producer = value.getDefiningOp<linalg::LinalgOp>()) {
+    AffineMap written =
+        producer.getIndexingMapMatchingResult(cast<OpResult>(value));
+    SmallVector<int32_t> loopMap;
+    for (AffineExpr e : written.getResults())
+      loopMap.push_back(
+          isa<AffineDimExpr>(e)
+              ? static_cast<int32_t>(cast<AffineDimExpr>(e).getPosition())
+              : -1);
+    mapForwardConfig(sum.getDefiningOp(), producer, loopMap);
+  }
   parts.assign({Contribution(sum, {})});
   return sum;
 }
