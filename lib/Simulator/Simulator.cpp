@@ -459,6 +459,10 @@ struct Simulator::Impl {
   int32_t N = 0, D = 0, R = 0, NB = 0;
 
   std::vector<Edge> edges;
+  /// Per edge, whether the backward pass sends its tensor's gradient: the
+  /// producer reads a parameter or a tensor whose gradient is needed (an
+  /// RNN's initial state made from nothing trainable needs none).
+  std::vector<uint8_t> gradNeeded;
   std::vector<NodeStatic> nstat;
   /// Per edge, the edges before it that read the same output of the same
   /// producer (by consumer, then input), and those after it.
@@ -633,6 +637,20 @@ struct Simulator::Impl {
         nstat[p].outEdges.push_back(id);
         ns.inEdges.push_back(id);
       }
+    }
+    {
+      std::vector<uint8_t> needs(graph.tensors.size(), 0);
+      for (int32_t n = 0; n < N; ++n) {
+        bool any = false;
+        for (const Operand &in : graph.nodes[n].inputs)
+          any |= graph.tensors[in.tensor].isParameter || needs[in.tensor];
+        for (const Operand &out : graph.nodes[n].outputs)
+          needs[out.tensor] = any;
+      }
+      gradNeeded.resize(edges.size());
+      for (size_t e = 0; e < edges.size(); ++e)
+        gradNeeded[e] =
+            needs[graph.nodes[edges[e].consumer].inputs[edges[e].input].tensor];
     }
     // Shared parameters: read by more than one (node, input).
     {
@@ -1591,7 +1609,8 @@ struct Simulator::Impl {
     for (size_t l = 0; l < gc.degrees.size(); ++l)
       if (gc.degrees[l] > 1)
         split |= 1u << l;
-    if (Tc < 2 || (split & ~nstat[ed.consumer].inputLoops[ed.input]) == 0)
+    if (Tc < 2 || (split & ~nstat[ed.consumer].inputLoops[ed.input]) == 0 ||
+        !gradNeeded[e])
       return;
     // Tiles by input region (ties: tile order).
     auto C = [&](int32_t b) { return gc.region(ed.input, b, rank); };
@@ -1720,6 +1739,10 @@ struct Simulator::Impl {
       int32_t a = pl.a[k], b = pl.b[k];
       ++bucketCount[a + 1];
       int32_t devA = gp.devices[a], devB = gc.devices[b];
+      if (!gradNeeded[e]) { // nothing sent: only the task order remains
+        pairSlot[k] = -1;
+        continue;
+      }
       if (tileGroup[b] >= 0) { // all-reduced with its group's
         pairSlot[k] = kGrouped;
         continue;
@@ -1759,7 +1782,7 @@ struct Simulator::Impl {
     // keeps its chunk), after the backward tasks of the consumer tiles that
     // sent to it, each once.
     int32_t numSlots = static_cast<int32_t>(slotLink.size());
-    if (pl.numGathers() > 0) {
+    if (pl.numGathers() > 0 && gradNeeded[e]) {
       gatherReaders.clear();
       for (size_t k = 0; k < pl.size(); ++k)
         if (pairSlot[k] == kPending) {

@@ -109,14 +109,14 @@ TEST(Simulator, CollapsedReshapeTilesSendWhatTheyWrote) {
   s.configs[1].degrees = {1, 2, 1}; // columns split: each reads every row
   s.configs[1].devices = {0, 1};
   sim.simulateFull(s);
-  // Each device receives the other's 16 rows of 16 floats (1 KiB), and
-  // sends back the gradient of them: 4 x 1 KiB. The bounding boxes (rows
-  // [0, 28) and [4, 32)) would move 28 rows each way.
-  EXPECT_EQ(sim.report().communicationBytes, 4 * 16 * 16 * 4);
+  // Each device receives the other's 16 rows of 16 floats (1 KiB): 2 x 1
+  // KiB (no gradient goes back: x is a graph input). The bounding boxes
+  // (rows [0, 28) and [4, 32)) would move 28 rows each way.
+  EXPECT_EQ(sim.report().communicationBytes, 2 * 16 * 16 * 4);
   // A split of the outer loop writes contiguous rows: the same volume.
   s.configs[0].degrees = {2, 1, 1};
   sim.simulateFull(s);
-  EXPECT_EQ(sim.report().communicationBytes, 4 * 16 * 16 * 4);
+  EXPECT_EQ(sim.report().communicationBytes, 2 * 16 * 16 * 4);
   // Tiles that match the reader's rows move nothing; what moves is the
   // replicated weight's gradient (2 KiB), all-reduced: 2 (k - 1) x 2 KiB.
   s.configs[1].degrees = {2, 1, 1};
@@ -429,8 +429,10 @@ static OpGraph twoMatmuls() {
 static OpGraph stackOfTwo(bool guarded) {
   GraphBuilder b("stack");
   int32_t x = b.input("x", {4, 16});
-  int32_t a0 = b.elementwise("p0", "relu", {x});
-  int32_t a1 = b.elementwise("p1", "relu", {x});
+  int32_t scale =
+      b.parameter("scale", {4, 16}); // so that a0, a1 need gradients
+  int32_t a0 = b.elementwise("p0", "mul", {x, scale});
+  int32_t a1 = b.elementwise("p1", "mul", {x, scale});
   OpGraph g = b.take();
   Tensor y;
   y.name = "y";
@@ -462,6 +464,33 @@ static OpGraph stackOfTwo(bool guarded) {
   stack.bytes = 3 * 128 * 4;
   g.nodes.push_back(stack);
   return g;
+}
+
+TEST(Simulator, NoGradientGoesToALayerThatNeedsNone) {
+  // pre (a ReLU of the graph input, nothing trainable before it) on gpu0,
+  // fc on gpu1: pre's output is sent forward, and its gradient, which
+  // nothing needs, is not sent back. After a layer with a weight (fc0 ->
+  // fc1 on another device) it is.
+  GraphBuilder b("pre");
+  int32_t x = b.input("x", {8, 16});
+  int32_t w = b.parameter("w", {16, 4});
+  b.markOutput(b.matmul("fc", b.elementwise("pre", "relu", {x}), w));
+  OpGraph g = b.take();
+  Machine m = testMachine(2);
+  CostModel costs(m);
+  Strategy s;
+  s.configs.push_back({{1, 1}, {0}});
+  s.configs.push_back({{1, 1, 1}, {1}});
+  Simulator sim(g, m, costs);
+  sim.simulateFull(s);
+  EXPECT_EQ(sim.report().communicationBytes, 8 * 16 * 4);
+  OpGraph trained = twoMatmuls();
+  Strategy apart;
+  apart.configs.push_back({{1, 1, 1}, {0}});
+  apart.configs.push_back({{1, 1, 1}, {1}});
+  Simulator both(trained, m, costs);
+  both.simulateFull(apart);
+  EXPECT_EQ(both.report().communicationBytes, 2 * 64 * 256 * 4);
 }
 
 TEST(Simulator, ATileMovesNoneOfAnInputItDoesNotRead) {
