@@ -1739,8 +1739,8 @@ struct Simulator::Impl {
       int32_t a = pl.a[k], b = pl.b[k];
       ++bucketCount[a + 1];
       int32_t devA = gp.devices[a], devB = gc.devices[b];
-      if (!gradNeeded[e]) { // nothing sent: only the task order remains
-        pairSlot[k] = -1;
+      if (!gradNeeded[e]) { // nothing sent, nothing to wait for
+        pairSlot[k] = -2;
         continue;
       }
       if (tileGroup[b] >= 0) { // all-reduced with its group's
