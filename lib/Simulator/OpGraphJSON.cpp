@@ -115,6 +115,19 @@ static bool toInt32(Reader &r, StringRef path, int64_t v, int32_t &out) {
   return true;
 }
 
+/// A pair [loop, `second`] at `path`.
+static bool readLoopPair(Reader &r, const json::Value &value,
+                         const std::string &path, StringRef second,
+                         int32_t &loop, int64_t &other) {
+  const json::Array *pair = value.getAsArray();
+  if (!pair || pair->size() != 2)
+    return r.fail(path, ("expected a pair [loop, " + second + "]").str());
+  int64_t l;
+  return r.asInt((*pair)[0], indexPath(path, 0), l) &&
+         toInt32(r, indexPath(path, 0), l, loop) &&
+         r.asInt((*pair)[1], indexPath(path, 1), other);
+}
+
 static bool readOperand(Reader &r, const json::Value &value,
                         const std::string &path, Operand &op) {
   const json::Object *obj;
@@ -141,17 +154,10 @@ static bool readOperand(Reader &r, const json::Value &value,
       return false;
     if (terms)
       for (size_t t = 0; t < terms->size(); ++t) {
-        std::string tpath = indexPath(keyPath(dpath, "terms"), t);
-        const json::Array *pair = (*terms)[t].getAsArray();
-        if (!pair || pair->size() != 2)
-          return r.fail(tpath, "expected a pair [loop, coefficient]");
-        int64_t loop, coef;
         LoopTerm term;
-        if (!r.asInt((*pair)[0], indexPath(tpath, 0), loop) ||
-            !toInt32(r, indexPath(tpath, 0), loop, term.loop) ||
-            !r.asInt((*pair)[1], indexPath(tpath, 1), coef))
+        if (!readLoopPair(r, (*terms)[t], indexPath(keyPath(dpath, "terms"), t),
+                          "coefficient", term.loop, term.coefficient))
           return false;
-        term.coefficient = coef;
         access.terms.push_back(term);
       }
     op.dims.push_back(std::move(access));
@@ -161,15 +167,9 @@ static bool readOperand(Reader &r, const json::Value &value,
     return false;
   if (onlyAt)
     for (size_t i = 0; i < onlyAt->size(); ++i) {
-      std::string apath = indexPath(keyPath(path, "only_at"), i);
-      const json::Array *pair = (*onlyAt)[i].getAsArray();
-      if (!pair || pair->size() != 2)
-        return r.fail(apath, "expected a pair [loop, index]");
-      int64_t loop;
       LoopAt at;
-      if (!r.asInt((*pair)[0], indexPath(apath, 0), loop) ||
-          !toInt32(r, indexPath(apath, 0), loop, at.loop) ||
-          !r.asInt((*pair)[1], indexPath(apath, 1), at.index))
+      if (!readLoopPair(r, (*onlyAt)[i], indexPath(keyPath(path, "only_at"), i),
+                        "index", at.loop, at.index))
         return false;
       op.onlyAt.push_back(at);
     }
