@@ -150,6 +150,15 @@ static void collectLoopConditions(Value condition,
   }
 }
 
+/// Keeps of `conditions` those `others` has too: the iterations either of
+/// two reads happens at.
+static void keepCommonConditions(SmallVectorImpl<LoopAt> &conditions,
+                                 ArrayRef<LoopAt> others) {
+  llvm::erase_if(conditions, [&](const LoopAt &at) {
+    return !llvm::is_contained(others, at);
+  });
+}
+
 /// The iterations at which `op`'s body reads `input` at all (Operand::
 /// onlyAt): the `index(l) == c` conditions that every use of its block
 /// argument is under, each use being the value an `arith.select` picks
@@ -164,24 +173,12 @@ static SmallVector<LoopAt> readConditions(linalg::LinalgOp op,
       return {};
     SmallVector<LoopAt> conditions;
     collectLoopConditions(select.getCondition(), conditions);
-    if (!common) {
+    if (!common)
       common = std::move(conditions);
-      continue;
-    }
-    llvm::erase_if(*common, [&](const LoopAt &at) {
-      return llvm::none_of(conditions, [&](const LoopAt &c) {
-        return c.loop == at.loop && c.index == at.index;
-      });
-    });
+    else
+      keepCommonConditions(*common, conditions);
   }
   return common ? *common : SmallVector<LoopAt>();
-}
-
-static bool sameConditions(ArrayRef<LoopAt> a, ArrayRef<LoopAt> b) {
-  return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [](auto pair) {
-           auto [x, y] = pair;
-           return x.loop == y.loop && x.index == y.index;
-         });
 }
 
 /// Rewrites the loops of `access` through `loopMap` (old loop -> new loop).
@@ -629,12 +626,9 @@ LogicalResult Extractor::addInput(int32_t node, Value value,
   for (Operand &existing : result.graph.nodes[node].inputs) {
     if (existing.tensor != *tensor || !sameAccess(existing.dims, dims))
       continue;
-    if (!sameConditions(existing.onlyAt, onlyAt))
-      llvm::erase_if(existing.onlyAt, [&](const LoopAt &at) {
-        return llvm::none_of(onlyAt, [&](const LoopAt &c) {
-          return c.loop == at.loop && c.index == at.index;
-        });
-      });
+    SmallVector<LoopAt> common(existing.onlyAt.begin(), existing.onlyAt.end());
+    keepCommonConditions(common, onlyAt);
+    existing.onlyAt.assign(common.begin(), common.end());
     return success();
   }
   Operand operand;

@@ -94,9 +94,15 @@ Box soap::accessRegion(const Operand &operand, const Tensor &tensor,
   Box r;
   r.rank = static_cast<int32_t>(operand.dims.size());
   // Not read by these iterations: the empty box (every range [0, 0)).
-  for (const LoopAt &at : operand.onlyAt)
-    if (at.index < loops.dims[at.loop].lo || at.index >= loops.dims[at.loop].hi)
+  if (!operand.onlyAt.empty()) {
+    int64_t lo[kMaxRank], hi[kMaxRank];
+    for (int32_t l = 0; l < loops.rank; ++l) {
+      lo[l] = loops.dims[l].lo;
+      hi[l] = loops.dims[l].hi;
+    }
+    if (!operand.readBy(lo, hi))
       return r;
+  }
   for (int32_t d = 0; d < r.rank; ++d) {
     const DimAccess &access = operand.dims[d];
     int64_t extent = tensor.shape[d];

@@ -112,4 +112,14 @@ TEST(OpGraphJSON, Errors) {
   EXPECT_NE(errorOf(onOutput).find("only at loop #0, but it writes it"),
             std::string::npos)
       << errorOf(onOutput);
+  std::string onScalar =
+      replaced(replaced(base, R"("shape":[4],"element_bytes":4,
+      "producer":-1})",
+                        R"("shape":[],"element_bytes":4,
+      "producer":-1})"),
+               R"("inputs":[{"tensor":0,"dims":[{"terms":[[0,1]]}]}],)",
+               R"("inputs":[{"tensor":0,"dims":[],"only_at":[[0,1]]}],)");
+  EXPECT_NE(errorOf(onScalar).find("only at loop #0, but it is a scalar"),
+            std::string::npos)
+      << errorOf(onScalar);
 }

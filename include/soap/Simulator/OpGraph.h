@@ -62,6 +62,9 @@ struct Tensor {
 struct LoopAt {
   int32_t loop = 0;
   int64_t index = 0;
+  bool operator==(const LoopAt &o) const {
+    return loop == o.loop && index == o.index;
+  }
 };
 
 /// A use of a tensor by a node, with its per-dimension indexing.
