@@ -142,7 +142,8 @@ private:
   /// chain with such devices must start from zeros (the training step's).
   std::optional<SmallVector<int32_t>> sumChainZeroedDevices(int32_t node);
   /// A sum of such a chain (a weight's gradient accumulated over the time
-  /// steps that share it: soap-training-step). Every device accumulates its
+  /// steps that share it, an activation's over its readers:
+  /// soap-training-step). Every device accumulates its
   /// own partial sums, each tile starting from what its device summed of
   /// its region so far (or from the identity where it summed nothing), and
   /// the last sum of the chain all-reduces each region over the devices

@@ -579,8 +579,8 @@ private:
     if (active.contains(value))
       contributions[value].emplace_back(grad, constantAt);
   }
-  /// The terms of `value`'s gradient: its contributions so far, then, for a
-  /// function argument, its gradient chains (which end here).
+  /// The terms of `value`'s gradient: its contributions so far, then its
+  /// gradient chains (which end here).
   SmallVector<Contribution, 2> &takeContributions(Value value);
   /// The sum of the contributions to `value`'s gradient; null if none.
   Value gradient(Value value);
@@ -622,13 +622,14 @@ private:
   /// The operand-gradient ops, to drop the inputs they do not read.
   SmallVector<Operation *> created;
   llvm::DenseMap<Value, SmallVector<Contribution, 2>> contributions;
-  /// The sum so far of a function argument's gradient over its readers that
-  /// reduce, per set of constant indices it is read at (differentiateOperand).
+  /// The sum so far of a value's gradient over its readers whose gradient
+  /// reduces, per set of constant indices it is read at
+  /// (differentiateOperand).
   struct GradientChain {
     SmallVector<int64_t> constantAt;
     Value sum;
   };
-  llvm::DenseMap<Value, SmallVector<GradientChain>> argumentChains;
+  llvm::DenseMap<Value, SmallVector<GradientChain>> reductionChains;
 };
 
 Value TrainingStepBuilder::zeros(Location loc, Type type) {
@@ -642,11 +643,11 @@ Value TrainingStepBuilder::zeros(Location loc, Type type) {
 SmallVector<TrainingStepBuilder::Contribution, 2> &
 TrainingStepBuilder::takeContributions(Value value) {
   SmallVector<Contribution, 2> &parts = contributions[value];
-  if (auto chains = argumentChains.find(value);
-      chains != argumentChains.end()) {
+  if (auto chains = reductionChains.find(value);
+      chains != reductionChains.end()) {
     for (GradientChain &chain : chains->second)
       parts.emplace_back(chain.sum, chain.constantAt);
-    argumentChains.erase(chains);
+    reductionChains.erase(chains);
   }
   return parts;
 }
@@ -1030,18 +1031,21 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
                                 : utils::IteratorType::reduction);
     reduces |= !indexes;
   }
-  // A function argument read by several ops (a weight shared by an RNN's
-  // time steps): the sums over its readers' loops accumulate in one chain
-  // (one per constant index it is read at: an LSTM's gate biases), each
-  // starting from the sum so far, instead of separate sums added at the end.
-  // Split over the batch, the partial sums then stay where they are along
-  // the chain and are all-reduced once (soap-partition), as the simulator
-  // synchronizes a shared parameter once, not once per reader.
-  auto arg = dyn_cast<BlockArgument>(operand->get());
+  // A value read by several ops whose gradients reduce (a weight shared by
+  // an RNN's time steps; an RNN layer's output, read by its next step and by
+  // the next layer): the sums over its readers' loops accumulate in one
+  // chain (one per constant index it is read at: an LSTM's gate biases),
+  // each starting from the sum so far, instead of separate sums added at
+  // the end. Split over the batch (a weight's) or over the readers' output
+  // columns (an activation's), the partial sums then stay where they are
+  // along the chain and are combined once (soap-partition): a shared
+  // parameter synchronized once, not once per reader, and an activation
+  // whose readers hold partial sums of the same rows on the same devices
+  // reduced once, not once per reader.
+  Value read = operand->get();
   GradientChain *chain = nullptr;
-  if (reduces && arg && arg.getOwner() == &func.getBody().front() &&
-      active.contains(arg)) {
-    SmallVector<GradientChain> &chains = argumentChains[arg];
+  if (reduces && active.contains(read)) {
+    SmallVector<GradientChain> &chains = reductionChains[read];
     auto it = llvm::find_if(chains, [&](const GradientChain &c) {
       return c.constantAt == constantAt && c.sum.getType() == type;
     });

@@ -530,6 +530,44 @@ func.func @shared_weight(%x: tensor<8x4xf32>, %w: tensor<4x4xf32> {soap.paramete
 
 // -----
 
+// An activation read by two matmuls split by their output columns (the
+// projections of a transformer's residual stream, an RNN layer's output
+// read by its next step and by the next layer): its gradient is two
+// reductions over those columns, the first reader's (later in the backward
+// pass) summed onto the second's, one chain, as for a shared weight. The
+// partitioner then combines the devices' partial sums once, not once per
+// reader before adding the results up.
+
+// CHECK-LABEL: func.func @shared_activation(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x4xf32>, %[[W0:[^:]*]]: tensor<4x6xf32> {soap.parameter}, %[[W1:[^:]*]]: tensor<6x4xf32> {soap.parameter}, %[[W2:[^:]*]]: tensor<6x4xf32> {soap.parameter}, %[[DY1:[^:]*]]: tensor<8x4xf32>, %[[DY2:[^:]*]]: tensor<8x4xf32>)
+// The second reader's part, from zeros:
+// CHECK: %[[Z:.*]] = linalg.fill ins({{.*}} -> tensor<8x6xf32>
+// CHECK: %[[DH2:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[W2]], %[[DY2]] : {{.*}}) outs(%[[Z]] : tensor<8x6xf32>) {{.*}}devices = [0, 1]>}
+// The first reader's, onto it:
+// CHECK: %[[DH:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[W1]], %[[DY1]] : {{.*}}) outs(%[[DH2]] : tensor<8x6xf32>) {{.*}}devices = [0, 1]>}
+// No sum of separate gradients: the first matmul's weight gradient reads
+// the chain's end.
+// CHECK-NOT: ins(%[[DH2]]
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[DH]] : tensor<8x4xf32>, tensor<8x6xf32>)
+
+func.func @shared_activation(%x: tensor<8x4xf32>, %w0: tensor<4x6xf32> {soap.parameter},
+                             %w1: tensor<6x4xf32> {soap.parameter},
+                             %w2: tensor<6x4xf32> {soap.parameter}) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e6 = tensor.empty() : tensor<8x6xf32>
+  %f6 = linalg.fill ins(%zero : f32) outs(%e6 : tensor<8x6xf32>) -> tensor<8x6xf32>
+  %e4 = tensor.empty() : tensor<8x4xf32>
+  %f4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %h = linalg.matmul ins(%x, %w0 : tensor<8x4xf32>, tensor<4x6xf32>) outs(%f6 : tensor<8x6xf32>) -> tensor<8x6xf32>
+  %y1 = linalg.matmul {soap.config = #soap.config<degrees = [1, 1, 2], devices = [0, 1]>}
+      ins(%h, %w1 : tensor<8x6xf32>, tensor<6x4xf32>) outs(%f4 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %y2 = linalg.matmul {soap.config = #soap.config<degrees = [1, 1, 2], devices = [0, 1]>}
+      ins(%h, %w2 : tensor<8x6xf32>, tensor<6x4xf32>) outs(%f4 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %y1, %y2 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
 // Unmarked weights found by the heuristic (vectors beside matrix data): an
 // eval-mode batch norm's running mean and variance, read only as
 // (x - mean) * rsqrt(var + eps), are buffers, not weights. The step updates
