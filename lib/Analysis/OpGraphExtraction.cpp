@@ -738,6 +738,16 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
   }
   if (!main)
     return false;
+  // Every other operand made before that node: joined, the node would read
+  // what a later node makes (a residual add whose other input is also read
+  // elsewhere, so it is no candidate; an RNN step's cell update reading the
+  // previous step's cell state and its own gates).
+  for (OpOperand &in : op->getOpOperands()) {
+    auto t = tensorOf.find(in.get());
+    if (&in != main && t != tensorOf.end() &&
+        result.graph.tensors[t->second].producer > node)
+      return false;
+  }
   Node &n = result.graph.nodes[node];
   const Operand &anchorOut = n.outputs.front();
   auto shape = cast<RankedTensorType>(main->get().getType()).getShape();

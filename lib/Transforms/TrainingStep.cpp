@@ -225,7 +225,11 @@ static void untieSharedPads(func::FuncOp func) {
 /// (a bias add, an activation) the anchor's layout, which their gradients
 /// then take as they are (the last layer's bias gradient, reading only the
 /// cotangent, would otherwise run whole on device 0 and be sent to the
-/// others instead of being summed where each device's samples are).
+/// others instead of being summed where each device's samples are). Such
+/// an op follows only the ops of its group before it, and keeps that
+/// layout: the simulator runs it on its layer's tiles (an embedding sum
+/// fused after a lookup on one device, with layer norms split by columns
+/// reading it, stays on that device instead of being sent there and back).
 static LogicalResult fillMissingConfigs(func::FuncOp func,
                                         bool groupOps = true) {
   OpGraphExtractionOptions options;
@@ -234,6 +238,35 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
   FailureOr<ExtractedOpGraph> extracted = extractOpGraph(func, options);
   if (failed(extracted))
     return failure();
+  // Ungrouped: the ops of each op's layer that run before it, for the ops
+  // a layer fuses after its anchor.
+  llvm::DenseMap<Operation *, llvm::SmallPtrSet<Operation *, 4>> groupBefore;
+  if (!groupOps) {
+    OpGraphExtractionOptions grouped;
+    grouped.remarkReplicated = false;
+    FailureOr<ExtractedOpGraph> layers = extractOpGraph(func, grouped);
+    if (failed(layers))
+      return failure();
+    for (auto [n, ops] : llvm::enumerate(layers->nodeOps)) {
+      // Not after a split reduction: its sums are combined (reduce-scattered,
+      // or summed where they are read) before the epilogue runs, which then
+      // runs where they end up, not on the anchor's tiles.
+      auto config = ops.front()->getAttrOfType<ParallelConfigAttr>(
+          SOAPDialect::kConfigAttrName);
+      const ::soap::Node &layer = layers->graph.nodes[n];
+      if (!config || config.getDegrees().size() != layer.loopKinds.size() ||
+          llvm::any_of(llvm::enumerate(config.getDegrees()), [&](auto d) {
+            return d.value() > 1 &&
+                   layer.loopKinds[d.index()] == ::soap::LoopKind::Reduction;
+          }))
+        continue;
+      for (Operation *op : llvm::drop_begin(ops))
+        if (ops.front()->isBeforeInBlock(op))
+          for (Operation *other : ops)
+            if (other->isBeforeInBlock(op))
+              groupBefore[op].insert(other);
+    }
+  }
   const ::soap::OpGraph &graph = extracted->graph;
   size_t numNodes = graph.nodes.size();
   SmallVector<ParallelConfigAttr> configs(numNodes);
@@ -252,10 +285,14 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
   };
   auto fromProducers = [&](size_t i) {
     const ::soap::Node &node = graph.nodes[i];
+    auto group = groupBefore.find(extracted->nodeOps[i].front());
     ParallelConfigAttr best;
     for (const ::soap::Operand &in : node.inputs) {
       int32_t producer = graph.tensors[in.tensor].producer;
       if (producer < 0 || !configs[producer])
+        continue;
+      if (group != groupBefore.end() &&
+          !group->second.contains(extracted->nodeOps[producer].front()))
         continue;
       for (const ::soap::Operand &out : graph.nodes[producer].outputs)
         if (out.tensor == in.tensor)
@@ -410,7 +447,13 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
       }
     return moved;
   };
+  // An op fused after its layer's anchor that follows it keeps that.
+  auto followsGroup = [&](size_t i) {
+    return configs[i] && groupBefore.count(extracted->nodeOps[i].front());
+  };
   for (size_t i = numNodes; i-- > 0;) {
+    if (followsGroup(i))
+      continue;
     if (missing[i] && isMovedForOneReader(i)) {
       if (ParallelConfigAttr config = fromReaders(i))
         configs[i] = config;

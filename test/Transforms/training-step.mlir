@@ -568,6 +568,39 @@ func.func @shared_activation(%x: tensor<8x4xf32>, %w0: tensor<4x6xf32> {soap.par
 
 // -----
 
+// An op a layer fuses after its anchor (a ReLU after a matmul on device 3)
+// keeps the anchor's layout, although the next layer splits the batch over
+// devices 1 and 2: the simulator runs it on its layer's tiles, so it is
+// not sent there first. Its gradient takes it too.
+
+// CHECK-LABEL: func.func @fused_stays(
+// CHECK: %[[H:.*]] = linalg.matmul {soap.config = #soap.config<degrees = [1, 1, 1], devices = [3]>}
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[H]] : tensor<8x4xf32>) {{.*}}soap.config = #soap.config<degrees = [1, 1], start = 3>}
+// CHECK: linalg.matmul {soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 2]>} ins(%[[R]],
+// The ReLU's gradient:
+// CHECK: linalg.generic {{.*}} ins(%[[H]], %{{.*}} : tensor<8x4xf32>, tensor<8x4xf32>) {{.*}}soap.config = #soap.config<degrees = [1, 1], start = 3>}
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @fused_stays(%x: tensor<8x4xf32>, %w1: tensor<4x4xf32> {soap.parameter},
+                       %w2: tensor<4x4xf32> {soap.parameter}) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %h = linalg.matmul {soap.config = #soap.config<degrees = [1, 1, 1], devices = [3]>}
+      ins(%x, %w1 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %m = arith.maximumf %p, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<8x4xf32>
+  %y = linalg.matmul {soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 2]>}
+      ins(%r, %w2 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %y : tensor<8x4xf32>
+}
+
+// -----
+
 // Unmarked weights found by the heuristic (vectors beside matrix data): an
 // eval-mode batch norm's running mean and variance, read only as
 // (x - mean) * rsqrt(var + eps), are buffers, not weights. The step updates
