@@ -458,7 +458,18 @@ void Extractor::findParameters() {
     }
     SmallVector<Value> inputs;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
-      if (isa<linalg::FillOp>(op))
+      // A lookup of constant ids in a table (a model's position
+      // embeddings: a reduction over the table's rows reading integers)
+      // gathers rows rather than viewing the table in another form (a
+      // transposed or flipped weight): a layer, so that its tiles read,
+      // and its gradient updates, only the part of the table they use.
+      bool readsIds =
+          llvm::any_of(linalgOp.getDpsInputOperands(), [](OpOperand *in) {
+            auto type = dyn_cast<ShapedType>(in->get().getType());
+            return type && isa<IntegerType, IndexType>(type.getElementType());
+          });
+      if (isa<linalg::FillOp>(op) ||
+          (linalgOp.getNumReductionLoops() > 0 && readsIds))
         continue;
       for (OpOperand *in : linalgOp.getDpsInputOperands())
         if (isa<ShapedType>(in->get().getType()))
@@ -523,7 +534,9 @@ FailureOr<int32_t> Extractor::getTensor(Value value, Operation *user) {
   // index: 64 bits, as both targets lower it.
   unsigned bits = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
   tensor.elementBytes = std::max<int32_t>(1, (bits + 7) / 8);
-  tensor.isParameter = isParameter(value);
+  // Integer constants (a model's position ids, masks) are data: no
+  // gradient, nothing to synchronize.
+  tensor.isParameter = isParameter(value) && isa<FloatType>(element);
   int32_t id = result.graph.tensors.size();
   result.graph.tensors.push_back(std::move(tensor));
   result.tensorValues.push_back(value);
