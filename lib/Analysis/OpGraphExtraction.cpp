@@ -3,6 +3,7 @@
 #include "soap/Analysis/OpGraphExtraction.h"
 
 #include "soap/Analysis/IterationSpace.h"
+#include "soap/Analysis/Lookup.h"
 #include "soap/Analysis/NormalizationStatistics.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 
@@ -459,17 +460,11 @@ void Extractor::findParameters() {
     SmallVector<Value> inputs;
     if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
       // A lookup of constant ids in a table (a model's position
-      // embeddings: a reduction over the table's rows reading integers)
-      // gathers rows rather than viewing the table in another form (a
-      // transposed or flipped weight): a layer, so that its tiles read,
-      // and its gradient updates, only the part of the table they use.
-      bool readsIds =
-          llvm::any_of(linalgOp.getDpsInputOperands(), [](OpOperand *in) {
-            auto type = dyn_cast<ShapedType>(in->get().getType());
-            return type && isa<IntegerType, IndexType>(type.getElementType());
-          });
-      if (isa<linalg::FillOp>(op) ||
-          (linalgOp.getNumReductionLoops() > 0 && readsIds))
+      // embeddings; Lookup.h) gathers rows rather than viewing the table in
+      // another form (a transposed or flipped weight): a layer, so that its
+      // tiles read, and its gradient updates, only the part of the table
+      // they use.
+      if (isa<linalg::FillOp>(op) || matchOneHotSelection(linalgOp))
         continue;
       for (OpOperand *in : linalgOp.getDpsInputOperands())
         if (isa<ShapedType>(in->get().getType()))
@@ -733,7 +728,8 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
     return false;
   // The data input: an input that is the open output of a node and used by
   // nothing else. With several (a residual add), the latest node, so that
-  // every other input is produced before it.
+  // the other candidates are produced before it (and the other operands
+  // must be: checked below).
   OpOperand *main = nullptr;
   int32_t node = -1;
   for (OpOperand *in : op.getDpsInputOperands()) {

@@ -844,10 +844,7 @@ LogicalResult Partitioner::partitionNode(int32_t nodeIndex) {
   Location loc = anchor->getLoc();
   int32_t tiles = ::soap::numTiles(config.degrees);
   bool tileable = isa<linalg::LinalgOp>(anchor) && isa<TilingInterface>(anchor);
-  bool splitsReduction = false;
-  for (int32_t l = 0; l < node.numLoops(); ++l)
-    if (node.loopKinds[l] == ::soap::LoopKind::Reduction && config.degrees[l] > 1)
-      splitsReduction = true;
+  bool splitsReduction = ::soap::splitsReduction(node, config.degrees);
   if (splitsReduction && !tileable)
     return anchor->emitError() << "layer '" << node.name
                                << "' splits a reduction loop but its op "

@@ -238,9 +238,10 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
   FailureOr<ExtractedOpGraph> extracted = extractOpGraph(func, options);
   if (failed(extracted))
     return failure();
-  // Ungrouped: the ops of each op's layer that run before it, for the ops
-  // a layer fuses after its anchor.
-  llvm::DenseMap<Operation *, llvm::SmallPtrSet<Operation *, 4>> groupBefore;
+  // Ungrouped: the ops a layer fuses after its anchor, and the layer (of
+  // the grouped graph) of every op of such a layer.
+  llvm::DenseSet<Operation *> fusedAfterAnchor;
+  llvm::DenseMap<Operation *, int32_t> layerOf;
   if (!groupOps) {
     OpGraphExtractionOptions grouped;
     grouped.remarkReplicated = false;
@@ -255,16 +256,13 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
           SOAPDialect::kConfigAttrName);
       const ::soap::Node &layer = layers->graph.nodes[n];
       if (!config || config.getDegrees().size() != layer.loopKinds.size() ||
-          llvm::any_of(llvm::enumerate(config.getDegrees()), [&](auto d) {
-            return d.value() > 1 &&
-                   layer.loopKinds[d.index()] == ::soap::LoopKind::Reduction;
-          }))
+          ::soap::splitsReduction(layer, config.getDegrees()))
         continue;
-      for (Operation *op : llvm::drop_begin(ops))
+      for (Operation *op : ops) {
+        layerOf[op] = static_cast<int32_t>(n);
         if (ops.front()->isBeforeInBlock(op))
-          for (Operation *other : ops)
-            if (other->isBeforeInBlock(op))
-              groupBefore[op].insert(other);
+          fusedAfterAnchor.insert(op);
+      }
     }
   }
   const ::soap::OpGraph &graph = extracted->graph;
@@ -285,14 +283,15 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
   };
   auto fromProducers = [&](size_t i) {
     const ::soap::Node &node = graph.nodes[i];
-    auto group = groupBefore.find(extracted->nodeOps[i].front());
+    Operation *op = extracted->nodeOps[i].front();
+    bool fused = fusedAfterAnchor.contains(op);
     ParallelConfigAttr best;
     for (const ::soap::Operand &in : node.inputs) {
       int32_t producer = graph.tensors[in.tensor].producer;
       if (producer < 0 || !configs[producer])
         continue;
-      if (group != groupBefore.end() &&
-          !group->second.contains(extracted->nodeOps[producer].front()))
+      if (fused && layerOf.lookup(extracted->nodeOps[producer].front()) !=
+                       layerOf.lookup(op))
         continue;
       for (const ::soap::Operand &out : graph.nodes[producer].outputs)
         if (out.tensor == in.tensor)
@@ -389,11 +388,7 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
     return tiles;
   };
   auto splitsReduction = [&](size_t n) {
-    for (auto [l, degree] : llvm::enumerate(configs[n].getDegrees()))
-      if (degree > 1 &&
-          graph.nodes[n].loopKinds[l] == ::soap::LoopKind::Reduction)
-        return true;
-    return false;
+    return ::soap::splitsReduction(graph.nodes[n], configs[n].getDegrees());
   };
   // Of `reads` (boxes of tensor t on devices), the elements not written by
   // a tile of node w (under `tiles`) on the same device.
@@ -449,7 +444,8 @@ static LogicalResult fillMissingConfigs(func::FuncOp func,
   };
   // An op fused after its layer's anchor that follows it keeps that.
   auto followsGroup = [&](size_t i) {
-    return configs[i] && groupBefore.count(extracted->nodeOps[i].front());
+    return configs[i] &&
+           fusedAfterAnchor.contains(extracted->nodeOps[i].front());
   };
   for (size_t i = numNodes; i-- > 0;) {
     if (followsGroup(i))

@@ -62,6 +62,21 @@ Strategy singleDeviceStrategy(const OpGraph &graph);
 /// a node without a Sample loop runs whole on device 0.
 Strategy dataParallelStrategy(const OpGraph &graph, int32_t numDevices);
 
+/// Whether `degrees` (one per loop of `node`, any integer range) split one
+/// of its reduction loops: its tiles then hold partial results that must be
+/// combined.
+template <typename Degrees>
+bool splitsReduction(const Node &node, const Degrees &degrees) {
+  size_t l = 0;
+  for (auto degree : degrees) {
+    if (l < node.loopKinds.size() && degree > 1 &&
+        node.loopKinds[l] == LoopKind::Reduction)
+      return true;
+    ++l;
+  }
+  return false;
+}
+
 /// Empty when `config` is valid for `node` on `numDevices` devices, else
 /// the first problem (degree count, degree not dividing the extent, tile /
 /// device count mismatch, device out of range, repeated device).
