@@ -362,6 +362,19 @@ struct EdgeData {
   }
 };
 
+/// The consumer tiles of an edge whose partial input gradients are
+/// all-reduced or reduce-scattered together (Impl::gradientGroups): per
+/// consumer tile its group (-1: none); per group its tiles (CSR, start;
+/// the first: the one whose device sends the sums on), the bytes of the
+/// region they read, the dimension its sums are reduce-scattered along
+/// (scatter; -1: all-reduced) and per chunk the member that gets it
+/// (holders, CSR as the tiles).
+struct GradientGroups {
+  std::vector<int32_t> tileGroup, start, tiles, scatter, holders;
+  std::vector<int64_t> bytes;
+  int32_t size() const { return static_cast<int32_t>(bytes.size()); }
+};
+
 /// What the last delta simulation overwrote, to put it back
 /// (Simulator::undoDelta). Each part of an entity (a node's geometry and
 /// what its forward and backward blocks publish, an edge's pairs and
@@ -463,6 +476,8 @@ struct Simulator::Impl {
   /// producer reads a parameter or a tensor whose gradient is needed (an
   /// RNN's initial state made from nothing trainable needs none).
   std::vector<uint8_t> gradNeeded;
+  /// delta: per edge into a changing node, mayGroup under its old config.
+  std::vector<uint8_t> mayGroupBefore;
   std::vector<NodeStatic> nstat;
   /// Per edge, the edges before it that read the same output of the same
   /// producer (by consumer, then input), and those after it.
@@ -529,16 +544,19 @@ struct Simulator::Impl {
   /// scatterDimension's reads; combination()'s.
   std::vector<ChunkRead> chunkReads;
   std::vector<int32_t> scatterHolders, groupDevs, readers;
-  /// buildGradientEdge's consumer groups (gradientGroups): per consumer
-  /// tile its group (-1: none), per group its tiles (CSR) and bytes;
-  /// tileOrder and tileSpecial are scratch.
-  std::vector<int32_t> tileGroup, gradGroupStart, gradGroupTiles, tileOrder;
-  std::vector<int64_t> gradGroupBytes;
-  /// Per group the dimension its sums are reduce-scattered along (-1:
-  /// all-reduced), and per chunk the member that gets it (CSR as the
-  /// tiles, gradGroupStart).
-  std::vector<int32_t> gradGroupScatter, gradGroupHolders;
+  /// buildGradientEdge's consumer groups of its edge and, to match them,
+  /// of its tensor's other readers' edges (gradientGroups); tileOrder and
+  /// tileSpecial are scratch.
+  GradientGroups groups, siblingGroups;
+  std::vector<int32_t> tileOrder;
+  /// buildGradientEdge, per group: its ring task (local), and whether a
+  /// later reader's edge of the tensor has a matching group, whose ring
+  /// sums both (sameGroup).
   std::vector<int32_t> groupRing;
+  std::vector<uint8_t> groupDeferred;
+  /// buildGradientEdge: (group, global task) of the earlier readers'
+  /// backward tasks whose partial sums a group's ring adds.
+  std::vector<std::pair<int32_t, int32_t>> siblingPreds;
   /// buildGradientEdge: the transfer tasks of a reduce-scattered group's
   /// chunks to a producer tile outside the group, per pair
   /// [chunkTaskBegin[k], chunkTaskEnd[k]) of chunkTasks.
@@ -648,6 +666,7 @@ struct Simulator::Impl {
           needs[out.tensor] = any;
       }
       gradNeeded.resize(edges.size());
+      mayGroupBefore.assign(edges.size(), 0);
       for (size_t e = 0; e < edges.size(); ++e)
         gradNeeded[e] =
             needs[graph.nodes[edges[e].consumer].inputs[edges[e].input].tensor];
@@ -741,10 +760,14 @@ struct Simulator::Impl {
       succ[gradTransferBlock[e]].push_back(backwardBlock[p]);
       succ[backwardBlock[c]].push_back(gradTransferBlock[e]);
       succ[backwardBlock[c]].push_back(backwardBlock[p]);
-      // A later reader on the same device waits for this edge's transfers.
-      for (int32_t later : laterReaders[e])
+      // A later reader on the same device waits for this edge's transfers;
+      // the last reader's gradient ring may wait for this one's backward
+      // tasks (sameGroup).
+      for (int32_t later : laterReaders[e]) {
         succ[fwdTransferBlock[e]].push_back(
             forwardBlock[edges[later].consumer]);
+        succ[backwardBlock[c]].push_back(gradTransferBlock[later]);
+      }
     }
     for (int32_t n = 0; n < N; ++n) {
       succ[forwardBlock[n]].push_back(backwardBlock[n]);
@@ -1581,36 +1604,28 @@ struct Simulator::Impl {
   }
 
   /// The consumer tiles of edge e whose partial input gradients are
-  /// all-reduced or reduce-scattered (gradGroupScatter: along the
+  /// all-reduced or reduce-scattered (G.scatter: along the
   /// dimension Region.h's scatterDimension gives for the producer tiles'
-  /// reads on the group's devices, gradGroupHolders: which member holds
+  /// reads on the group's devices, G.holders: which member holds
   /// each chunk): tiles that read the same region of the input (they differ
   /// in loops that do not index it, the input gradient's reduction) on
   /// distinct devices, none of whose pairs an earlier reader's transfer
   /// covered or a gather moved, and whose sums move fewer bytes that way
   /// than sent to the producer tiles that read them (Region.h's
   /// sumAtReaders, as soap-partition combines the input gradient's partial
-  /// sums). Into tileGroup, gradGroupStart / gradGroupTiles (first tile:
-  /// the one whose device sends the sums on), gradGroupBytes.
-  void gradientGroups(int32_t e, int32_t rank, int32_t eb) {
+  /// sums). Into G.
+  void gradientGroups(int32_t e, int32_t rank, int32_t eb, GradientGroups &G) {
     const Edge &ed = edges[e];
     const NodeGeom &gp = geom[ed.producer], &gc = geom[ed.consumer];
     const EdgeData &pl = edata[e];
     int32_t Tc = gc.tiles;
-    tileGroup.assign(Tc, -1);
-    gradGroupStart.assign(1, 0);
-    gradGroupTiles.clear();
-    gradGroupBytes.clear();
-    gradGroupScatter.clear();
-    gradGroupHolders.clear();
-    // Tiles share an input region only where a loop that does not index
-    // the input is split.
-    uint32_t split = 0;
-    for (size_t l = 0; l < gc.degrees.size(); ++l)
-      if (gc.degrees[l] > 1)
-        split |= 1u << l;
-    if (Tc < 2 || (split & ~nstat[ed.consumer].inputLoops[ed.input]) == 0 ||
-        !gradNeeded[e])
+    G.tileGroup.assign(Tc, -1);
+    G.start.assign(1, 0);
+    G.tiles.clear();
+    G.bytes.clear();
+    G.scatter.clear();
+    G.holders.clear();
+    if (!mayGroup(e))
       return;
     // Tiles by input region (ties: tile order).
     auto C = [&](int32_t b) { return gc.region(ed.input, b, rank); };
@@ -1701,21 +1716,71 @@ struct Simulator::Impl {
       }
       if (!readers.empty() &&
           !readersSumAtReaders(regionVolume, k, scatterDim >= 0, rank)) {
-        int32_t g = static_cast<int32_t>(gradGroupBytes.size());
-        gradGroupScatter.push_back(scatterDim);
+        int32_t g = static_cast<int32_t>(G.bytes.size());
+        G.scatter.push_back(scatterDim);
         for (int32_t c = 0; c < k; ++c)
-          gradGroupHolders.push_back(scatterDim >= 0 ? scatterHolders[c] : c);
-        gradGroupTiles.push_back(first);
+          G.holders.push_back(scatterDim >= 0 ? scatterHolders[c] : c);
+        G.tiles.push_back(first);
         for (int32_t q = i; q < j; ++q) {
-          tileGroup[tileOrder[q]] = g;
+          G.tileGroup[tileOrder[q]] = g;
           if (tileOrder[q] != first)
-            gradGroupTiles.push_back(tileOrder[q]);
+            G.tiles.push_back(tileOrder[q]);
         }
-        gradGroupStart.push_back(static_cast<int32_t>(gradGroupTiles.size()));
-        gradGroupBytes.push_back(regionVolume * eb);
+        G.start.push_back(static_cast<int32_t>(G.tiles.size()));
+        G.bytes.push_back(regionVolume * eb);
       }
       i = j;
     }
+  }
+
+  /// Whether edge e's consumer tiles may form gradient groups at all: its
+  /// producer needs the gradient, and it splits a loop that does not index
+  /// the input (tiles share an input region only there).
+  bool mayGroup(int32_t e) const {
+    const Edge &ed = edges[e];
+    const NodeGeom &gc = geom[ed.consumer];
+    if (gc.tiles < 2 || !gradNeeded[e])
+      return false;
+    uint32_t split = 0;
+    for (size_t l = 0; l < gc.degrees.size(); ++l)
+      if (gc.degrees[l] > 1)
+        split |= 1u << l;
+    return (split & ~nstat[ed.consumer].inputLoops[ed.input]) != 0;
+  }
+
+  /// Whether group g of edge e (groups A) and group h of edge f (groups
+  /// B), edges of two readers of one tensor, sum the same region on the
+  /// same devices, chunk by chunk where reduce-scattered: the training
+  /// step accumulates such readers' partial input gradients in one chain,
+  /// each device adding its own, and combines them once (soap-partition's
+  /// partitionChainedSum), so one ring sums both.
+  bool sameGroup(int32_t e, const GradientGroups &A, int32_t g, int32_t f,
+                 const GradientGroups &B, int32_t h, int32_t rank) {
+    int32_t k = A.start[g + 1] - A.start[g];
+    if (A.bytes[g] != B.bytes[h] || A.scatter[g] != B.scatter[h] ||
+        k != B.start[h + 1] - B.start[h])
+      return false;
+    const NodeGeom &ca = geom[edges[e].consumer], &cb = geom[edges[f].consumer];
+    const Range *X = ca.region(edges[e].input, A.tiles[A.start[g]], rank);
+    const Range *Y = cb.region(edges[f].input, B.tiles[B.start[h]], rank);
+    for (int32_t d = 0; d < rank; ++d)
+      if (!(X[d] == Y[d]))
+        return false;
+    auto device = [&](const NodeGeom &c, const GradientGroups &G, int32_t q,
+                      int32_t i) { return c.devices[G.tiles[G.start[q] + i]]; };
+    for (int32_t i = 0; i < k; ++i) {
+      bool found = false;
+      for (int32_t j = 0; j < k && !found; ++j)
+        found = device(ca, A, g, i) == device(cb, B, h, j);
+      if (!found)
+        return false;
+    }
+    if (A.scatter[g] >= 0)
+      for (int32_t c = 0; c < k; ++c)
+        if (device(ca, A, g, A.holders[A.start[g] + c]) !=
+            device(cb, B, h, B.holders[B.start[h] + c]))
+          return false;
+    return true;
   }
 
   /// GT(e) into stageMain and the producer tiles' delivery lists (pairs
@@ -1731,7 +1796,34 @@ struct Simulator::Impl {
     int32_t Tp = gp.tiles, Tc = gc.tiles;
     size_t words = size_t(Tc + 63) / 64;
     int32_t bwdBase = beginOf(backwardBlock[ed.consumer]);
-    gradientGroups(e, nstat[ed.consumer].ranks[ed.input], eb);
+    int32_t rank = nstat[ed.consumer].ranks[ed.input];
+    GradientGroups &G = groups;
+    gradientGroups(e, rank, eb, G);
+    int32_t numGroups = G.size();
+    siblingPreds.clear();
+    groupDeferred.assign(numGroups, 0);
+    if (numGroups > 0) {
+      // Other readers of the tensor with a matching group: the last one's
+      // ring sums them all.
+      for (int32_t f : laterReaders[e]) {
+        gradientGroups(f, rank, eb, siblingGroups);
+        for (int32_t g = 0; g < numGroups; ++g)
+          for (int32_t h = 0; h < siblingGroups.size() && !groupDeferred[g];
+               ++h)
+            groupDeferred[g] = sameGroup(e, G, g, f, siblingGroups, h, rank);
+      }
+      for (int32_t f : earlierReaders[e]) {
+        gradientGroups(f, rank, eb, siblingGroups);
+        int32_t base = beginOf(backwardBlock[edges[f].consumer]);
+        for (int32_t g = 0; g < numGroups; ++g)
+          for (int32_t h = 0; h < siblingGroups.size() && !groupDeferred[g];
+               ++h)
+            if (sameGroup(e, G, g, f, siblingGroups, h, rank))
+              for (int32_t i = siblingGroups.start[h];
+                   i < siblingGroups.start[h + 1]; ++i)
+                siblingPreds.push_back({g, base + siblingGroups.tiles[i]});
+      }
+    }
     resetSlots();
     pairSlot.resize(pl.size());
     bucketCount.assign(Tp + 1, 0);
@@ -1743,7 +1835,7 @@ struct Simulator::Impl {
         pairSlot[k] = -2;
         continue;
       }
-      if (tileGroup[b] >= 0) { // all-reduced with its group's
+      if (G.tileGroup[b] >= 0) { // all-reduced with its group's
         pairSlot[k] = kGrouped;
         continue;
       }
@@ -1803,22 +1895,27 @@ struct Simulator::Impl {
       }
     }
     // All-reduced groups: a ring over the group's devices after its tiles'
-    // backward tasks; producer tiles on those devices read the sums there,
-    // the others get them from the group's first tile's device.
-    int32_t numGroups = static_cast<int32_t>(gradGroupBytes.size());
-    groupRing.resize(numGroups);
+    // backward tasks (and those of the earlier readers' matching groups);
+    // producer tiles on those devices read the sums there, the others get
+    // them from the group's first tile's device. A group a later reader's
+    // ring sums has none.
+    groupRing.assign(numGroups, -1);
     for (int32_t g = 0; g < numGroups; ++g) {
+      if (groupDeferred[g])
+        continue;
       scratchDevs.clear();
-      for (int32_t i = gradGroupStart[g]; i < gradGroupStart[g + 1]; ++i)
-        scratchDevs.push_back(gc.devices[gradGroupTiles[i]]);
+      for (int32_t i = G.start[g]; i < G.start[g + 1]; ++i)
+        scratchDevs.push_back(gc.devices[G.tiles[i]]);
       std::sort(scratchDevs.begin(), scratchDevs.end());
-      bool scatter = gradGroupScatter[g] >= 0;
+      bool scatter = G.scatter[g] >= 0;
       groupRing[g] =
-          addAllReduce(st, gradGroupBytes[g], TaskKind::PartialSum, scatter);
-      for (int32_t i = gradGroupStart[g]; i < gradGroupStart[g + 1]; ++i)
-        st.pred(bwdBase + gradGroupTiles[i]);
-      moved += (scatter ? 1 : 2) * int64_t(scratchDevs.size() - 1) *
-               gradGroupBytes[g];
+          addAllReduce(st, G.bytes[g], TaskKind::PartialSum, scatter);
+      for (int32_t i = G.start[g]; i < G.start[g + 1]; ++i)
+        st.pred(bwdBase + G.tiles[i]);
+      for (const std::pair<int32_t, int32_t> &p : siblingPreds)
+        if (p.first == g)
+          st.pred(p.second);
+      moved += (scatter ? 1 : 2) * int64_t(scratchDevs.size() - 1) * G.bytes[g];
     }
     chunkTasks.clear();
     if (numGroups > 0) {
@@ -1828,30 +1925,31 @@ struct Simulator::Impl {
     for (size_t k = 0; k < pl.size(); ++k) {
       if (pairSlot[k] != kGrouped)
         continue;
-      int32_t a = pl.a[k], b = pl.b[k], g = tileGroup[b];
-      if (b != gradGroupTiles[gradGroupStart[g]]) {
-        pairSlot[k] = -2; // the group's first tile's pair delivers the sums
+      int32_t a = pl.a[k], b = pl.b[k], g = G.tileGroup[b];
+      if (groupDeferred[g] || b != G.tiles[G.start[g]]) {
+        // A later reader's pairs deliver the sums, or the group's first
+        // tile's pair.
+        pairSlot[k] = -2;
         continue;
       }
       int32_t devA = gp.devices[a];
       bool inGroup = false;
-      for (int32_t i = gradGroupStart[g]; i < gradGroupStart[g + 1]; ++i)
-        inGroup |= gc.devices[gradGroupTiles[i]] == devA;
+      for (int32_t i = G.start[g]; i < G.start[g + 1]; ++i)
+        inGroup |= gc.devices[G.tiles[i]] == devA;
       if (inGroup) {
         pairSlot[k] = groupRing[g];
         continue;
       }
-      if (int32_t d = gradGroupScatter[g]; d >= 0) {
+      if (int32_t d = G.scatter[g]; d >= 0) {
         // Each chunk's part from the device that holds it.
         int32_t NIp =
             static_cast<int32_t>(graph.nodes[ed.producer].inputs.size());
-        int32_t rank = nstat[ed.consumer].ranks[ed.input];
         const Range *P = gp.region(NIp + ed.output, a, rank);
         const Range *C = gc.region(ed.input, b, rank);
         int64_t lo = std::max(P[d].lo, C[d].lo);
         int64_t hi = std::min(P[d].hi, C[d].hi);
         int64_t across = pl.vol[k] / (hi - lo);
-        int32_t size = gradGroupStart[g + 1] - gradGroupStart[g];
+        int32_t size = G.start[g + 1] - G.start[g];
         int64_t chunk = C[d].size() / size;
         chunkTaskBegin[k] = static_cast<int32_t>(chunkTasks.size());
         for (int32_t c = 0; c < size; ++c) {
@@ -1859,9 +1957,8 @@ struct Simulator::Impl {
           int64_t len = std::min(from + chunk, hi) - std::max(from, lo);
           if (len <= 0)
             continue;
-          int32_t member = gradGroupHolders[gradGroupStart[g] + c];
-          int32_t holder =
-              gc.devices[gradGroupTiles[gradGroupStart[g] + member]];
+          int32_t member = G.holders[G.start[g] + c];
+          int32_t holder = gc.devices[G.tiles[G.start[g] + member]];
           int32_t link = linkOf(holder, devA);
           int64_t nb = across * len * eb;
           chunkTasks.push_back(st.add(TaskKind::GradientTransfer, D + link,
@@ -2781,6 +2878,12 @@ struct Simulator::Impl {
   /// Re-simulates after the configs of `nodes` (distinct) changed.
   void delta(const int32_t *nodes, size_t count) {
     assert(undo.live && "beginUndo() starts every delta");
+    // Which edges into the changing nodes could group their gradients
+    // before the change (sameGroup: their tensor's other readers' rings
+    // may have summed theirs).
+    for (size_t i = 0; i < count; ++i)
+      for (int32_t e : nstat[nodes[i]].inEdges)
+        mayGroupBefore[e] = mayGroup(e);
     for (size_t i = 0; i < count; ++i)
       computeGeometry(nodes[i]);
     int32_t first = NB, last = -1;
@@ -2791,6 +2894,23 @@ struct Simulator::Impl {
     };
     auto changing = [&](int32_t m) {
       return std::find(nodes, nodes + count, m) != nodes + count;
+    };
+    // An edge's gradient groups may share their ring with its tensor's
+    // other readers' (sameGroup): those that may group, before or after
+    // the change, are rebuilt with it.
+    auto mayHaveGrouped = [&](int32_t e) {
+      return mayGroup(e) || (changing(edges[e].consumer) && mayGroupBefore[e]);
+    };
+    auto flagGradient = [&](int32_t e) {
+      flag(gradTransferBlock[e], Rebuild);
+      if (!mayHaveGrouped(e))
+        return;
+      for (int32_t f : earlierReaders[e])
+        if (mayHaveGrouped(f))
+          flag(gradTransferBlock[f], Rebuild);
+      for (int32_t f : laterReaders[e])
+        if (mayHaveGrouped(f))
+          flag(gradTransferBlock[f], Rebuild);
     };
     for (size_t i = 0; i < count; ++i) {
       int32_t n = nodes[i];
@@ -2807,7 +2927,7 @@ struct Simulator::Impl {
       // delivery lists: relinked in place.
       for (int32_t e : nstat[n].inEdges) {
         flag(fwdTransferBlock[e], Rebuild);
-        flag(gradTransferBlock[e], Rebuild);
+        flagGradient(e);
         flag(backwardBlock[edges[e].producer], Relink);
         // A split reduction before n whose groups now combine otherwise
         // (reduce-scatter or all-reduce: n's tiles are among the readers)
@@ -2865,7 +2985,7 @@ struct Simulator::Impl {
         if (blockKind[b] == FwdTransfers && heldChanged)
           for (int32_t later : laterReaders[blockOwner[b]]) {
             flag(fwdTransferBlock[later], Rebuild);
-            flag(gradTransferBlock[later], Rebuild);
+            flagGradient(later);
             flag(forwardBlock[edges[later].consumer], Relink);
           }
         processed += blocks[b].size;

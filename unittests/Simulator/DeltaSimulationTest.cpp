@@ -240,7 +240,28 @@ OpGraph fanOut() {
   return b.take();
 }
 
+/// An activation made by a layer whose reduction may be split (its sums
+/// then on every device of the group) and read by three layers: readers
+/// that split their own reduction of its gradient over the same devices
+/// share one ring (the training step's chained sums).
+OpGraph sharedProjections() {
+  GraphBuilder b("qkv");
+  int32_t x = b.input("x", {16, 32});
+  int32_t h = b.matmul("fc", x, b.parameter("w", {32, 32}));
+  std::vector<int32_t> outs;
+  for (int i = 0; i < 3; ++i) {
+    int32_t w = b.parameter("w" + std::to_string(i), {32, 32});
+    outs.push_back(b.matmul("proj" + std::to_string(i), h, w));
+  }
+  b.markOutput(b.elementwise("sum", "linalg.generic.add", outs));
+  return b.take();
+}
+
 } // namespace
+
+TEST(DeltaSimulation, SharedProjectionsOnTwoNodes) {
+  randomWalk(sharedProjections(), twoNodes(), 2000, 10, 100);
+}
 
 TEST(DeltaSimulation, FanOutOnTwoNodes) {
   randomWalk(fanOut(), twoNodes(), 3000, 7);

@@ -557,6 +557,72 @@ TEST(Simulator, PartialInputGradientsAreAllReducedWhenThatMovesLess) {
   EXPECT_EQ(sim.communicationBytes(), 8 * yBytes);
 }
 
+/// fc0: x[64, 96] w0[96, 256] -> y (65536 B), read by three projections
+/// q, k, v (y wi, wi[256, 48]) summed into the output: attention's inputs.
+static OpGraph sharedProjections() {
+  GraphBuilder b("qkv");
+  int32_t x = b.input("x", {64, 96});
+  int32_t y = b.matmul("fc0", x, b.parameter("w0", {96, 256}));
+  std::vector<int32_t> outs;
+  for (const char *name : {"q", "k", "v"})
+    outs.push_back(
+        b.matmul(name, y, b.parameter(std::string("w") + name, {256, 48})));
+  b.markOutput(b.elementwise("sum", "linalg.generic.add", outs));
+  return b.take();
+}
+
+TEST(Simulator, ReadersPartialInputGradientsOnTheSameDevicesSumOnce) {
+  // Megatron's attention: fc0 splits its reduction over gpu0-2 (its sums
+  // all-reduced, y whole on each), q, k and v their output columns over
+  // the same devices. Each of the three holds partial sums of y's gradient
+  // on the same devices: the training step adds them on each device and
+  // all-reduces once (soap-partition's chained sums), 4 x y, not 12 x y.
+  OpGraph g = sharedProjections();
+  int64_t yBytes = 64 * 256 * 4;
+  Machine m = testMachine(3);
+  CostModel costs(m);
+  Strategy s;
+  s.configs.push_back({{1, 1, 3}, {0, 1, 2}}); // fc0: k over 0-2
+  for (int i = 0; i < 3; ++i)
+    s.configs.push_back({{1, 3, 1}, {0, 1, 2}}); // q, k, v: n over 0-2
+  s.configs.push_back({{1, 3}, {0, 1, 2}});      // sum: by columns
+  Simulator sim(g, m, costs);
+  double merged = sim.simulateFull(s);
+  EXPECT_EQ(sim.report().communicationBytes, 4 * yBytes + 4 * yBytes);
+  // One ring, listed on each of its 3 links, after all three readers'
+  // backward tasks.
+  double lastBackward = 0;
+  std::vector<const ScheduledTask *> rings;
+  for (const ScheduledTask &task : sim.scheduledTasks()) {
+    if (task.kind == TaskKind::Backward && task.node >= 1 && task.node <= 3)
+      lastBackward = std::max(lastBackward, task.end);
+    if (task.kind == TaskKind::PartialSum && task.node >= 1 && task.node <= 3)
+      rings.push_back(&task);
+  }
+  ASSERT_EQ(rings.size(), 3u);
+  for (const ScheduledTask *ring : rings)
+    EXPECT_GE(ring->start, lastBackward);
+  // v on other devices: q and k still share one ring, v's gradient goes
+  // its own way. Delta simulation agrees both ways.
+  Strategy apart = s;
+  apart.configs[3] = {{1, 1, 1}, {1}};
+  Simulator ref(g, m, costs);
+  double separate = ref.simulateFull(apart);
+  EXPECT_EQ(sim.simulateDelta(3, apart.configs[3]), separate);
+  EXPECT_EQ(sim.communicationBytes(), ref.communicationBytes());
+  EXPECT_EQ(sim.verifySchedule(), "");
+  EXPECT_EQ(sim.simulateDelta(3, s.configs[3]), merged);
+  EXPECT_EQ(sim.communicationBytes(), 8 * yBytes);
+  // And moving the first reader (q) away and back.
+  Strategy qApart = s;
+  qApart.configs[1] = {{1, 1, 1}, {2}};
+  Simulator ref2(g, m, costs);
+  double qSeparate = ref2.simulateFull(qApart);
+  EXPECT_EQ(sim.simulateDelta(1, qApart.configs[1]), qSeparate);
+  EXPECT_EQ(sim.communicationBytes(), ref2.communicationBytes());
+  EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), merged);
+}
+
 TEST(Simulator, PartialInputGradientsAreReduceScatteredToTheirReaders) {
   // fc0 splits the batch in four over gpu0, gpu2, gpu1, gpu3; fc1 its
   // output columns over gpu0 and gpu1, each tile reading all of y. The
