@@ -2,7 +2,7 @@
 """How far the simulator's communication count is from the program's.
 
     scripts/comm-check.py MODEL.mlir [--strategy=S] [--devices=N]
-                          [--soap-bin=DIR] [-- SOAPC-ARGS...]
+                          [--soap-bin=DIR] [--by-layer] [-- SOAPC-ARGS...]
 
 Runs soapc MODEL --strategy=S --devices=N --emit=partitioned --report (and
 any SOAPC-ARGS, e.g. --train --train-returns=outputs), then counts the bytes
@@ -14,6 +14,14 @@ op, the bytes of the transfers that gather the program's results to rank 0
 (after its last computation; the simulator leaves them out), and the
 difference without those. The simulator models one training iteration:
 pass --train to compare it with the training step.
+
+--by-layer also prints both counts per layer, largest difference first:
+the simulator's from its trace (each task is named by the layer whose
+input it moves, whose partial sums it combines or whose gradients it
+sends back or synchronizes), the program's by the same rule read off the
+op names (a layer's gradient ops are named "<layer>.grad..."): a transfer
+or all-gather of the forward pass belongs to the next named op, one of
+the backward pass and every reduction to the previous one.
 
 Defaults: S random, N 4; DIR $SOAP_BIN, else build/bin beside this script.
 Exits 0 when both counts were made (whatever they are), 2 on a usage or tool
@@ -66,6 +74,94 @@ def updated_results(signature):
     return {i for i, r in enumerate(results) if "soap.updates_input" in r}
 
 
+def moved_bytes(match):
+    """Of a COMM_OP match: its kind, the bytes it moves by the simulator's
+    rule, and its region's bytes."""
+    _, kind, _, _, sizes, rest, element = match.groups()
+    region = element_bytes(element)
+    for size in sizes.split(","):
+        if size.strip():
+            region *= int(size)
+    devices = re.search(r"devices \[([\d, ]*)\]", rest)
+    k = len(devices.group(1).split(",")) if devices else 2
+    factor = {"transfer": 1, "all_gather": k - 1, "reduce_scatter": k - 1,
+              "all_reduce": 2 * (k - 1)}
+    return kind, factor[kind] * region, region
+
+
+NAME = re.compile(r'soap\.name = "([^"]+)"')
+GRAD_SUFFIX = re.compile(r"\.grad(\.\d+)?$")
+
+
+def layer_of(name):
+    """The layer an op named `name` belongs to, and whether it is a
+    gradient op ("<layer>.grad", "<layer>.grad.N")."""
+    if name is None:
+        return None, False
+    layer = GRAD_SUFFIX.sub("", name)
+    return layer, layer != name
+
+
+def program_bytes_by_layer(path):
+    """The partitioned program's communication bytes per layer (see
+    --by-layer), with the gather of results under "(results to rank 0)"."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    previous = [None] * len(lines)
+    following = [None] * len(lines)
+    name = None
+    for i, line in enumerate(lines):
+        m = NAME.search(line)
+        if m:
+            name = m.group(1)
+        previous[i] = name
+    name = None
+    for i in range(len(lines) - 1, -1, -1):
+        m = NAME.search(lines[i])
+        if m:
+            name = m.group(1)
+        following[i] = name
+    backward = False
+    per_layer = {}
+    last_computation = 0
+    for i, line in enumerate(lines):
+        if re.search(r"\b(scf\.if|linalg\.)", line):
+            last_computation = i
+    for i, line in enumerate(lines):
+        m = NAME.search(line)
+        if m and layer_of(m.group(1))[1]:
+            backward = True
+        m = COMM_OP.search(line)
+        if not m:
+            continue
+        kind, moved, _ = moved_bytes(m)
+        if i > last_computation:
+            layer = "(results to rank 0)"
+        elif backward or kind in ("all_reduce", "reduce_scatter"):
+            layer = layer_of(previous[i])[0]
+        else:
+            layer = layer_of(following[i])[0]
+        layer = layer or "(unnamed)"
+        per_layer[layer] = per_layer.get(layer, 0) + moved
+    return per_layer
+
+
+def simulator_bytes_by_layer(trace_path):
+    """The simulator's communication bytes per layer, from its trace (task
+    names "<layer> <kind>")."""
+    with open(trace_path) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    per_layer = {}
+    for event in events:
+        moved = event.get("args", {}).get("bytes", 0)
+        if event.get("ph") != "X" or not moved:
+            continue
+        layer = event["name"].split(" ")[0]
+        per_layer[layer] = per_layer.get(layer, 0) + moved
+    return per_layer
+
+
 def program_bytes(path):
     """Bytes per communication op kind of the partitioned program, and the
     bytes of the transfers that gather its results to rank 0 (after its last
@@ -92,16 +188,9 @@ def program_bytes(path):
                 if re.search(r"\b(scf\.if|linalg\.)", line):
                     last_computation = number
                 continue
-            result, kind, source, _, sizes, rest, element = m.groups()
-            region = element_bytes(element)
-            for size in sizes.split(","):
-                if size.strip():
-                    region *= int(size)
-            devices = re.search(r"devices \[([\d, ]*)\]", rest)
-            k = len(devices.group(1).split(",")) if devices else 2
-            factor = {"transfer": 1, "all_gather": k - 1,
-                      "reduce_scatter": k - 1, "all_reduce": 2 * (k - 1)}
-            counts[kind] += factor[kind] * region
+            result, kind, source, _, _, rest, _ = m.groups()
+            kind, moved, region = moved_bytes(m)
+            counts[kind] += moved
             ops[kind] += 1
             to = re.search(r"\bto (\d+)", rest)
             if kind == "transfer" and result and to:
@@ -127,6 +216,7 @@ def main():
     parser.add_argument("--strategy", default="random")
     parser.add_argument("--devices", type=int, default=4)
     parser.add_argument("--soap-bin", default=os.environ.get("SOAP_BIN"))
+    parser.add_argument("--by-layer", action="store_true")
     argv = sys.argv[1:]
     extra = []
     if "--" in argv:
@@ -144,10 +234,13 @@ def main():
     with tempfile.TemporaryDirectory(prefix="comm-check.") as work:
         program = os.path.join(work, "partitioned.mlir")
         report = os.path.join(work, "report.json")
+        trace = os.path.join(work, "trace.json")
         command = [soapc, args.model, "--quiet",
                    "--strategy=" + args.strategy,
                    "--devices=%d" % args.devices, "--emit=partitioned",
                    "-o", program, "--report=" + report] + args.soapc_args
+        if args.by_layer:
+            command.append("--trace=" + trace)
         run = subprocess.run(command, stdout=subprocess.DEVNULL,
                              stderr=subprocess.PIPE, text=True)
         if run.returncode != 0:
@@ -158,6 +251,9 @@ def main():
         simulated = summary["communication_bytes"]
         try:
             counts, ops, gathered = program_bytes(program)
+            if args.by_layer:
+                program_layers = program_bytes_by_layer(program)
+                simulator_layers = simulator_bytes_by_layer(trace)
         except ValueError as error:
             print("comm-check: %s" % error, file=sys.stderr)
             return 2
@@ -174,6 +270,19 @@ def main():
     difference = total - gathered - simulated
     print("  difference, without it: %+d bytes (%+.1f%% of the simulator's)" %
           (difference, 100.0 * difference / simulated if simulated else 0.0))
+    if args.by_layer:
+        layers = set(program_layers) | set(simulator_layers)
+        rows = sorted(layers, key=lambda l: (
+            -abs(program_layers.get(l, 0) - simulator_layers.get(l, 0)), l))
+        width = max([len("layer")] + [len(l) for l in rows])
+        print("  by layer:")
+        print("    %-*s %12s %12s %12s" % (width, "layer", "simulator",
+                                          "program", "difference"))
+        for layer in rows:
+            sim, prog = simulator_layers.get(layer, 0), program_layers.get(
+                layer, 0)
+            print("    %-*s %12d %12d %+12d" % (width, layer, sim, prog,
+                                              prog - sim))
     return 0
 
 

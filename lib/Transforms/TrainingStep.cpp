@@ -573,6 +573,13 @@ public:
 
 private:
   LogicalResult differentiate(Operation *op);
+  /// Names the ops differentiate(forward) made, from `last` (exclusive) to
+  /// `end`, after `forward`'s layer: "<name>.grad", "<name>.grad.1", ...
+  /// (soap.name: the partitioned program and the runtime's errors from its
+  /// library calls then say which layer's backward an op belongs to).
+  void nameGradientOps(Operation *forward, Operation *last, Operation *end);
+  /// nameGradientOps: the names given so far per "<name>.grad".
+  llvm::StringMap<unsigned> gradientNames;
   /// `grads`: the gradient of each result (null: none).
   LogicalResult differentiateLinalg(linalg::LinalgOp op,
                                     ArrayRef<Value> grads);
@@ -1570,6 +1577,40 @@ static void eraseUnusedOperandsAndResults(ArrayRef<Operation *> ops) {
   (void)applyOpPatternsGreedily(ops, std::move(patterns), config);
 }
 
+void TrainingStepBuilder::nameGradientOps(Operation *forward, Operation *last,
+                                          Operation *end) {
+  // An op without a name of its own (a bias add or an activation a layer
+  // fuses after its anchor) is part of the layer of the first named op
+  // its operands come from.
+  std::string base;
+  for (Operation *op = forward; op && base.empty();) {
+    base = getStableName(op);
+    Operation *next = nullptr;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def &&
+          !isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(def)) {
+        next = def;
+        break;
+      }
+    op = next;
+  }
+  if (base.empty())
+    return;
+  base += ".grad";
+  for (Operation *op = last->getNextNode(); op && op != end;
+       op = op->getNextNode()) {
+    if (isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(op) ||
+        op->hasAttr(SOAPDialect::kNameAttrName))
+      continue;
+    unsigned count = gradientNames[base]++;
+    std::string name = base;
+    if (count)
+      name += "." + std::to_string(count);
+    op->setAttr(SOAPDialect::kNameAttrName, b.getStringAttr(name));
+  }
+}
+
 LogicalResult TrainingStepBuilder::run() {
   Block &body = func.getBody().front();
   // Results nothing reads go first: an exporter's max reduction that also
@@ -1680,9 +1721,12 @@ LogicalResult TrainingStepBuilder::run() {
   SmallVector<Operation *> forward;
   for (Operation &op : body.without_terminator())
     forward.push_back(&op);
-  for (Operation *op : llvm::reverse(forward))
+  for (Operation *op : llvm::reverse(forward)) {
+    Operation *last = ret->getPrevNode();
     if (failed(differentiate(op)))
       return failure();
+    nameGradientOps(op, last, ret);
+  }
 
   // The step's extra results (and, for parameters, the argument each is the
   // new value of: in place, the result's soap.updates_input).

@@ -691,3 +691,50 @@ func.func @window_split(%x: tensor<2x3x8x8xf32>, %s: tensor<3xf32> {soap.paramet
     ins(%xs, %w : tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>) outs(%f : tensor<2x6x6x6xf32>) -> tensor<2x6x6x6xf32>
   return %c : tensor<2x6x6x6xf32>
 }
+
+// -----
+
+// The ops a layer's gradient is made of are named after it (soap.name
+// "<name>.grad", "<name>.grad.1", ...: the partitioned program and the
+// runtime's errors from its library calls then say whose backward an op
+// is). An op without a name (an activation a layer fuses after its anchor)
+// counts as the layer of the named op it reads; the parameter updates have
+// no layer, and get no name.
+// CHECK-LABEL: func.func @named(
+// CHECK: linalg.matmul {soap.name = "fc"}
+// CHECK-NEXT: linalg.generic {indexing_maps = {{.*}} iterator_types = ["parallel", "parallel"]} ins({{.*}}) outs({{.*}}) {
+// CHECK: linalg.matmul {soap.name = "out"}
+// The output's gradient (dy v^T) and v's gradient (y^T dy).
+// CHECK: linalg.generic {{.*}}soap.name = "out.grad"
+// CHECK: linalg.generic {{.*}}soap.name = "out.grad.1"
+// The ReLU's gradient, then w's.
+// CHECK: linalg.generic {{.*}}soap.name = "fc.grad"
+// CHECK: linalg.generic {{.*}}soap.name = "fc.grad.1"
+// CHECK-NOT: soap.name
+// CHECK: return
+// With the input's gradients too: two ops for each matmul.
+// GRAD-LABEL: func.func @named(
+// GRAD: soap.name = "out"
+// GRAD: soap.name = "out.grad"
+// GRAD: soap.name = "out.grad.1"
+// GRAD: soap.name = "fc.grad"
+// GRAD: soap.name = "fc.grad.1"
+// GRAD: soap.name = "fc.grad.2"
+// GRAD-NOT: soap.name
+// GRAD: return
+#id_n = affine_map<(d0, d1) -> (d0, d1)>
+func.func @named(%x: tensor<8x4xf32>, %w: tensor<4x6xf32> {soap.parameter}, %v: tensor<6x2xf32> {soap.parameter}) -> tensor<8x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x6xf32>) -> tensor<8x6xf32>
+  %m = linalg.matmul {soap.name = "fc"} ins(%x, %w : tensor<8x4xf32>, tensor<4x6xf32>) outs(%f : tensor<8x6xf32>) -> tensor<8x6xf32>
+  %y = linalg.generic {indexing_maps = [#id_n, #id_n], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<8x6xf32>) outs(%e : tensor<8x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.maximumf %a, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<8x6xf32>
+  %e2 = tensor.empty() : tensor<8x2xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x2xf32>) -> tensor<8x2xf32>
+  %o = linalg.matmul {soap.name = "out"} ins(%y, %v : tensor<8x6xf32>, tensor<6x2xf32>) outs(%f2 : tensor<8x2xf32>) -> tensor<8x2xf32>
+  return %o : tensor<8x2xf32>
+}
