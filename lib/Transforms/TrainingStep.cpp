@@ -1580,20 +1580,22 @@ static void eraseUnusedOperandsAndResults(ArrayRef<Operation *> ops) {
 void TrainingStepBuilder::nameGradientOps(Operation *forward, Operation *last,
                                           Operation *end) {
   // An op without a name of its own (a bias add or an activation a layer
-  // fuses after its anchor) is part of the layer of the first named op
-  // its operands come from.
+  // fuses after its anchor, a concatenation's later inserts) is part of
+  // the layer of the first named op it writes into (its destination) or,
+  // failing that, reads.
   std::string base;
+  auto isMade = [](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && !isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(def);
+  };
   for (Operation *op = forward; op && base.empty();) {
     base = getStableName(op);
-    Operation *next = nullptr;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp();
-          def &&
-          !isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(def)) {
-        next = def;
-        break;
-      }
-    op = next;
+    SmallVector<Value> operands;
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+      llvm::append_range(operands, dps.getDpsInits());
+    llvm::append_range(operands, op->getOperands());
+    auto made = llvm::find_if(operands, isMade);
+    op = made == operands.end() ? nullptr : made->getDefiningOp();
   }
   if (base.empty())
     return;

@@ -738,3 +738,25 @@ func.func @named(%x: tensor<8x4xf32>, %w: tensor<4x6xf32> {soap.parameter}, %v: 
   %o = linalg.matmul {soap.name = "out"} ins(%y, %v : tensor<8x6xf32>, tensor<6x2xf32>) outs(%f2 : tensor<8x2xf32>) -> tensor<8x2xf32>
   return %o : tensor<8x2xf32>
 }
+
+// -----
+
+// A concatenation: the second insert has no name of its own and counts
+// as the layer it writes into ("cat"), not as the matmul it reads ("b").
+// CHECK-LABEL: func.func @concat(
+// CHECK: tensor.extract_slice {{.*}} {soap.name = "cat.grad"}
+// CHECK: tensor.insert_slice {{.*}} {soap.name = "cat.grad.1"}
+// CHECK: tensor.extract_slice {{.*}} {soap.name = "cat.grad.2"}
+func.func @concat(%x: tensor<4x2xf32>, %w: tensor<2x3xf32> {soap.parameter}, %v: tensor<2x5xf32> {soap.parameter}) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<4x3xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %a = linalg.matmul {soap.name = "a"} ins(%x, %w : tensor<4x2xf32>, tensor<2x3xf32>) outs(%f3 : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %e5 = tensor.empty() : tensor<4x5xf32>
+  %f5 = linalg.fill ins(%zero : f32) outs(%e5 : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %b = linalg.matmul {soap.name = "b"} ins(%x, %v : tensor<4x2xf32>, tensor<2x5xf32>) outs(%f5 : tensor<4x5xf32>) -> tensor<4x5xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %c0 = tensor.insert_slice %a into %e[0, 0] [4, 3] [1, 1] {soap.name = "cat"} : tensor<4x3xf32> into tensor<4x8xf32>
+  %c1 = tensor.insert_slice %b into %c0[0, 3] [4, 5] [1, 1] : tensor<4x5xf32> into tensor<4x8xf32>
+  return %c1 : tensor<4x8xf32>
+}
