@@ -102,9 +102,10 @@ def layer_of(name):
     return layer, layer != name
 
 
-def program_bytes_by_layer(path):
+def program_bytes_by_layer(path, gather_lines):
     """The partitioned program's communication bytes per layer (see
-    --by-layer), with the gather of results under "(results to rank 0)"."""
+    --by-layer), with the gather of results (the transfers on
+    `gather_lines`, program_bytes) under "(results to rank 0)"."""
     with open(path) as f:
         lines = f.read().split("\n")
     previous = [None] * len(lines)
@@ -123,10 +124,6 @@ def program_bytes_by_layer(path):
         following[i] = name
     backward = False
     per_layer = {}
-    last_computation = 0
-    for i, line in enumerate(lines):
-        if re.search(r"\b(scf\.if|linalg\.)", line):
-            last_computation = i
     for i, line in enumerate(lines):
         m = NAME.search(line)
         if m and layer_of(m.group(1))[1]:
@@ -135,7 +132,7 @@ def program_bytes_by_layer(path):
         if not m:
             continue
         kind, moved, _ = moved_bytes(m)
-        if i > last_computation:
+        if i in gather_lines:
             layer = "(results to rank 0)"
         elif backward or kind in ("all_reduce", "reduce_scatter"):
             layer = layer_of(previous[i])[0]
@@ -166,7 +163,7 @@ def program_bytes(path):
     """Bytes per communication op kind of the partitioned program, and the
     bytes of the transfers that gather its results to rank 0 (after its last
     computation, to device 0, on the way to a result that is not an updated
-    parameter), which the simulator leaves out."""
+    parameter), which the simulator leaves out, and their line numbers."""
     counts = {"transfer": 0, "all_gather": 0, "reduce_scatter": 0,
               "all_reduce": 0}
     ops = {kind: 0 for kind in counts}
@@ -196,7 +193,7 @@ def program_bytes(path):
             if kind == "transfer" and result and to:
                 transfers[result] = (source, int(to.group(1)), region,
                                      number)
-    gathered = 0
+    gathered, gather_lines = 0, set()
     for i, value in enumerate(returned):
         if i in updated:
             continue
@@ -204,8 +201,9 @@ def program_bytes(path):
             source, to, region, number = transfers.pop(value)
             if to == 0 and number > last_computation:
                 gathered += region
+                gather_lines.add(number)
             value = source
-    return counts, ops, gathered
+    return counts, ops, gathered, gather_lines
 
 
 def main():
@@ -250,9 +248,9 @@ def main():
             summary = json.load(f)
         simulated = summary["communication_bytes"]
         try:
-            counts, ops, gathered = program_bytes(program)
+            counts, ops, gathered, gather_lines = program_bytes(program)
             if args.by_layer:
-                program_layers = program_bytes_by_layer(program)
+                program_layers = program_bytes_by_layer(program, gather_lines)
                 simulator_layers = simulator_bytes_by_layer(trace)
         except ValueError as error:
             print("comm-check: %s" % error, file=sys.stderr)

@@ -1583,11 +1583,15 @@ void TrainingStepBuilder::nameGradientOps(Operation *forward, Operation *last,
   // fuses after its anchor, a concatenation's later inserts) is part of
   // the layer of the first named op it writes into (its destination) or,
   // failing that, reads.
-  std::string base;
-  auto isMade = [](Value v) {
-    Operation *def = v.getDefiningOp();
-    return def && !isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(def);
+  // Ops that only start a value (no layer's work, named by none).
+  auto isStart = [](Operation *op) {
+    return isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(op);
   };
+  auto isMade = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    return def && !isStart(def);
+  };
+  std::string base;
   for (Operation *op = forward; op && base.empty();) {
     base = getStableName(op);
     SmallVector<Value> operands;
@@ -1602,8 +1606,7 @@ void TrainingStepBuilder::nameGradientOps(Operation *forward, Operation *last,
   base += ".grad";
   for (Operation *op = last->getNextNode(); op && op != end;
        op = op->getNextNode()) {
-    if (isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(op) ||
-        op->hasAttr(SOAPDialect::kNameAttrName))
+    if (isStart(op) || op->hasAttr(SOAPDialect::kNameAttrName))
       continue;
     unsigned count = gradientNames[base]++;
     std::string name = base;
