@@ -494,8 +494,11 @@ PolishRun polishWith(const OpGraph &graph,
     for (int32_t n = 0; n < N && !run.cut; ++n) {
       for (int32_t p : neighbours[n]) {
         const std::vector<ParallelConfig> &configs = sim.strategy().configs;
-        if (!alignedConfig(graph, p, configs[p], n, aligned) ||
-            aligned == configs[n])
+        if (!alignedConfig(graph, p, configs[p], n, aligned))
+          continue;
+        aligned.recompute = configs[n].recompute &&
+                            !splitsReduction(graph.nodes[n], aligned.degrees);
+        if (aligned == configs[n])
           continue;
         nodes.clear();
         to.clear();
@@ -520,6 +523,23 @@ PolishRun polishWith(const OpGraph &graph,
         }
         sim.undoDelta();
       }
+      // A recomputed node keeps its output instead, where it still fits.
+      if (run.cut || !sim.strategy().configs[n].recompute)
+        continue;
+      if (timed && Clock::now() >= until) {
+        run.cut = true;
+        break;
+      }
+      aligned = sim.strategy().configs[n];
+      aligned.recompute = false;
+      double t = sim.simulateDelta(n, aligned);
+      ++sims;
+      if (t < cur && (!fits || !sim.overCapacity())) {
+        cur = t;
+        improved = true;
+        continue;
+      }
+      sim.undoDelta();
     }
   }
   s = sim.strategy();
@@ -546,6 +566,54 @@ double soap::polishStrategy(const OpGraph &graph, const Machine &machine,
   if (cut)
     *cut = run.cut;
   return seconds;
+}
+
+//===----------------------------------------------------------------------===//
+// Recomputation
+//===----------------------------------------------------------------------===//
+
+bool soap::fitByRecomputation(const OpGraph &graph, Simulator &sim,
+                              int64_t *simulations) {
+  if (!sim.overCapacity())
+    return true;
+  std::vector<std::pair<double, int32_t>> order;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node &node = graph.nodes[n];
+    int64_t bytes = 0;
+    for (const Operand &out : node.outputs)
+      bytes += graph.tensors[out.tensor].bytes();
+    if (bytes > 0 && node.numLoops() > 0)
+      order.push_back({-double(bytes) / std::max(node.flops, 1.0),
+                       static_cast<int32_t>(n)});
+  }
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
+  int64_t peak = sim.peakMemoryBytes();
+  ParallelConfig c;
+  for (const auto &entry : order) {
+    int32_t n = entry.second;
+    const ParallelConfig &cur = sim.strategy().configs[n];
+    if (cur.recompute || splitsReduction(graph.nodes[n], cur.degrees))
+      continue;
+    c = cur;
+    c.recompute = true;
+    sim.simulateDelta(n, c);
+    if (simulations)
+      ++*simulations;
+    // Kept when the peak does not rise: the first node of a segment saves
+    // nothing by itself (its output is alive again in the backward pass)
+    // but lets the next segments save theirs.
+    int64_t now = sim.peakMemoryBytes();
+    if (now <= peak) {
+      peak = now;
+      if (!sim.overCapacity())
+        return true;
+      continue;
+    }
+    sim.undoDelta();
+  }
+  return !sim.overCapacity();
 }
 
 //===----------------------------------------------------------------------===//
@@ -594,6 +662,9 @@ struct Search {
   /// opt.budgetSeconds, or 0 (none) when it is not a positive finite number.
   double budget;
   ConfigSpace space;
+  /// A start did not fit in device memory and recomputation was tried
+  /// (SearchOptions::recompute): proposals may turn it on or off.
+  bool memoryBound = false;
   int32_t N;
   double beta = 0;
   Clock::time_point t0;
@@ -695,6 +766,11 @@ struct Search {
     for (size_t i = 0; i < M; ++i) {
       if (!assigned[i])
         continue;
+      if (i != index(k))
+        configs[i].recompute =
+            sim.strategy().configs[groups[members[i]].front()].recompute &&
+            !splitsReduction(graph.nodes[groups[members[i]].front()],
+                             configs[i].degrees);
       for (int32_t m : groups[members[i]]) {
         const ParallelConfig &old = sim.strategy().configs[m];
         if (old == configs[i])
@@ -727,6 +803,7 @@ struct Search {
                                    ch.proposal.degrees.end());
       ch.movedTo[i].devices.assign(ch.proposal.devices.begin(),
                                    ch.proposal.devices.end());
+      ch.movedTo[i].recompute = ch.proposal.recompute;
     }
     return sim.simulateDelta(ch.moved.data(), ch.movedTo.data(), count);
   }
@@ -768,6 +845,22 @@ struct Search {
       ++ch.sinceImprove;
       int32_t n = static_cast<int32_t>(below(ch.rng, uint64_t(N)));
       space.sample(n, ch.rng, ch.proposal);
+      {
+        // The node keeps its recomputation where the new config allows it;
+        // once a start needed recomputation, one move in ten turns it on
+        // or off instead (the node's config otherwise unchanged).
+        const ParallelConfig &now = sim.strategy().configs[n];
+        if (memoryBound && uniform01(ch.rng) < 0.1) {
+          ch.proposal.degrees.assign(now.degrees.begin(), now.degrees.end());
+          ch.proposal.devices.assign(now.devices.begin(), now.devices.end());
+          ch.proposal.recompute = !now.recompute;
+        } else {
+          ch.proposal.recompute = now.recompute;
+        }
+        if (ch.proposal.recompute &&
+            splitsReduction(graph.nodes[n], ch.proposal.degrees))
+          ch.proposal.recompute = false;
+      }
       bool tied =
           groupOf[n] >= 0 && uniform01(ch.rng) < opt.tiedMoveProbability;
       double t;
@@ -901,6 +994,19 @@ struct Search {
         for (int32_t n = 0; n < N; ++n)
           space.sample(n, ch.rng, s.configs[n]);
         ch.reset(s);
+      }
+      if (!ch.curFits && opt.recompute && (k == 0 || memoryBound)) {
+        // Data parallelism does not fit: activation recomputation until
+        // each start fits (or as low as it goes). Searches whose data
+        // parallelism fits never recompute (their trajectories do not
+        // change).
+        memoryBound = true;
+        fitByRecomputation(graph, *ch.sim, &ch.simulations);
+        ch.cur = ch.sim->iterationTime();
+        ch.curFits = !ch.sim->overCapacity();
+        ch.curPeak = ch.sim->peakMemoryBytes();
+        ch.chainBest =
+            ch.curFits ? ch.cur : std::numeric_limits<double>::infinity();
       }
       if (ch.curFits && ch.cur < bestSeconds) {
         bestSeconds = ch.cur;
@@ -1037,6 +1143,8 @@ struct Search {
     r.stopReason = stop;
     r.beta = beta;
     if (bestSeconds < INFINITY) {
+      for (const ParallelConfig &c : best.configs)
+        r.recomputedNodes += c.recompute ? 1 : 0;
       r.best = std::move(best);
       r.bestSeconds = bestSeconds;
       r.fits = true;

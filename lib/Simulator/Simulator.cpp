@@ -1097,6 +1097,70 @@ struct Simulator::Impl {
     return l + 1;
   }
 
+  /// Memory per device at its peak: what the blocks charge (kept through
+  /// the iteration) plus the largest recomputed segment's outputs on it. A
+  /// segment is a set of recomputed nodes connected by edges: the backward
+  /// pass computes a segment's outputs again from its kept inputs, so
+  /// those of one segment are alive together (then freed).
+  void peakPerDevice(std::vector<int64_t> &out) const {
+    out = memory;
+    int32_t N = static_cast<int32_t>(graph.nodes.size());
+    int32_t D = static_cast<int32_t>(memory.size());
+    std::vector<int32_t> &root = peakScratchRoot;
+    root.clear();
+    bool any = false;
+    for (int32_t n = 0; n < N; ++n) {
+      bool r = strategy.configs[n].recompute;
+      root.push_back(r ? n : -1);
+      any |= r;
+    }
+    if (!any)
+      return;
+    auto find = [&](int32_t n) {
+      while (root[n] != n)
+        n = root[n] = root[root[n]];
+      return n;
+    };
+    for (int32_t n = 0; n < N; ++n) {
+      if (root[n] < 0)
+        continue;
+      for (int32_t e : nstat[n].inEdges) {
+        int32_t p = edges[e].producer;
+        if (root[p] >= 0) {
+          int32_t a = find(n), b = find(p);
+          if (a != b)
+            root[std::max(a, b)] = std::min(a, b);
+        }
+      }
+    }
+    // Segment sums per device, one row per segment root.
+    std::vector<int32_t> &row = peakScratchRow;
+    std::vector<int64_t> &sums = peakScratchSums;
+    row.assign(N, -1);
+    sums.clear();
+    for (int32_t n = 0; n < N; ++n) {
+      if (root[n] < 0)
+        continue;
+      int32_t r = find(n);
+      if (row[r] < 0) {
+        row[r] = static_cast<int32_t>(sums.size() / size_t(D));
+        sums.resize(sums.size() + size_t(D), 0);
+      }
+      int64_t *sum = sums.data() + size_t(row[r]) * D;
+      const NodeGeom &g = geom[n];
+      for (int32_t t = 0; t < g.tiles; ++t)
+        sum[g.devices[t]] += g.outBytes[t];
+    }
+    for (int32_t d = 0; d < D; ++d) {
+      int64_t most = 0;
+      for (size_t k = d; k < sums.size(); k += size_t(D))
+        most = std::max(most, sums[k]);
+      out[d] += most;
+    }
+  }
+  mutable std::vector<int32_t> peakScratchRoot, peakScratchRow;
+  mutable std::vector<int64_t> peakScratchSums, peakScratchOut;
+
   void addMemory(Block &bl, int32_t device, int64_t b) {
     if (b == 0)
       return;
@@ -2018,6 +2082,7 @@ struct Simulator::Impl {
 
   void buildForward(int32_t n) {
     NodeGeom &g = geom[n];
+    bool recomputes = strategy.configs[n].recompute;
     const NodeStatic &ns = nstat[n];
     Block &bl = blocks[forwardBlock[n]];
     Stage &st = stageMain;
@@ -2030,7 +2095,9 @@ struct Simulator::Impl {
         for (int32_t k = ed.fwdStart[t]; k < ed.fwdStart[t + 1]; ++k)
           st.pred(ed.fwd[k]);
       }
-      addMemory(bl, g.devices[t], g.kept[t]);
+      // A recomputed output is not kept (transientPeak charges it).
+      addMemory(bl, g.devices[t],
+                recomputes ? g.kept[t] - g.outBytes[t] : g.kept[t]);
     }
     g.srcLocal.resize(T);
     if (g.reduction == 1) {
@@ -2269,8 +2336,11 @@ struct Simulator::Impl {
     st.clear();
     int32_t T = g.tiles;
     int32_t fwdBase = beginOf(forwardBlock[n]);
+    bool recomputes = strategy.configs[n].recompute;
     for (int32_t t = 0; t < T; ++t) {
-      st.add(TaskKind::Backward, g.devices[t], g.bwd[t]);
+      // A recomputed output is computed again first, on the same device.
+      st.add(TaskKind::Backward, g.devices[t],
+             recomputes ? g.bwd[t] + g.fwd[t] : g.bwd[t]);
       st.pred(fwdBase + t);
       for (int32_t e : ns.outEdges) {
         const EdgeData &ed = edata[e];
@@ -3205,6 +3275,7 @@ double Simulator::simulateFull(const Strategy &strategy) {
                                       strategy.configs[n].degrees.end());
     current.configs[n].devices.assign(strategy.configs[n].devices.begin(),
                                       strategy.configs[n].devices.end());
+    current.configs[n].recompute = strategy.configs[n].recompute;
   }
   impl->full();
   commBytes = impl->comm;
@@ -3235,10 +3306,12 @@ double Simulator::simulateDelta(const int32_t *nodes,
                                 current.configs[n].degrees.end());
     u.configs[i].devices.assign(current.configs[n].devices.begin(),
                                 current.configs[n].devices.end());
+    u.configs[i].recompute = current.configs[n].recompute;
     current.configs[n].degrees.assign(configs[i].degrees.begin(),
                                       configs[i].degrees.end());
     current.configs[n].devices.assign(configs[i].devices.begin(),
                                       configs[i].devices.end());
+    current.configs[n].recompute = configs[i].recompute;
   }
   impl->delta(nodes, count);
   commBytes = impl->comm;
@@ -3258,8 +3331,10 @@ bool Simulator::undoDelta() {
 }
 
 int64_t Simulator::peakMemoryBytes() const {
+  std::vector<int64_t> &peak = impl->peakScratchOut;
+  impl->peakPerDevice(peak);
   int64_t m = 0;
-  for (int64_t v : impl->memory)
+  for (int64_t v : peak)
     m = std::max(m, v);
   return m;
 }
@@ -3300,7 +3375,7 @@ SimulationReport Simulator::report() const {
     r.numTasks += bl.size;
   }
   r.communicationBytes = commBytes;
-  r.memoryBytesPerDevice = im.memory;
+  im.peakPerDevice(r.memoryBytesPerDevice);
   r.peakMemoryBytes = peakMemoryBytes();
   r.overCapacity = overCapacity();
   return r;

@@ -101,6 +101,11 @@ std::string soap::validateConfig(const Node &node, const ParallelConfig &c,
       return err.str();
     }
   }
+  if (c.recompute && splitsReduction(node, c.degrees)) {
+    err << "recomputes a node that splits a reduction loop (its partial "
+           "results would need combining again)";
+    return err.str();
+  }
   return "";
 }
 
@@ -174,6 +179,8 @@ std::string soap::writeStrategyJSON(const OpGraph &graph,
               for (int32_t d : strategy.configs[n].devices)
                 j.value(d);
             });
+            if (strategy.configs[n].recompute)
+              j.attribute("recompute", true);
           });
       });
     });
@@ -208,10 +215,13 @@ llvm::Expected<Strategy> soap::readStrategyJSON(StringRef text,
     std::string name;
     const json::Array *degrees, *devices;
     if (!r.asObject((*nodes)[i], path, obj) ||
-        !r.checkKeys(*obj, path, {"name", "degrees", "devices"}) ||
+        !r.checkKeys(*obj, path, {"name", "degrees", "devices", "recompute"}) ||
         !r.getString(*obj, path, "name", name) ||
         !r.getArray(*obj, path, "degrees", degrees) ||
         !r.getArray(*obj, path, "devices", devices))
+      return r.takeError("strategy");
+    bool recompute = false;
+    if (!r.getBool(*obj, path, "recompute", recompute, /*required=*/false))
       return r.takeError("strategy");
     auto it = index.find(name);
     if (it == index.end()) {
@@ -226,6 +236,7 @@ llvm::Expected<Strategy> soap::readStrategyJSON(StringRef text,
     }
     seen[n] = true;
     ParallelConfig &c = s.configs[n];
+    c.recompute = recompute;
     for (size_t k = 0; k < degrees->size(); ++k) {
       int64_t v;
       if (!r.asInt((*degrees)[k], indexPath(keyPath(path, "degrees"), k), v))

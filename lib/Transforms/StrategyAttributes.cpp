@@ -2,6 +2,9 @@
 
 #include "soap/Transforms/StrategyAttributes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -65,6 +68,17 @@ void mlir::soap::annotateStrategy(const ExtractedOpGraph &graph,
     }
     anchor->setAttr(SOAPDialect::kConfigAttrName,
                     configToAttr(anchor->getContext(), config));
+    // Every op of a recomputed layer (the anchor and what it fuses after
+    // it) but those that only start a value (the training step computes
+    // them again with the ops they start).
+    for (Operation *op : ops) {
+      if (config.recompute && op->getNumResults() > 0 &&
+          !isa<tensor::EmptyOp, linalg::FillOp, arith::ConstantOp>(op))
+        op->setAttr(SOAPDialect::kRecomputeAttrName,
+                    UnitAttr::get(op->getContext()));
+      else
+        op->removeAttr(SOAPDialect::kRecomputeAttrName);
+    }
   }
 }
 
@@ -93,6 +107,7 @@ mlir::soap::readStrategyFromIR(const ExtractedOpGraph &graph,
     config.degrees.assign(attr.getDegrees().begin(), attr.getDegrees().end());
     for (int64_t device : attr.getTileDevices())
       config.devices.push_back(static_cast<int32_t>(device));
+    config.recompute = anchor->hasAttr(SOAPDialect::kRecomputeAttrName);
     strategy.configs.push_back(std::move(config));
   }
   return strategy;

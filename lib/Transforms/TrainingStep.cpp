@@ -11,6 +11,7 @@
 #include "soap/Transforms/Passes.h"
 
 #include "PoolGradient.h"
+#include "Recompute.h"
 #include "StridedPlacement.h"
 
 #include "soap/Analysis/IterationSpace.h"
@@ -1794,6 +1795,9 @@ LogicalResult TrainingStepBuilder::run() {
       return failure();
     ret->insertOperands(ret.getNumOperands(), v);
   }
+  // Forward ops marked soap.recompute: computed again where the backward
+  // pass reads them.
+  recomputeForBackward(forward);
   eraseUnusedOperandsAndResults(created);
   untieSharedPads(func);
   if (anyConfig)

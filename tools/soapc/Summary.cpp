@@ -101,6 +101,23 @@ void soapc::printSummary(llvm::raw_ostream &os, const SummaryInputs &in) {
      << "   communication: "
      << formatBytes(static_cast<double>(in.report.communicationBytes))
      << " per iteration\n";
+  {
+    // Activation recomputation (ParallelConfig::recompute).
+    int recomputed = 0;
+    int64_t bytes = 0;
+    for (size_t n = 0; n < in.graph.nodes.size(); ++n) {
+      if (!in.strategy.configs[n].recompute)
+        continue;
+      ++recomputed;
+      for (const soap::Operand &out : in.graph.nodes[n].outputs)
+        bytes += in.graph.tensors[out.tensor].bytes();
+    }
+    if (recomputed > 0)
+      os << "recomputed in the backward pass: " << recomputed << " layer"
+         << (recomputed == 1 ? "" : "s") << " ("
+         << formatBytes(static_cast<double>(bytes))
+         << " of outputs not kept, all devices together)\n";
+  }
 
   // Layers grouped by how they are partitioned and where they run.
   struct Group {
@@ -170,6 +187,10 @@ llvm::json::Object soapc::buildReport(const SummaryInputs &in,
     report["search_polish_cut"] = in.polishCut;
   }
   report["peak_memory_bytes_per_device"] = in.report.peakMemoryBytes;
+  int64_t recomputed = 0;
+  for (const soap::ParallelConfig &c : in.strategy.configs)
+    recomputed += c.recompute ? 1 : 0;
+  report["recomputed_layers"] = recomputed;
   report["parameters"] = in.graph.numParameters();
   llvm::json::Array ops;
   for (size_t n = 0; n < in.graph.nodes.size(); ++n) {

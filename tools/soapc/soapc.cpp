@@ -201,6 +201,12 @@ static cl::opt<bool> splitReductions(
     cl::desc("Let strategies split reduction loops (partial results summed "
              "in another order: not bitwise reproducible)"),
     cl::init(true), cl::cat(soapcCategory));
+static cl::opt<bool> recompute(
+    "recompute",
+    cl::desc("Let the search recompute activations in the backward pass "
+             "instead of keeping them, where data parallelism does not fit "
+             "in device memory"),
+    cl::init(true), cl::cat(soapcCategory));
 static cl::opt<bool> train(
     "train",
     cl::desc("Generate the training step (forward, backward, SGD update) "
@@ -643,6 +649,7 @@ int main(int argc, char **argv) {
     options.maxProposals = searchProposals;
     options.tiedMoveProbability = searchTiedMoves;
     options.unitMoveProbability = searchUnitMoves;
+    options.recompute = recompute;
     options.threads =
         searchThreads > 0
             ? int32_t(searchThreads)

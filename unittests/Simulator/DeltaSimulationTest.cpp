@@ -190,6 +190,16 @@ void randomWalk(const OpGraph &graph, const Machine &machine, int steps,
     default:
       c = randomConfig(graph.nodes[n], D, rng);
     }
+    // Activation recomputation: on for every third change, and every
+    // eleventh toggles it alone (same degrees and devices).
+    if (step % 11 == 5) {
+      c = s.configs[n];
+      c.recompute = !c.recompute;
+    } else if (step % 3 == 0) {
+      c.recompute = true;
+    }
+    if (c.recompute && splitsReduction(graph.nodes[n], c.degrees))
+      c.recompute = false;
     s.configs[n] = c;
     double d = delta.simulateDelta(n, c);
     double f = full.simulateFull(s);

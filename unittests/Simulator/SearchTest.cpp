@@ -574,6 +574,53 @@ TEST(Search, ProgressIsReported) {
   EXPECT_TRUE(seen.empty());
 }
 
+TEST(Search, RecomputationFitsWhatNoPartitioningFits) {
+  // fc0 relu0 ... fc3 relu3 at batch 4096, width 64: each output is 1 MiB,
+  // the weights 16 KiB each. Every output element is kept on some device,
+  // so without recomputation each of 4 devices holds at least (8 MiB of
+  // outputs + 1 MiB of input) / 4 = 2.25 MiB; data parallelism needs
+  // 2.375 MiB (its quarter of those, the weights and their gradients).
+  OpGraph g = makeMLPGraph(4096, {64, 64, 64, 64, 64});
+  ASSERT_EQ(g.nodes.size(), 8u);
+  Machine m = p100Node(4);
+  CostModel costs(m);
+  Simulator sim(g, m, costs);
+  double dp = sim.simulateFull(dataParallelStrategy(g, 4));
+  m.device.memoryBytes = sim.peakMemoryBytes() - 256 * 1024;
+  CostModel small(m);
+  Simulator bounded(g, m, small);
+  bounded.simulateFull(dataParallelStrategy(g, 4));
+  ASSERT_TRUE(bounded.overCapacity());
+  // fitByRecomputation: the relus go first (bytes per FLOP). Recomputing
+  // relu0 alone saves nothing (its segment is alive again in the backward
+  // pass); with relu1, a second segment, a quarter of a MiB per device:
+  // then it fits, and stops.
+  int64_t sims = 0;
+  EXPECT_TRUE(fitByRecomputation(g, bounded, &sims));
+  EXPECT_EQ(sims, 2);
+  EXPECT_FALSE(bounded.overCapacity());
+  EXPECT_GE(bounded.iterationTime(),
+            dp); // (here hidden behind the all-reduces)
+  for (size_t n = 0; n < g.nodes.size(); ++n)
+    EXPECT_EQ(bounded.strategy().configs[n].recompute,
+              g.nodes[n].name == "relu0" || g.nodes[n].name == "relu1")
+        << g.nodes[n].name;
+  // The search starts from it and returns a strategy that fits.
+  SearchResult r = searchStrategy(g, m, small, proposals(1500));
+  EXPECT_FALSE(r.dataParallelFits);
+  ASSERT_TRUE(r.fits);
+  EXPECT_GT(r.recomputedNodes, 0);
+  bool fits = false;
+  EXPECT_EQ(simulate(g, m, r.best, &fits), r.bestSeconds);
+  EXPECT_TRUE(fits);
+  // Without recomputation nothing fits.
+  SearchOptions off = proposals(1500);
+  off.recompute = false;
+  SearchResult none = searchStrategy(g, m, small, off);
+  EXPECT_FALSE(none.fits);
+  EXPECT_EQ(none.recomputedNodes, 0);
+}
+
 TEST(Search, OverCapacityStrategiesAreNeverReturned) {
   OpGraph g = fourLayerMLP();
   Machine m = p100Node(4);

@@ -34,6 +34,15 @@ TEST(Strategy, Validation) {
             std::string::npos);
   EXPECT_NE(validateConfig(n, {{1, 1}, {0}}, 8).find("2 degrees for 3 loops"),
             std::string::npos);
+  // Recomputation: not of a split reduction (loop 2 of the matmul).
+  ParallelConfig recomputed{{2, 1, 1}, {0, 1}};
+  recomputed.recompute = true;
+  EXPECT_EQ(validateConfig(n, recomputed, 8), "");
+  recomputed.degrees = {1, 1, 2};
+  EXPECT_NE(validateConfig(n, recomputed, 8)
+                .find("recomputes a node that "
+                      "splits a reduction loop"),
+            std::string::npos);
 }
 
 TEST(Strategy, RandomConfigsAreValidAndJSONRoundTrips) {
@@ -45,7 +54,10 @@ TEST(Strategy, RandomConfigsAreValidAndJSONRoundTrips) {
     s.configs[n] = randomConfig(g.nodes[n], 16, rng);
     ASSERT_EQ(validateConfig(g.nodes[n], s.configs[n], 16), "");
   }
+  for (size_t n = 0; n < g.nodes.size(); n += 3)
+    s.configs[n].recompute = !splitsReduction(g.nodes[n], s.configs[n].degrees);
   std::string text = writeStrategyJSON(g, s);
+  EXPECT_NE(text.find("\"recompute\": true"), std::string::npos);
   auto back = readStrategyJSON(text, g, 16);
   ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
   EXPECT_TRUE(*back == s);
@@ -59,5 +71,12 @@ TEST(Strategy, RandomConfigsAreValidAndJSONRoundTrips) {
       R"({"nodes":[{"name":"nope","degrees":[1],"devices":[0]}]})", g);
   ASSERT_FALSE(static_cast<bool>(unknown));
   EXPECT_NE(llvm::toString(unknown.takeError()).find("no node named 'nope'"),
+            std::string::npos);
+  auto notBool = readStrategyJSON(
+      R"({"nodes":[{"name":"nope","degrees":[1],"devices":[0],)"
+      R"("recompute":1}]})",
+      g);
+  ASSERT_FALSE(static_cast<bool>(notBool));
+  EXPECT_NE(llvm::toString(notBool.takeError()).find("recompute"),
             std::string::npos);
 }

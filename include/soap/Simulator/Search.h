@@ -88,6 +88,7 @@
 #include "soap/Simulator/CostModel.h"
 #include "soap/Simulator/Machine.h"
 #include "soap/Simulator/OpGraph.h"
+#include "soap/Simulator/Simulator.h"
 #include "soap/Simulator/Strategy.h"
 
 #include <cstdint>
@@ -201,6 +202,16 @@ double polishStrategy(const OpGraph &graph, const Machine &machine,
                       int64_t *simulations = nullptr,
                       double budgetSeconds = 0, bool *cut = nullptr);
 
+/// Activation recomputation until `sim`'s current strategy fits in device
+/// memory: nodes in order of output bytes per FLOP, most first (element-wise
+/// ops and softmaxes before contractions), each that may recompute (its
+/// config splits no reduction loop) given ParallelConfig::recompute, kept
+/// when the peak memory does not rise and taken back otherwise, until the
+/// strategy fits. Does nothing to a strategy that fits. Returns whether it
+/// fits; adds its simulations to `*simulations` when not null.
+bool fitByRecomputation(const OpGraph &graph, Simulator &sim,
+                        int64_t *simulations = nullptr);
+
 /// What the progress callback sees (about every progressInterval seconds and
 /// once at the end).
 struct SearchProgress {
@@ -250,6 +261,13 @@ struct SearchOptions {
   /// estimate of two polish rounds (at most a quarter of the budget), and
   /// the polish stops at the budget with what it improved so far.
   bool polish = true;
+  /// Activation recomputation where a strategy does not fit in device
+  /// memory: a start that does not fit gets fitByRecomputation, and once
+  /// one did, proposals also turn a node's recomputation on or off (with
+  /// probability 0.1) and the polish tries turning it off. A moved node
+  /// keeps its recomputation where its new config allows it. false: no
+  /// strategy the search makes recomputes.
+  bool recompute = true;
   /// Threads for the chains of a round (1: everything on the caller's).
   int32_t threads = 1;
   /// No progress calls.
@@ -269,6 +287,8 @@ struct SearchResult {
   bool dataParallelFits = true;
   double expertSeconds = 0;
   bool expertFits = true;
+  /// Nodes the best recomputes (ParallelConfig::recompute).
+  int32_t recomputedNodes = 0;
   /// Which start the best came from: "data-parallel", "expert",
   /// "data-parallel-subset", "random".
   std::string bestStart;

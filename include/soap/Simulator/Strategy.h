@@ -7,7 +7,8 @@
 //
 // Strategy JSON: {"model": "...", "nodes": [{"name": "...",
 //                  "degrees": [..], "devices": [..]}, ...]}
-// with one entry per node, matched by node name.
+// with one entry per node, matched by node name; an entry may add
+// "recompute": true (activation recomputation, below).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,13 @@ struct ParallelConfig {
   std::vector<int32_t> degrees;
   /// One device per tile (product of degrees), all distinct.
   std::vector<int32_t> devices;
+  /// Activation recomputation: the node's output is not kept from the
+  /// forward pass for the backward pass; its tiles compute it again, on the
+  /// same devices, just before the backward pass first reads it (from the
+  /// inputs, kept or themselves recomputed). Saves the output's memory
+  /// between the passes for a second forward computation. Not with a split
+  /// reduction loop (its partial sums would need their combining again).
+  bool recompute = false;
 
   int32_t numTiles() const {
     int32_t n = 1;
@@ -39,7 +47,8 @@ struct ParallelConfig {
     return n;
   }
   bool operator==(const ParallelConfig &o) const {
-    return degrees == o.degrees && devices == o.devices;
+    return degrees == o.degrees && devices == o.devices &&
+           recompute == o.recompute;
   }
   bool operator!=(const ParallelConfig &o) const { return !(*this == o); }
 };
@@ -79,7 +88,8 @@ bool splitsReduction(const Node &node, const Degrees &degrees) {
 
 /// Empty when `config` is valid for `node` on `numDevices` devices, else
 /// the first problem (degree count, degree not dividing the extent, tile /
-/// device count mismatch, device out of range, repeated device).
+/// device count mismatch, device out of range, repeated device,
+/// recomputation with a split reduction loop).
 std::string validateConfig(const Node &node, const ParallelConfig &config,
                            int32_t numDevices);
 /// Validates every config; the message names the node.

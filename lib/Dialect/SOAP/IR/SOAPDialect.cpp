@@ -9,6 +9,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::soap;
@@ -98,6 +99,18 @@ LogicalResult SOAPDialect::verifyOperationAttribute(Operation *op,
     if (!isa<StringAttr>(attr.getValue()))
       return op->emitOpError() << "'" << kNameAttrName
                                << "' must be a string attribute";
+    return success();
+  }
+  if (attr.getName() == kRecomputeAttrName ||
+      attr.getName() == kRecomputedAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << attr.getName().getValue()
+                               << "' must be a unit attribute";
+    if (op->getNumResults() == 0 || !isMemoryEffectFree(op))
+      return op->emitOpError()
+             << "'" << attr.getName().getValue()
+             << "' needs an op with results and no memory effects (it is "
+                "computed again)";
     return success();
   }
   if (attr.getName() == kRankFunctionAttrName) {

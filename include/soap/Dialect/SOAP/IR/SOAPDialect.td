@@ -64,6 +64,15 @@ def SOAP_Dialect : Dialect {
     /// initial value (a weight lifted from a constant).
     static constexpr ::llvm::StringLiteral kInitialValueAttrName =
         "soap.initial_value";
+    /// Name of the unit attribute that asks the training step to compute
+    /// an op's results again for the backward pass instead of keeping them
+    /// from the forward pass (activation recomputation).
+    static constexpr ::llvm::StringLiteral kRecomputeAttrName =
+        "soap.recompute";
+    /// Name of the unit attribute on the training step's copies of
+    /// recomputed ops (it also keeps CSE from merging them back).
+    static constexpr ::llvm::StringLiteral kRecomputedAttrName =
+        "soap.recomputed";
     /// Name of the string attribute that holds an op's stable name.
     static constexpr ::llvm::StringLiteral kNameAttrName = "soap.name";
     /// Name of the integer attribute that marks a function as the entry
