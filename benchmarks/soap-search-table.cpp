@@ -18,7 +18,8 @@
 // paper's one-node proposals only), --unit-moves=P
 // SearchOptions::unitMoveProbability (0: no layer moves), --no-polish turns
 // SearchOptions::polish off ("chains ms" is the best before the polish,
-// "found ms" after it). A model whose JSON
+// "found ms" after it; "(recomputes N)": the found strategy recomputes N
+// layers' activations, see SearchOptions::recompute). A model whose JSON
 // is missing is reported and skipped. benchmarks/search-table.sh generates
 // the graphs and runs this.
 #include "soap/Simulator/OpGraphJSON.h"
@@ -196,8 +197,12 @@ int main(int argc, char **argv) {
                    << ms(r.dataParallelSeconds, r.dataParallelFits) << " | "
                    << ms(r.expertSeconds, r.expertFits) << " | "
                    << (r.fits ? ms(r.mcmcSeconds, true) : std::string("-"))
-                   << " | " << ms(r.bestSeconds, r.fits) << " | "
-                   << llvm::format("%.2fx", speedup) << " | "
+                   << " | " << ms(r.bestSeconds, r.fits)
+                   << (r.recomputedNodes > 0
+                           ? " (recomputes " +
+                                 std::to_string(r.recomputedNodes) + ")"
+                           : std::string())
+                   << " | " << llvm::format("%.2fx", speedup) << " | "
                    << llvm::format("%.1f", r.searchSeconds) << " | "
                    << llvm::format("%.0f", rate) << " |\n";
       llvm::outs().flush();

@@ -1104,6 +1104,8 @@ struct Simulator::Impl {
   /// those of one segment are alive together (then freed).
   void peakPerDevice(std::vector<int64_t> &out) const {
     out = memory;
+    if (numRecomputed == 0)
+      return;
     int32_t N = static_cast<int32_t>(graph.nodes.size());
     int32_t D = static_cast<int32_t>(memory.size());
     std::vector<int32_t> &root = peakScratchRoot;
@@ -1158,6 +1160,8 @@ struct Simulator::Impl {
       out[d] += most;
     }
   }
+  /// Nodes whose config recomputes (kept by Simulator's setters).
+  int32_t numRecomputed = 0;
   mutable std::vector<int32_t> peakScratchRoot, peakScratchRow;
   mutable std::vector<int64_t> peakScratchSums, peakScratchOut;
 
@@ -3277,6 +3281,9 @@ double Simulator::simulateFull(const Strategy &strategy) {
                                       strategy.configs[n].devices.end());
     current.configs[n].recompute = strategy.configs[n].recompute;
   }
+  impl->numRecomputed = 0;
+  for (const ParallelConfig &c : current.configs)
+    impl->numRecomputed += c.recompute ? 1 : 0;
   impl->full();
   commBytes = impl->comm;
   iterationSeconds = impl->iterationTime();
@@ -3307,6 +3314,8 @@ double Simulator::simulateDelta(const int32_t *nodes,
     u.configs[i].devices.assign(current.configs[n].devices.begin(),
                                 current.configs[n].devices.end());
     u.configs[i].recompute = current.configs[n].recompute;
+    impl->numRecomputed +=
+        int32_t(configs[i].recompute) - int32_t(current.configs[n].recompute);
     current.configs[n].degrees.assign(configs[i].degrees.begin(),
                                       configs[i].degrees.end());
     current.configs[n].devices.assign(configs[i].devices.begin(),
@@ -3323,8 +3332,12 @@ bool Simulator::undoDelta() {
   if (!impl->undoDelta())
     return false;
   UndoLog &u = impl->undo;
-  for (size_t i = 0; i < u.configNodes.size(); ++i)
-    std::swap(current.configs[u.configNodes[i]], u.configs[i]);
+  for (size_t i = 0; i < u.configNodes.size(); ++i) {
+    ParallelConfig &c = current.configs[u.configNodes[i]];
+    impl->numRecomputed +=
+        int32_t(u.configs[i].recompute) - int32_t(c.recompute);
+    std::swap(c, u.configs[i]);
+  }
   iterationSeconds = u.iterationSeconds;
   commBytes = u.commBytes;
   return true;

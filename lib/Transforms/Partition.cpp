@@ -1299,24 +1299,75 @@ LogicalResult Partitioner::run() {
   Block &body = func.getBody().front();
   builder.setInsertionPointToStart(&body);
   rank = RankOp::create(builder, func.getLoc(), builder.getIndexType());
-  llvm::DenseMap<Operation *, int32_t> lastOpOfNode;
+  size_t numNodes = extracted.nodeOps.size();
+  SmallVector<Operation *> lastOf(numNodes);
   for (auto [n, ops] : llvm::enumerate(extracted.nodeOps)) {
     Operation *last = ops.front();
     for (Operation *op : ops)
       if (last->isBeforeInBlock(op))
         last = op;
-    lastOpOfNode[last] = n;
+    lastOf[n] = last;
   }
+  // A layer that writes into an argument in place (a parameter's update)
+  // comes after every layer that reads the argument or a view of it (a
+  // slice, a reshape), which it would otherwise overwrite first: those may
+  // stand later than the update's own ops (a convolution's input gradient
+  // reads the filter, transposed, in an op grouped with a later one).
+  {
+    llvm::DenseMap<Operation *, int32_t> nodeOf;
+    for (auto [n, ops] : llvm::enumerate(extracted.nodeOps))
+      for (Operation *op : ops)
+        nodeOf[op] = static_cast<int32_t>(n);
+    for (auto [n, ops] : llvm::enumerate(extracted.nodeOps)) {
+      SmallVector<Value> views;
+      for (Operation *op : ops)
+        if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+          for (Value init : dps.getDpsInits())
+            if (auto arg = dyn_cast<BlockArgument>(init);
+                arg && arg.getOwner() == &body)
+              views.push_back(arg);
+      llvm::SmallPtrSet<Value, 8> seen;
+      while (!views.empty()) {
+        Value v = views.pop_back_val();
+        if (!seen.insert(v).second)
+          continue;
+        for (Operation *user : v.getUsers()) {
+          Operation *top = body.findAncestorOpInBlock(*user);
+          if (!top)
+            continue;
+          auto it = nodeOf.find(top);
+          if (it != nodeOf.end() && it->second != static_cast<int32_t>(n) &&
+              lastOf[n]->isBeforeInBlock(lastOf[it->second]))
+            lastOf[n] = lastOf[it->second];
+          if (isa<tensor::TensorDialect>(user->getDialect()))
+            llvm::append_range(views, user->getResults());
+        }
+      }
+    }
+  }
+  // Each op's layers: its own first, then those moved there (an update
+  // after the reader it waits for), in node order.
+  llvm::DenseMap<Operation *, SmallVector<int32_t, 1>> nodesAt;
+  for (size_t n = 0; n < numNodes; ++n)
+    nodesAt[lastOf[n]].push_back(static_cast<int32_t>(n));
+  auto moved = [&](int32_t n) {
+    return !llvm::is_contained(extracted.nodeOps[n], lastOf[n]);
+  };
+  for (auto &entry : nodesAt)
+    llvm::stable_sort(entry.second, [&](int32_t a, int32_t b) {
+      return !moved(a) && moved(b);
+    });
   SmallVector<Operation *> order;
   for (Operation &op : body)
     order.push_back(&op);
   for (Operation *op : order) {
-    auto it = lastOpOfNode.find(op);
-    if (it == lastOpOfNode.end())
+    auto it = nodesAt.find(op);
+    if (it == nodesAt.end())
       continue;
     builder.setInsertionPointAfter(op);
-    if (failed(partitionNode(it->second)))
-      return failure();
+    for (int32_t n : it->second)
+      if (failed(partitionNode(n)))
+        return failure();
   }
 
   // Results are gathered to rank 0; an in-place update of an argument is

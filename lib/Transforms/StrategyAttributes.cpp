@@ -108,6 +108,13 @@ mlir::soap::readStrategyFromIR(const ExtractedOpGraph &graph,
     for (int64_t device : attr.getTileDevices())
       config.devices.push_back(static_cast<int32_t>(device));
     config.recompute = anchor->hasAttr(SOAPDialect::kRecomputeAttrName);
+    if (config.recompute && ::soap::splitsReduction(node, config.degrees))
+      return anchor->emitError()
+             << "layer '" << node.name << "' is marked '"
+             << SOAPDialect::kRecomputeAttrName
+             << "' but its config splits a reduction loop (its partial "
+                "sums would need combining again); recompute it unsplit "
+                "or keep it";
     strategy.configs.push_back(std::move(config));
   }
   return strategy;

@@ -1568,6 +1568,50 @@ LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
 
 /// Upstream's cleanup of linalg ops' unused operands and results, on `ops`
 /// only (their soap.config and soap.name are kept).
+/// Moves `update`, the SGD update of `parameter` made at the end of the
+/// step, up to just after the last op it waits for: the ops that make its
+/// operands and the other readers of the parameter and of its views (so
+/// that an update in place still comes after them). The backward pass then
+/// frees a layer's activations and gradients as it goes (the partitioner emits
+/// each layer where its last op stands: a weight's gradient is grouped with its
+/// update, and would wait with it for the end of the step) and its
+/// gradient's all-reduce overlaps the layers after it.
+static void scheduleUpdate(Operation *update, Value parameter) {
+  Block *block = update->getBlock();
+  Operation *after = nullptr;
+  auto waitFor = [&](Operation *op) {
+    op = op ? block->findAncestorOpInBlock(*op) : nullptr;
+    if (op && op != update && (!after || after->isBeforeInBlock(op)))
+      after = op;
+  };
+  SmallVector<Operation *> starts; // empty tensors made for it alone
+  for (Value operand : update->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (isa_and_nonnull<tensor::EmptyOp>(def) && def->hasOneUse() &&
+        def->getBlock() == block) {
+      starts.push_back(def);
+      continue;
+    }
+    waitFor(def);
+  }
+  // The readers of the parameter and of views of it (tensor ops: a slice,
+  // a reshape, which bufferization may leave in the parameter's buffer).
+  SmallVector<Value> views = {parameter};
+  while (!views.empty()) {
+    Value v = views.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      waitFor(user);
+      if (user != update && isa<tensor::TensorDialect>(user->getDialect()))
+        llvm::append_range(views, user->getResults());
+    }
+  }
+  if (!after || !after->isBeforeInBlock(update))
+    return;
+  update->moveAfter(after);
+  for (Operation *start : starts)
+    start->moveBefore(update);
+}
+
 static void eraseUnusedOperandsAndResults(ArrayRef<Operation *> ops) {
   if (ops.empty())
     return;
@@ -1738,6 +1782,7 @@ LogicalResult TrainingStepBuilder::run() {
   // new value of: in place, the result's soap.updates_input).
   SmallVector<Value> extra;
   SmallVector<int64_t> updates;
+  SmallVector<std::pair<Operation *, Value>> updateOps;
   for (unsigned i : wanted) {
     Value arg = func.getArgument(i);
     Location loc = arg.getLoc();
@@ -1784,6 +1829,7 @@ LogicalResult TrainingStepBuilder::run() {
     }
     extra.push_back(updated);
     updates.push_back(i);
+    updateOps.push_back({updated.getDefiningOp(), arg});
   }
   for (auto [k, v] : llvm::enumerate(extra)) {
     DictionaryAttr attrs;
@@ -1795,10 +1841,12 @@ LogicalResult TrainingStepBuilder::run() {
       return failure();
     ret->insertOperands(ret.getNumOperands(), v);
   }
-  // Forward ops marked soap.recompute: computed again where the backward
-  // pass reads them.
-  recomputeForBackward(forward);
   eraseUnusedOperandsAndResults(created);
+  // Forward ops marked soap.recompute: computed again where the backward
+  // pass reads them (once the backward ops read only what they use).
+  recomputeForBackward(forward);
+  for (auto [update, parameter] : updateOps)
+    scheduleUpdate(update, parameter);
   untieSharedPads(func);
   if (anyConfig)
     return fillMissingConfigs(func);

@@ -20,6 +20,12 @@
 // CHECK: arith.select
 // d(bias): the batch loop is a reduction now.
 // CHECK: %[[DB:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%[[M]], %[[B]], %[[DY]] : {{.*}}soap.config = #soap.config<degrees = [2, 1], devices = [1, 0]>
+// Each update right after its gradient (the last op it waits for), not at
+// the end of the step.
+// CHECK: %[[NB:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[DB]] :
+// CHECK: %[[LRB:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: arith.mulf %[[LRB]], %{{.*}}
+// CHECK: arith.subf
 // d(weight) = x^T . dM over the matmul's loops (m, n, k), the matmul's config.
 // CHECK: %[[DW:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[X]], %[[DM]] : {{.*}} attrs = {soap.config = #soap.config<degrees = [2, 1, 1], devices = [1, 0]>}
 // CHECK: arith.mulf
@@ -30,7 +36,6 @@
 // CHECK: %[[LR:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK: arith.mulf %[[LR]], %{{.*}}
 // CHECK: arith.subf
-// CHECK: %[[NB:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[DB]] :
 // CHECK: return %[[Y]], %[[NW]], %[[NB]]
 
 // In place: each update writes over the parameter (its destination, so
@@ -463,12 +468,9 @@ func.func @inserted(%x: tensor<8x6xf32>, %p: tensor<8x6xf32> {soap.parameter}) -
 // CHECK: %[[DW2:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<8x4xf32>) outs(%[[ZW]] : tensor<4x4xf32>)
 // The first step's row 0 and weight gradients, onto the second's:
 // CHECK: %[[ROW0ALL:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} ins(%{{.*}} : tensor<8x4xf32>) outs(%[[ROW0]] : tensor<4xf32>)
-// CHECK: %[[DW:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[X]], %{{.*}} : tensor<8x4xf32>, tensor<8x4xf32>) outs(%[[DW2]] : tensor<4x4xf32>)
-// No sum of separate gradients:
-// CHECK-NOT: ins(%[[DW2]]
-// CHECK: linalg.generic {{.*}} ins(%[[W]], %[[DW]] :
 // The update adds each chain at its row itself (no zeros to place it in,
-// no op that sums the rows first):
+// no op that sums the rows first); it follows the last of them, before
+// the weight's gradient is complete:
 // CHECK-NOT: tensor.pad
 // CHECK: linalg.generic {{.*}} ins(%[[B]], %[[ROW0ALL]], %[[ROW1]] : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>)
 // CHECK-NEXT: ^bb0(%[[P:[^:]*]]: f32, %[[G0:[^:]*]]: f32, %[[G1:[^:]*]]: f32, %{{[^:]*}}: f32):
@@ -486,6 +488,11 @@ func.func @inserted(%x: tensor<8x6xf32>, %p: tensor<8x6xf32> {soap.parameter}) -
 // CHECK-NEXT: %[[LR:.*]] = arith.constant 5.0
 // CHECK-NEXT: %[[STEP:.*]] = arith.mulf %[[LR]], %[[DB]]
 // CHECK-NEXT: arith.subf %[[P]], %[[STEP]]
+// The weight's gradient after it:
+// CHECK: %[[DW:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[X]], %{{.*}} : tensor<8x4xf32>, tensor<8x4xf32>) outs(%[[DW2]] : tensor<4x4xf32>)
+// No sum of separate gradients:
+// CHECK-NOT: ins(%[[DW2]]
+// CHECK: linalg.generic {{.*}} ins(%[[W]], %[[DW]] :
 
 // Returned, the gradient is that sum on its own:
 // GRAD-LABEL: func.func @shared_weight(

@@ -123,3 +123,28 @@ func.func @initial_value_region(%w: memref<6xf32> {soap.region_offsets = array<i
 
 // expected-error @below {{'func.func' op argument #0 has unknown SOAP attribute 'soap.weight'}}
 func.func @unknown_arg_attr(%w: tensor<4xf32> {soap.weight}) { return }
+
+// -----
+
+func.func @recompute_not_unit(%a: f32) -> f32 {
+  // expected-error @below {{'arith.addf' op 'soap.recompute' must be a unit attribute}}
+  %0 = arith.addf %a, %a {soap.recompute = 1 : i64} : f32
+  return %0 : f32
+}
+
+// -----
+
+// Recomputation copies the op: it must have no memory effects.
+func.func @recompute_alloc() -> memref<4xf32> {
+  // expected-error @below {{'memref.alloc' op 'soap.recompute' needs an op without memory effects (it is computed again)}}
+  %0 = memref.alloc() {soap.recompute} : memref<4xf32>
+  return %0 : memref<4xf32>
+}
+
+// -----
+
+func.func @recomputed_alloc() -> memref<4xf32> {
+  // expected-error @below {{'memref.alloc' op 'soap.recomputed' needs an op without memory effects (it is computed again)}}
+  %0 = memref.alloc() {soap.recomputed} : memref<4xf32>
+  return %0 : memref<4xf32>
+}

@@ -106,11 +106,13 @@ LogicalResult SOAPDialect::verifyOperationAttribute(Operation *op,
     if (!isa<UnitAttr>(attr.getValue()))
       return op->emitOpError() << "'" << attr.getName().getValue()
                                << "' must be a unit attribute";
-    if (op->getNumResults() == 0 || !isMemoryEffectFree(op))
+    // On tensors (before bufferization, which leaves the attribute on
+    // ops without results) a recomputed op has no memory effects.
+    if (op->getNumResults() != 0 && !isMemoryEffectFree(op))
       return op->emitOpError()
              << "'" << attr.getName().getValue()
-             << "' needs an op with results and no memory effects (it is "
-                "computed again)";
+             << "' needs an op without memory effects (it is computed "
+                "again)";
     return success();
   }
   if (attr.getName() == kRankFunctionAttrName) {
