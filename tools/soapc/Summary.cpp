@@ -214,6 +214,7 @@ llvm::json::Object soapc::buildReport(const SummaryInputs &in,
         {"degrees", std::move(degrees)},
         {"devices", std::move(devices)},
         {"partitioning", describeConfig(node, config)},
+        {"recompute", config.recompute},
     });
   }
   report["ops"] = std::move(ops);

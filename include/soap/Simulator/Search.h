@@ -42,6 +42,9 @@
 // strategy over the device memory (Simulator::overCapacity) is never accepted
 // from a state that fits and never returned; a chain whose start does not fit
 // accepts any move that fits or does not raise its peak memory, until it fits.
+// Where data parallelism does not fit, each start is first made to fit by
+// activation recomputation (fitByRecomputation, SearchOptions::recompute),
+// and proposals may turn a node's recomputation on or off.
 //
 // beta = betaScale / (best time found so far), default betaScale = 100: a
 // move that makes the iteration 1% (of the best time) slower is accepted with
