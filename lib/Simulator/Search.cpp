@@ -489,7 +489,26 @@ PolishRun polishWith(const OpGraph &graph,
   std::vector<ParallelConfig> to;
   ParallelConfig aligned;
   int32_t N = static_cast<int32_t>(graph.nodes.size());
-  for (bool improved = true; improved && !run.cut;) {
+  bool improved = true;
+  // Tries configs `cs` for nodes `ns`, kept when the iteration gets faster
+  // (and, where the strategy fits, it still fits); false, trying nothing,
+  // once the deadline has come.
+  auto attempt = [&](const int32_t *ns, const ParallelConfig *cs, size_t k) {
+    if (timed && Clock::now() >= until) {
+      run.cut = true;
+      return false;
+    }
+    double t = sim.simulateDelta(ns, cs, k);
+    ++sims;
+    if (t < cur && (!fits || !sim.overCapacity())) {
+      cur = t;
+      improved = true;
+    } else {
+      sim.undoDelta();
+    }
+    return true;
+  };
+  while (improved && !run.cut) {
     improved = false;
     for (int32_t n = 0; n < N && !run.cut; ++n) {
       for (int32_t p : neighbours[n]) {
@@ -510,36 +529,16 @@ PolishRun polishWith(const OpGraph &graph,
               nodes.push_back(m);
         }
         to.assign(nodes.size(), aligned);
-        if (timed && Clock::now() >= until) {
-          run.cut = true;
+        if (!attempt(nodes.data(), to.data(), nodes.size()))
           break;
-        }
-        double t = sim.simulateDelta(nodes.data(), to.data(), nodes.size());
-        ++sims;
-        if (t < cur && (!fits || !sim.overCapacity())) {
-          cur = t;
-          improved = true;
-          continue;
-        }
-        sim.undoDelta();
       }
       // A recomputed node keeps its output instead, where it still fits.
       if (run.cut || !sim.strategy().configs[n].recompute)
         continue;
-      if (timed && Clock::now() >= until) {
-        run.cut = true;
-        break;
-      }
       aligned = sim.strategy().configs[n];
       aligned.recompute = false;
-      double t = sim.simulateDelta(n, aligned);
-      ++sims;
-      if (t < cur && (!fits || !sim.overCapacity())) {
-        cur = t;
-        improved = true;
-        continue;
-      }
-      sim.undoDelta();
+      if (!attempt(&n, &aligned, 1))
+        break;
     }
   }
   s = sim.strategy();
