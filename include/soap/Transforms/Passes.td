@@ -361,6 +361,20 @@ def TrainingStep : Pass<"soap-training-step", "ModuleOp"> {
     output width and was made whole on one device).
     Configs are filled in only when the forward function has them.
 
+    Each parameter's update comes right after the last op it waits for (its
+    gradient's terms, every reader of the parameter and its views), not at
+    the end of the step: soap-partition emits a layer where its last op
+    stands and groups a weight's gradient with its update, so the backward
+    pass then frees each layer's activations and gradients as it goes.
+
+    Activation recomputation: a forward op marked `soap.recompute` (soapc
+    marks every op of a layer whose strategy says `"recompute": true`) is
+    read by the backward pass from a copy made right before its first
+    reader there, with copies of the marked ops and the fills and empty
+    tensors it reads; the forward values are then dead after the forward
+    pass. Copies carry `soap.recomputed` (CSE keeps them apart) and their
+    original's `soap.name` with ".recompute".
+
     Differentiable: linalg ops whose body is a sum, max, min or one-hot
     selection reduction of, or an elementwise expression (with one or more
     results) over, arith / math ops (add, sub, mul, div, neg, max, min,
