@@ -755,8 +755,15 @@ int main(int argc, char **argv) {
     if (!writeFile(outputFile, text))
       return 1;
   }
-  return sim.overCapacity() ? (llvm::errs() << "soapc: warning: the strategy "
-                                               "exceeds device memory\n",
-                               0)
-                            : 0;
+  if (sim.overCapacity()) {
+    llvm::errs() << "soapc: warning: the strategy exceeds device memory";
+    if (strategyKind != "search")
+      llvm::errs() << " (--strategy=search recomputes activations where "
+                      "that makes it fit)";
+    else if (!recompute)
+      llvm::errs() << " (without --recompute=false the search may "
+                      "recompute activations to fit)";
+    llvm::errs() << "\n";
+  }
+  return 0;
 }
