@@ -1308,17 +1308,29 @@ LogicalResult Partitioner::run() {
         last = op;
     lastOf[n] = last;
   }
-  // A layer that writes into an argument in place (a parameter's update)
-  // comes after every layer that reads the argument or a view of it (a
-  // slice, a reshape), which it would otherwise overwrite first: those may
-  // stand later than the update's own ops (a convolution's input gradient
-  // reads the filter, transposed, in an op grouped with a later one).
+  // A layer that writes into an argument in place and whose results only
+  // the function returns (a parameter's update) comes after every layer
+  // that reads the argument or a view of it (a slice, a reshape), which it
+  // would otherwise overwrite first: those may stand later than the
+  // update's own ops (a convolution's input gradient reads the filter,
+  // transposed, in an op grouped with a later one).
   {
     llvm::DenseMap<Operation *, int32_t> nodeOf;
     for (auto [n, ops] : llvm::enumerate(extracted.nodeOps))
       for (Operation *op : ops)
         nodeOf[op] = static_cast<int32_t>(n);
+    Operation *terminator = body.getTerminator();
     for (auto [n, ops] : llvm::enumerate(extracted.nodeOps)) {
+      // Only a layer whose results only the function returns moves (no
+      // later layer reads them before where it goes).
+      bool onlyReturned = llvm::all_of(ops, [&](Operation *op) {
+        return llvm::all_of(op->getUsers(), [&](Operation *user) {
+          Operation *top = body.findAncestorOpInBlock(*user);
+          return top == terminator || llvm::is_contained(ops, top);
+        });
+      });
+      if (!onlyReturned)
+        continue;
       SmallVector<Value> views;
       for (Operation *op : ops)
         if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
