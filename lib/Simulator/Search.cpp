@@ -571,6 +571,20 @@ double soap::polishStrategy(const OpGraph &graph, const Machine &machine,
 // Recomputation
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// Whether recomputing node `n` under a config of `degrees` does anything:
+/// not with a split reduction (not allowed), nor for an output the graph
+/// returns (kept anyway).
+template <typename Degrees>
+bool mayRecompute(const OpGraph &graph, int32_t n, const Degrees &degrees) {
+  const Node &node = graph.nodes[n];
+  for (const Operand &out : node.outputs)
+    if (graph.tensors[out.tensor].isOutput)
+      return false;
+  return !splitsReduction(node, degrees);
+}
+} // namespace
+
 bool soap::fitByRecomputation(const OpGraph &graph, Simulator &sim,
                               int64_t *simulations) {
   if (!sim.overCapacity())
@@ -593,7 +607,7 @@ bool soap::fitByRecomputation(const OpGraph &graph, Simulator &sim,
   for (const auto &entry : order) {
     int32_t n = entry.second;
     const ParallelConfig &cur = sim.strategy().configs[n];
-    if (cur.recompute || splitsReduction(graph.nodes[n], cur.degrees))
+    if (cur.recompute || !mayRecompute(graph, n, cur.degrees))
       continue;
     c = cur;
     c.recompute = true;
@@ -857,7 +871,7 @@ struct Search {
           ch.proposal.recompute = now.recompute;
         }
         if (ch.proposal.recompute &&
-            splitsReduction(graph.nodes[n], ch.proposal.degrees))
+            !mayRecompute(graph, n, ch.proposal.degrees))
           ch.proposal.recompute = false;
       }
       bool tied =

@@ -245,6 +245,9 @@ struct NodeStatic {
   std::vector<int32_t> sharedOf;
   /// Shared parameters read by the node (distinct).
   std::vector<int32_t> shared;
+  /// An output is a graph output (returned, so kept whatever the config
+  /// says: ParallelConfig::recompute changes nothing).
+  bool returnsOutput = false;
 };
 
 /// A parameter tensor read by several (node, input) pairs: synchronized once
@@ -621,6 +624,7 @@ struct Simulator::Impl {
       for (const Operand &op : node.outputs) {
         full += double(graph.tensors[op.tensor].bytes());
         ns.ranks.push_back(static_cast<int32_t>(op.dims.size()));
+        ns.returnsOutput |= graph.tensors[op.tensor].isOutput;
       }
       ns.scale = node.bytes > 0 && full > 0 ? node.bytes / full : 1.0;
       ns.outElementBytes =
@@ -1112,7 +1116,7 @@ struct Simulator::Impl {
     root.clear();
     bool any = false;
     for (int32_t n = 0; n < N; ++n) {
-      bool r = strategy.configs[n].recompute;
+      bool r = recomputes(n);
       root.push_back(r ? n : -1);
       any |= r;
     }
@@ -1159,6 +1163,11 @@ struct Simulator::Impl {
         most = std::max(most, sums[k]);
       out[d] += most;
     }
+  }
+  /// Whether node n's config recomputes its output (one the graph returns
+  /// is kept anyway).
+  bool recomputes(int32_t n) const {
+    return strategy.configs[n].recompute && !nstat[n].returnsOutput;
   }
   /// Nodes whose config recomputes (kept by Simulator's setters).
   int32_t numRecomputed = 0;
@@ -2086,7 +2095,7 @@ struct Simulator::Impl {
 
   void buildForward(int32_t n) {
     NodeGeom &g = geom[n];
-    bool recomputes = strategy.configs[n].recompute;
+    bool recomputes = this->recomputes(n);
     const NodeStatic &ns = nstat[n];
     Block &bl = blocks[forwardBlock[n]];
     Stage &st = stageMain;
@@ -2340,7 +2349,7 @@ struct Simulator::Impl {
     st.clear();
     int32_t T = g.tiles;
     int32_t fwdBase = beginOf(forwardBlock[n]);
-    bool recomputes = strategy.configs[n].recompute;
+    bool recomputes = this->recomputes(n);
     for (int32_t t = 0; t < T; ++t) {
       // A recomputed output is computed again first, on the same device.
       st.add(TaskKind::Backward, g.devices[t],

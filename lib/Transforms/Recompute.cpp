@@ -18,9 +18,14 @@ unsigned mlir::soap::recomputeForBackward(ArrayRef<Operation *> forward) {
   if (forward.empty())
     return 0;
   llvm::DenseSet<Operation *> inForward(forward.begin(), forward.end());
+  Block *block = forward.front()->getBlock();
+  Operation *terminator = block->getTerminator();
+  // An op whose result the step returns keeps it anyway: not copied.
   auto isMarked = [&](Operation *op) {
     return op && inForward.contains(op) &&
-           op->hasAttr(SOAPDialect::kRecomputeAttrName);
+           op->hasAttr(SOAPDialect::kRecomputeAttrName) &&
+           llvm::none_of(op->getUsers(),
+                         [&](Operation *user) { return user == terminator; });
   };
   // What a copy computes again along with it: marked ops and the values
   // that only start one (a destination).
@@ -56,9 +61,8 @@ unsigned mlir::soap::recomputeForBackward(ArrayRef<Operation *> forward) {
     ++copies;
     return c;
   };
-  Block *block = forward.front()->getBlock();
-  for (Operation *op = forward.back()->getNextNode();
-       op && op != block->getTerminator(); op = op->getNextNode()) {
+  for (Operation *op = forward.back()->getNextNode(); op && op != terminator;
+       op = op->getNextNode()) {
     op->walk([&](Operation *inner) {
       for (OpOperand &use : inner->getOpOperands()) {
         Operation *def = use.get().getDefiningOp();

@@ -14,7 +14,8 @@ namespace mlir::soap {
 
 /// Activation recomputation. `forward` lists the forward ops of a training
 /// step, in order, in the same block as the backward ops after them. Every
-/// result of a forward op marked `soap.recompute` that an op after
+/// result of a forward op marked `soap.recompute` (and none of whose
+/// results the step returns: those stay alive anyway) that an op after
 /// `forward` (but the block's terminator) reads is read from a copy of the
 /// op instead, made right before the first such reader. The copy's operands
 /// made by marked ops, and by fills and empty tensors of the forward pass

@@ -1,5 +1,5 @@
-// RUN: soap-opt %s --soap-training-step | FileCheck %s
-// RUN: soap-opt %s --soap-training-step --cse | FileCheck %s --check-prefix=CSE
+// RUN: soap-opt %s -split-input-file --soap-training-step | FileCheck %s
+// RUN: soap-opt %s -split-input-file --soap-training-step --cse | FileCheck %s --check-prefix=CSE
 
 // Activation recomputation: fc1 and its ReLU are marked soap.recompute. The
 // backward pass reads copies of them, made (with a copy of the fill that
@@ -47,4 +47,29 @@ func.func @mlp(%x: tensor<4x8xf32>, %w1: tensor<8x16xf32> {soap.parameter}, %w2:
   %f2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<4x2xf32>) -> tensor<4x2xf32>
   %y = linalg.matmul {soap.name = "fc2"} ins(%r, %w2 : tensor<4x16xf32>, tensor<16x2xf32>) outs(%f2 : tensor<4x2xf32>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
+}
+
+
+// -----
+
+// A marked op whose result the step returns keeps it anyway: no copy (the
+// ReLU's gradient reads the returned pre-activation itself).
+// CHECK-LABEL: func.func @returned(
+// CHECK: %[[H:.*]] = linalg.matmul {soap.name = "fc", soap.recompute}
+// CHECK-NOT: soap.recomputed
+// CHECK: ins(%[[H]], %{{.*}} : {{.*}}soap.name = "relu.grad"
+// CHECK-NOT: soap.recomputed
+// CHECK: return %[[H]],
+#map = affine_map<(d0, d1) -> (d0, d1)>
+func.func @returned(%x: tensor<4x8xf32>, %w: tensor<8x16xf32> {soap.parameter}) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %h = linalg.matmul {soap.name = "fc", soap.recompute} ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %r = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"], soap.name = "relu"} ins(%h : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<4x16xf32>
+  return %h, %r : tensor<4x16xf32>, tensor<4x16xf32>
 }

@@ -839,10 +839,10 @@ TEST(Simulator, MemoryOverflowFlagged) {
 }
 
 TEST(Simulator, RecomputedOutputsAreNotKept) {
-  // fc0 -> relu0 -> fc1 -> relu1, all on gpu0; each relu output is
-  // 64 * 256 * 4 = 65536 B.
-  OpGraph g = makeMLPGraph(64, {128, 256, 256});
-  ASSERT_EQ(g.nodes.size(), 4u);
+  // fc0 -> relu0 -> fc1 -> relu1 -> fc2 -> relu2 (the graph's output), all
+  // on gpu0; each relu output is 64 * 256 * 4 = 65536 B.
+  OpGraph g = makeMLPGraph(64, {128, 256, 256, 256});
+  ASSERT_EQ(g.nodes.size(), 6u);
   Machine m = testMachine(1);
   ProfileTable prof;
   addProfile(prof, g.nodes[0], {64, 256, 128}, 10, 20);
@@ -867,6 +867,12 @@ TEST(Simulator, RecomputedOutputsAreNotKept) {
   s.configs[2].recompute = true;
   sim.simulateFull(s);
   EXPECT_EQ(sim.peakMemoryBytes(), peak);
+  // The graph's output is kept anyway: recomputing relu2 changes nothing.
+  Strategy last = singleDeviceStrategy(g);
+  last.configs[5].recompute = true;
+  EXPECT_EQ(sim.simulateFull(last), kept);
+  EXPECT_EQ(sim.peakMemoryBytes(), peak);
+  sim.simulateFull(s);
   // Delta simulation: toggling the flag alone equals a full simulation.
   Simulator full(g, m, costs);
   ParallelConfig c = s.configs[2];

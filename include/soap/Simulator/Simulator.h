@@ -109,12 +109,12 @@
 // synchronized region and device), the output regions each tile keeps for
 // backward, graph-input regions it reads, and activations it receives from
 // other devices. Nothing is freed within the iteration, so the total is the
-// peak, except for recomputed outputs (ParallelConfig::recompute): those are
-// not kept; the backward pass computes each segment of recomputed nodes
-// (connected by edges) again, so the peak adds, per device, the largest
-// segment's outputs on it, and a recomputed node's backward tasks run its
-// forward computation first. A device over the machine's capacity makes the
-// strategy over capacity (report().overCapacity).
+// peak, except for recomputed outputs (ParallelConfig::recompute; not those
+// the graph returns, which stay): those are not kept; the backward pass
+// computes each segment of recomputed nodes (connected by edges) again, so the
+// peak adds, per device, the largest segment's outputs on it, and a recomputed
+// node's backward tasks run its forward computation first. A device over the
+// machine's capacity makes the strategy over capacity (report().overCapacity).
 //
 //===----------------------------------------------------------------------===//
 

@@ -38,6 +38,8 @@ struct ParallelConfig {
   /// inputs, kept or themselves recomputed). Saves the output's memory
   /// between the passes for a second forward computation. Not with a split
   /// reduction loop (its partial sums would need their combining again).
+  /// A node whose output the graph returns keeps it anyway: there the flag
+  /// changes nothing.
   bool recompute = false;
 
   int32_t numTiles() const {
