@@ -27,6 +27,10 @@ using ::soap::Node;
 using ::soap::Operand;
 using ::soap::Tensor;
 
+bool mlir::soap::isValueStart(Operation *op) {
+  return isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(op);
+}
+
 std::string mlir::soap::getStableName(Operation *op) {
   if (auto name = op->getAttrOfType<StringAttr>(SOAPDialect::kNameAttrName))
     return name.str();

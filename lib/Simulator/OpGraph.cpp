@@ -17,6 +17,13 @@ std::vector<int32_t> OpGraph::consumers(int32_t t) const {
   return result;
 }
 
+bool OpGraph::writesOutput(int32_t n) const {
+  for (const Operand &out : nodes[n].outputs)
+    if (tensors[out.tensor].isOutput)
+      return true;
+  return false;
+}
+
 int64_t OpGraph::numParameters() const {
   int64_t total = 0;
   for (const Tensor &t : tensors)

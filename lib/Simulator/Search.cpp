@@ -577,11 +577,7 @@ namespace {
 /// returns (kept anyway).
 template <typename Degrees>
 bool mayRecompute(const OpGraph &graph, int32_t n, const Degrees &degrees) {
-  const Node &node = graph.nodes[n];
-  for (const Operand &out : node.outputs)
-    if (graph.tensors[out.tensor].isOutput)
-      return false;
-  return !splitsReduction(node, degrees);
+  return !graph.writesOutput(n) && !splitsReduction(graph.nodes[n], degrees);
 }
 } // namespace
 
@@ -1156,8 +1152,7 @@ struct Search {
     r.stopReason = stop;
     r.beta = beta;
     if (bestSeconds < INFINITY) {
-      for (const ParallelConfig &c : best.configs)
-        r.recomputedNodes += c.recompute ? 1 : 0;
+      r.recomputedNodes = best.numRecomputed();
       r.best = std::move(best);
       r.bestSeconds = bestSeconds;
       r.fits = true;

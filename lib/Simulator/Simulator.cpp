@@ -624,9 +624,9 @@ struct Simulator::Impl {
       for (const Operand &op : node.outputs) {
         full += double(graph.tensors[op.tensor].bytes());
         ns.ranks.push_back(static_cast<int32_t>(op.dims.size()));
-        ns.returnsOutput |= graph.tensors[op.tensor].isOutput;
       }
       ns.scale = node.bytes > 0 && full > 0 ? node.bytes / full : 1.0;
+      ns.returnsOutput = graph.writesOutput(n);
       ns.outElementBytes =
           node.outputs.empty()
               ? 4
@@ -1108,8 +1108,6 @@ struct Simulator::Impl {
   /// those of one segment are alive together (then freed).
   void peakPerDevice(std::vector<int64_t> &out) const {
     out = memory;
-    if (numRecomputed == 0)
-      return;
     int32_t N = static_cast<int32_t>(graph.nodes.size());
     int32_t D = static_cast<int32_t>(memory.size());
     std::vector<int32_t> &root = peakScratchRoot;
@@ -1120,7 +1118,7 @@ struct Simulator::Impl {
       root.push_back(r ? n : -1);
       any |= r;
     }
-    if (!any)
+    if (!any) // the common case: a pass over the flags
       return;
     auto find = [&](int32_t n) {
       while (root[n] != n)
@@ -1169,8 +1167,6 @@ struct Simulator::Impl {
   bool recomputes(int32_t n) const {
     return strategy.configs[n].recompute && !nstat[n].returnsOutput;
   }
-  /// Nodes whose config recomputes (kept by Simulator's setters).
-  int32_t numRecomputed = 0;
   mutable std::vector<int32_t> peakScratchRoot, peakScratchRow;
   mutable std::vector<int64_t> peakScratchSums, peakScratchOut;
 
@@ -3290,9 +3286,6 @@ double Simulator::simulateFull(const Strategy &strategy) {
                                       strategy.configs[n].devices.end());
     current.configs[n].recompute = strategy.configs[n].recompute;
   }
-  impl->numRecomputed = 0;
-  for (const ParallelConfig &c : current.configs)
-    impl->numRecomputed += c.recompute ? 1 : 0;
   impl->full();
   commBytes = impl->comm;
   iterationSeconds = impl->iterationTime();
@@ -3323,8 +3316,6 @@ double Simulator::simulateDelta(const int32_t *nodes,
     u.configs[i].devices.assign(current.configs[n].devices.begin(),
                                 current.configs[n].devices.end());
     u.configs[i].recompute = current.configs[n].recompute;
-    impl->numRecomputed +=
-        int32_t(configs[i].recompute) - int32_t(current.configs[n].recompute);
     current.configs[n].degrees.assign(configs[i].degrees.begin(),
                                       configs[i].degrees.end());
     current.configs[n].devices.assign(configs[i].devices.begin(),
@@ -3341,12 +3332,8 @@ bool Simulator::undoDelta() {
   if (!impl->undoDelta())
     return false;
   UndoLog &u = impl->undo;
-  for (size_t i = 0; i < u.configNodes.size(); ++i) {
-    ParallelConfig &c = current.configs[u.configNodes[i]];
-    impl->numRecomputed +=
-        int32_t(u.configs[i].recompute) - int32_t(c.recompute);
-    std::swap(c, u.configs[i]);
-  }
+  for (size_t i = 0; i < u.configNodes.size(); ++i)
+    std::swap(current.configs[u.configNodes[i]], u.configs[i]);
   iterationSeconds = u.iterationSeconds;
   commBytes = u.commBytes;
   return true;

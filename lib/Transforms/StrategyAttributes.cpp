@@ -2,9 +2,6 @@
 
 #include "soap/Transforms/StrategyAttributes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -72,8 +69,7 @@ void mlir::soap::annotateStrategy(const ExtractedOpGraph &graph,
     // it) but those that only start a value (the training step computes
     // them again with the ops they start).
     for (Operation *op : ops) {
-      if (config.recompute && op->getNumResults() > 0 &&
-          !isa<tensor::EmptyOp, linalg::FillOp, arith::ConstantOp>(op))
+      if (config.recompute && op->getNumResults() > 0 && !isValueStart(op))
         op->setAttr(SOAPDialect::kRecomputeAttrName,
                     UnitAttr::get(op->getContext()));
       else

@@ -1628,13 +1628,10 @@ void TrainingStepBuilder::nameGradientOps(Operation *forward, Operation *last,
   // fuses after its anchor, a concatenation's later inserts) is part of
   // the layer of the first named op it writes into (its destination) or,
   // failing that, reads.
-  // Ops that only start a value (no layer's work, named by none).
-  auto isStart = [](Operation *op) {
-    return isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(op);
-  };
+  // Ops that only start a value are named by none.
   auto isMade = [&](Value v) {
     Operation *def = v.getDefiningOp();
-    return def && !isStart(def);
+    return def && !isValueStart(def);
   };
   std::string base;
   for (Operation *op = forward; op && base.empty();) {
@@ -1651,7 +1648,7 @@ void TrainingStepBuilder::nameGradientOps(Operation *forward, Operation *last,
   base += ".grad";
   for (Operation *op = last->getNextNode(); op && op != end;
        op = op->getNextNode()) {
-    if (isStart(op) || op->hasAttr(SOAPDialect::kNameAttrName))
+    if (isValueStart(op) || op->hasAttr(SOAPDialect::kNameAttrName))
       continue;
     unsigned count = gradientNames[base]++;
     std::string name = base;

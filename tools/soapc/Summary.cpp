@@ -187,10 +187,7 @@ llvm::json::Object soapc::buildReport(const SummaryInputs &in,
     report["search_polish_cut"] = in.polishCut;
   }
   report["peak_memory_bytes_per_device"] = in.report.peakMemoryBytes;
-  int64_t recomputed = 0;
-  for (const soap::ParallelConfig &c : in.strategy.configs)
-    recomputed += c.recompute ? 1 : 0;
-  report["recomputed_layers"] = recomputed;
+  report["recomputed_layers"] = in.strategy.numRecomputed();
   report["parameters"] = in.graph.numParameters();
   llvm::json::Array ops;
   for (size_t n = 0; n < in.graph.nodes.size(); ++n) {

@@ -48,6 +48,10 @@ struct ExtractedOpGraph {
 /// NameLoc, else empty.
 std::string getStableName(Operation *op);
 
+/// Whether `op` only starts a value (an empty tensor, a fill, a constant):
+/// no layer's work of its own.
+bool isValueStart(Operation *op);
+
 /// The function SOAP works on: `name` if given, else the one public function
 /// with a body that no other function calls. Emits an error when there is no
 /// such function or more than one candidate.

@@ -129,6 +129,9 @@ struct OpGraph {
 
   /// Nodes that read tensor `t`, in node order.
   std::vector<int32_t> consumers(int32_t t) const;
+  /// Whether node `n` writes a graph output (which the step returns, so
+  /// it is kept whatever the strategy: ParallelConfig::recompute).
+  bool writesOutput(int32_t n) const;
   /// Total number of parameter elements.
   int64_t numParameters() const;
   /// Checks internal consistency (indices in range, one access per tensor

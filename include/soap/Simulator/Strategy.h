@@ -60,6 +60,13 @@ struct Strategy {
   std::vector<ParallelConfig> configs;
 
   bool operator==(const Strategy &o) const { return configs == o.configs; }
+  /// Nodes whose config says ParallelConfig::recompute.
+  int32_t numRecomputed() const {
+    int32_t k = 0;
+    for (const ParallelConfig &c : configs)
+      k += c.recompute ? 1 : 0;
+    return k;
+  }
 };
 
 /// The config that runs the whole node on `device`.
