@@ -16,6 +16,7 @@
 #include "mlir/Interfaces/TilingInterface.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
@@ -29,6 +30,23 @@ using ::soap::Tensor;
 
 bool mlir::soap::isValueStart(Operation *op) {
   return isa<tensor::EmptyOp, arith::ConstantOp, linalg::FillOp>(op);
+}
+
+SmallVector<Operation *> mlir::soap::readersOfViews(Value value) {
+  SmallVector<Operation *> readers;
+  llvm::SmallPtrSet<Operation *, 8> seen;
+  SmallVector<Value> views = {value};
+  while (!views.empty()) {
+    Value v = views.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (!seen.insert(user).second)
+        continue;
+      readers.push_back(user);
+      if (isa<tensor::TensorDialect>(user->getDialect()))
+        llvm::append_range(views, user->getResults());
+    }
+  }
+  return readers;
 }
 
 std::string mlir::soap::getStableName(Operation *op) {

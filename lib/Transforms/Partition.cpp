@@ -1331,28 +1331,21 @@ LogicalResult Partitioner::run() {
       });
       if (!onlyReturned)
         continue;
-      SmallVector<Value> views;
-      for (Operation *op : ops)
-        if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
-          for (Value init : dps.getDpsInits())
-            if (auto arg = dyn_cast<BlockArgument>(init);
-                arg && arg.getOwner() == &body)
-              views.push_back(arg);
-      llvm::SmallPtrSet<Value, 8> seen;
-      while (!views.empty()) {
-        Value v = views.pop_back_val();
-        if (!seen.insert(v).second)
+      for (Operation *op : ops) {
+        auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+        if (!dps)
           continue;
-        for (Operation *user : v.getUsers()) {
-          Operation *top = body.findAncestorOpInBlock(*user);
-          if (!top)
+        for (Value init : dps.getDpsInits()) {
+          auto arg = dyn_cast<BlockArgument>(init);
+          if (!arg || arg.getOwner() != &body)
             continue;
-          auto it = nodeOf.find(top);
-          if (it != nodeOf.end() && it->second != static_cast<int32_t>(n) &&
-              lastOf[n]->isBeforeInBlock(lastOf[it->second]))
-            lastOf[n] = lastOf[it->second];
-          if (isa<tensor::TensorDialect>(user->getDialect()))
-            llvm::append_range(views, user->getResults());
+          for (Operation *reader : readersOfViews(arg)) {
+            Operation *top = body.findAncestorOpInBlock(*reader);
+            auto it = top ? nodeOf.find(top) : nodeOf.end();
+            if (it != nodeOf.end() && it->second != static_cast<int32_t>(n) &&
+                lastOf[n]->isBeforeInBlock(lastOf[it->second]))
+              lastOf[n] = lastOf[it->second];
+          }
         }
       }
     }

@@ -1594,17 +1594,8 @@ static void scheduleUpdate(Operation *update, Value parameter) {
     }
     waitFor(def);
   }
-  // The readers of the parameter and of views of it (tensor ops: a slice,
-  // a reshape, which bufferization may leave in the parameter's buffer).
-  SmallVector<Value> views = {parameter};
-  while (!views.empty()) {
-    Value v = views.pop_back_val();
-    for (Operation *user : v.getUsers()) {
-      waitFor(user);
-      if (user != update && isa<tensor::TensorDialect>(user->getDialect()))
-        llvm::append_range(views, user->getResults());
-    }
-  }
+  for (Operation *reader : readersOfViews(parameter))
+    waitFor(reader);
   if (!after || !after->isBeforeInBlock(update))
     return;
   update->moveAfter(after);

@@ -52,6 +52,12 @@ std::string getStableName(Operation *op);
 /// no layer's work of its own.
 bool isValueStart(Operation *op);
 
+/// Every op that reads `value` or a view of it a tensor op makes (a slice,
+/// a reshape: bufferization may leave those in `value`'s buffer), each
+/// once, the tensor ops included: what an update of `value` in place must
+/// come after.
+SmallVector<Operation *> readersOfViews(Value value);
+
 /// The function SOAP works on: `name` if given, else the one public function
 /// with a body that no other function calls. Emits an error when there is no
 /// such function or more than one candidate.
