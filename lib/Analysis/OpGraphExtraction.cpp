@@ -735,6 +735,25 @@ static bool sameLayoutAsAnchor(Operation *op, Operation *anchor,
 
 /// Elementwise op whose data input is the open output of a node used by
 /// nothing else: the op joins that node.
+/// Whether the derivative of `op`'s payload reads `operand`'s value: it
+/// reaches an op other than a sum or difference (whose derivatives are
+/// constants). A ReLU's (max(x + b, 0)) or a product's does; a bias add's
+/// does not.
+static bool derivativeReads(linalg::LinalgOp op, OpOperand *operand) {
+  SmallVector<Value> work{op.getMatchingBlockArgument(operand)};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (isa<linalg::YieldOp>(user))
+        continue;
+      if (!isa<arith::AddFOp, arith::SubFOp, arith::NegFOp>(user))
+        return true;
+      work.push_back(user->getResult(0));
+    }
+  }
+  return false;
+}
+
 FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
   if (!options.groupOps || op.getNumDpsInits() != 1 ||
       op.getNumParallelLoops() != op.getNumLoops() ||
@@ -809,8 +828,12 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
   if (!sameLayoutAsAnchor(op, result.nodeOps[node].front(), loopMap))
     return false;
 
-  // Join: every other read operand becomes an input of the node.
+  // Join: every other read operand becomes an input of the node, and the
+  // data input a value inside it (kept for the backward pass where the
+  // op's derivative reads it).
   n.flops += bodyFlops(op);
+  if (derivativeReads(op, main))
+    n.savedBytes += result.graph.tensors[tensorOf.lookup(main->get())].bytes();
   n.groupedOps.push_back(op->getName().getStringRef().str());
   result.nodeOps[node].push_back(op.getOperation());
   openOutput.erase(main->get());

@@ -89,6 +89,10 @@ std::string OpGraph::validate() const {
         err << "node '" << node.name << "' has a non-positive loop extent";
         return err.str();
       }
+    if (node.savedBytes < 0) {
+      err << "node '" << node.name << "' has negative saved bytes";
+      return err.str();
+    }
     for (const Operand &op : node.inputs)
       if (!checkOperand(node, op, n, false))
         return err.str();

@@ -83,6 +83,8 @@ std::string soap::writeOpGraphJSON(const OpGraph &graph) {
             j.attribute("bytes", n.bytes);
             if (!n.reductionSplittable)
               j.attribute("reduction_splittable", false);
+            if (n.savedBytes)
+              j.attribute("saved_bytes", n.savedBytes);
             j.attributeArray("grouped_ops", [&] {
               for (const std::string &g : n.groupedOps)
                 j.value(g);
@@ -242,7 +244,7 @@ llvm::Expected<OpGraph> soap::readOpGraphJSON(StringRef text) {
         !r.checkKeys(*obj, path,
                      {"name", "kind", "extents", "loops", "flops", "bytes",
                       "grouped_ops", "inputs", "outputs",
-                      "reduction_splittable"}))
+                      "reduction_splittable", "saved_bytes"}))
       return r.takeError("op graph");
     Node n;
     const json::Array *extents, *grouped, *inputs, *outputs;
@@ -257,6 +259,7 @@ llvm::Expected<OpGraph> soap::readOpGraphJSON(StringRef text) {
         !r.getArray(*obj, path, "grouped_ops", grouped, false) ||
         !r.getBool(*obj, path, "reduction_splittable", n.reductionSplittable,
                    false) ||
+        !r.getInt(*obj, path, "saved_bytes", n.savedBytes, false) ||
         !r.getArray(*obj, path, "inputs", inputs) ||
         !r.getArray(*obj, path, "outputs", outputs))
       return r.takeError("op graph");

@@ -122,6 +122,9 @@ std::string soap::printOpGraphText(const OpGraph &graph) {
         os << " " << g;
       os << "\n";
     }
+    if (n.savedBytes)
+      os << "  saved inside for the backward pass: " << n.savedBytes
+         << " bytes\n";
   }
   return os.str();
 }

@@ -895,13 +895,17 @@ struct Search {
         t = sim.simulateDelta(n, ch.proposal);
       }
       ++ch.simulations;
-      bool fits = !sim.overCapacity();
-      bool accept;
+      bool fits, accept;
       if (ch.curFits) {
-        accept = fits && (t <= ch.cur ||
-                          uniform01(ch.rng) < std::exp(beta * (ch.cur - t)));
+        // The memory only where the time accepts (its walk over the step
+        // costs about as much as a delta on a large graph).
+        accept =
+            t <= ch.cur || uniform01(ch.rng) < std::exp(beta * (ch.cur - t));
+        fits = accept && !sim.overCapacity();
+        accept = fits;
       } else {
         int64_t peak = sim.peakMemoryBytes();
+        fits = peak <= machine.device.memoryBytes; // overCapacity()'s test
         accept = fits || peak <= ch.curPeak;
         if (accept)
           ch.curPeak = peak;

@@ -137,8 +137,17 @@ struct NodeGeom {
   std::vector<Range> regions;
   std::vector<int32_t> opOffset;
   std::vector<double> fwd, bwd;
-  std::vector<int64_t> kept;     ///< memory per tile
+  /// Memory per tile kept through the iteration: parameters, graph-input
+  /// regions.
+  std::vector<int64_t> kept;
+  /// Per tile: the gradients of the parameters it reads (not shared ones:
+  /// their sync block keeps theirs), alive while B(n) runs (the training
+  /// step updates each parameter right after its gradient).
+  std::vector<int64_t> paramGrad;
   std::vector<int64_t> outBytes; ///< output bytes per tile (partial sums)
+  /// Memory per tile kept from the forward to the backward pass: the output
+  /// regions and their share of the values saved inside the node.
+  std::vector<int64_t> act;
   std::vector<int32_t> owner;    ///< first tile of the tile's reduction group
   /// Split reductions (buildForward): the tiles grouped by owner, in tile
   /// order (members[groupBegin[o], + groupSize[o]) for owner o), and per
@@ -190,6 +199,8 @@ struct NodeGeom {
     bwd.swap(o.bwd);
     kept.swap(o.kept);
     outBytes.swap(o.outBytes);
+    act.swap(o.act);
+    paramGrad.swap(o.paramGrad);
     owner.swap(o.owner);
     outDisjoint.swap(o.outDisjoint);
     outExact.swap(o.outExact);
@@ -248,6 +259,17 @@ struct NodeStatic {
   /// An output is a graph output (returned, so kept whatever the config
   /// says: ParallelConfig::recompute changes nothing).
   bool returnsOutput = false;
+  /// Whether the backward pass computes the gradient of the outputs (some
+  /// parameter is upstream of them).
+  bool gradNeeded = false;
+  /// The last node that reads an output (the node itself when none does):
+  /// the first backward task that writes its gradient.
+  int32_t lastReader = -1;
+  /// The nodes whose lastReader this node is (itself included), once each.
+  std::vector<int32_t> lastReadHere;
+  /// Bytes of the output tensors, whole (Node::savedBytes is shared out in
+  /// proportion to them).
+  int64_t outTensorBytes = 0;
 };
 
 /// A parameter tensor read by several (node, input) pairs: synchronized once
@@ -520,7 +542,9 @@ struct Simulator::Impl {
   std::vector<uint8_t> inputDirty, rebuild;
   int32_t pendingDirty = 0;
 
-  std::vector<int64_t> memory; // per device
+  /// Per device: what the blocks keep all iteration, then (at D + d) the
+  /// sum of what the walk of peakPerDevice may add (fitsForSure).
+  std::vector<int64_t> memory;
   int64_t comm = 0;
   UndoLog undo;
   /// Machine::linkBetween for every ordered device pair (src * D + dst).
@@ -627,6 +651,9 @@ struct Simulator::Impl {
       }
       ns.scale = node.bytes > 0 && full > 0 ? node.bytes / full : 1.0;
       ns.returnsOutput = graph.writesOutput(n);
+      ns.lastReader = n;
+      for (const Operand &op : node.outputs)
+        ns.outTensorBytes += graph.tensors[op.tensor].bytes();
       ns.outElementBytes =
           node.outputs.empty()
               ? 4
@@ -657,9 +684,12 @@ struct Simulator::Impl {
         int32_t id = static_cast<int32_t>(edges.size());
         edges.push_back({p, n, i, o});
         nstat[p].outEdges.push_back(id);
+        nstat[p].lastReader = n; // nodes in order: the last one stays
         ns.inEdges.push_back(id);
       }
     }
+    for (int32_t n = 0; n < N; ++n)
+      nstat[nstat[n].lastReader].lastReadHere.push_back(n);
     {
       std::vector<uint8_t> needs(graph.tensors.size(), 0);
       for (int32_t n = 0; n < N; ++n) {
@@ -668,6 +698,7 @@ struct Simulator::Impl {
           any |= graph.tensors[in.tensor].isParameter || needs[in.tensor];
         for (const Operand &out : graph.nodes[n].outputs)
           needs[out.tensor] = any;
+        nstat[n].gradNeeded = any;
       }
       gradNeeded.resize(edges.size());
       mayGroupBefore.assign(edges.size(), 0);
@@ -811,7 +842,7 @@ struct Simulator::Impl {
     undo.edgeSlots.resize(E);
     undo.sharedSlots.resize(S);
     undo.blockSlots.resize(NB);
-    memory.assign(D, 0);
+    memory.assign(2 * size_t(D), 0);
     linkSlot.assign(machine.numLinks(), -1);
     linkTable.assign(size_t(D) * D, -1);
     devLast.assign(D, -1);
@@ -863,6 +894,8 @@ struct Simulator::Impl {
     g.bwd.resize(T);
     g.kept.resize(T);
     g.outBytes.resize(T);
+    g.act.resize(T);
+    g.paramGrad.resize(T);
     g.owner.resize(T);
     g.outExact.assign(NO, 0);
     g.runOffset.assign(NO, 0);
@@ -906,7 +939,7 @@ struct Simulator::Impl {
         own += coords[l] * ownerStride[l];
       }
       g.owner[t] = own;
-      int64_t tileBytes = 0, kept = 0, outB = 0;
+      int64_t tileBytes = 0, kept = 0, outB = 0, paramGrad = 0;
       for (int32_t k = 0; k < NI + NO; ++k) {
         const Operand &op = k < NI ? node.inputs[k] : node.outputs[k - NI];
         const Tensor &tensor = graph.tensors[op.tensor];
@@ -970,18 +1003,24 @@ struct Simulator::Impl {
         tileBytes += rb;
         if (k < NI) {
           if (tensor.isParameter) {
-            if (ns.sharedOf[k] < 0) // shared: counted by its sync block
-              kept += 2 * rb;       // weights and their gradient
+            if (ns.sharedOf[k] < 0) { // shared: counted by its sync block
+              kept += rb;
+              paramGrad += rb;
+            }
           }
           else if (tensor.producer < 0)
             kept += rb; // graph input shard
         } else {
-          kept += rb;
           outB += rb;
         }
       }
       g.kept[t] = kept;
+      g.paramGrad[t] = paramGrad;
       g.outBytes[t] = outB;
+      g.act[t] = outB;
+      if (node.savedBytes > 0 && ns.outTensorBytes > 0)
+        g.act[t] += static_cast<int64_t>(
+            double(node.savedBytes) * double(outB) / double(ns.outTensorBytes));
       double scaled = double(tileBytes) * ns.scale;
       if (scaled != lastBytes) {
         int64_t tileExtents[kMaxRank];
@@ -1102,74 +1141,117 @@ struct Simulator::Impl {
   }
 
   /// Memory per device at its peak: what the blocks charge (kept through
-  /// the iteration) plus the largest recomputed segment's outputs on it. A
-  /// segment is a set of recomputed nodes connected by edges: the backward
-  /// pass computes a segment's outputs again from its kept inputs, so
-  /// those of one segment are alive together (then freed).
+  /// the iteration: parameters, gradients, graph inputs, received regions,
+  /// graph outputs) plus the most that activations and activation
+  /// gradients hold at once, from a walk over the step in the program's
+  /// order: F(0..N-1), then B(N-1..0).
+  ///  - A node's activations (NodeGeom::act) live from F(n) through B(n).
+  ///    A recomputed node's die after its last forward reader and live
+  ///    again from the backward task that first needs them, `again(n)`:
+  ///    the last reader's, or an earlier one where a recomputed reader's
+  ///    recomputation reads them (the training step copies a recomputed op
+  ///    before its first backward reader, with the recomputed ops it reads).
+  ///  - The gradient of a node's outputs (where some parameter is upstream)
+  ///    lives from the backward task of its last reader, which first writes
+  ///    it, through B(n) (the seed of an output nobody reads: B(n) only).
+  ///  - The gradients of the parameters a node reads live while B(n) runs
+  ///    (then their all-reduce and update; a shared parameter's, kept by
+  ///    its sync block, all iteration).
   void peakPerDevice(std::vector<int64_t> &out) const {
-    out = memory;
+    out.assign(memory.begin(), memory.begin() + D);
     int32_t N = static_cast<int32_t>(graph.nodes.size());
-    int32_t D = static_cast<int32_t>(memory.size());
-    std::vector<int32_t> &root = peakScratchRoot;
-    root.clear();
-    bool any = false;
-    for (int32_t n = 0; n < N; ++n) {
-      bool r = recomputes(n);
-      root.push_back(r ? n : -1);
-      any |= r;
-    }
-    if (!any) // the common case: a pass over the flags
-      return;
-    auto find = [&](int32_t n) {
-      while (root[n] != n)
-        n = root[n] = root[root[n]];
-      return n;
+    std::vector<int64_t> &cur = walkCur, &most = walkMost;
+    cur.assign(D, 0);
+    auto add = [&](const NodeGeom &g, const std::vector<int64_t> &bytes) {
+      for (int32_t t = 0; t < g.tiles; ++t) {
+        int64_t &c = cur[g.devices[t]];
+        c += bytes[t];
+        int64_t &m = most[g.devices[t]];
+        m = std::max(m, c);
+      }
     };
-    for (int32_t n = 0; n < N; ++n) {
-      if (root[n] < 0)
-        continue;
-      for (int32_t e : nstat[n].inEdges) {
-        int32_t p = edges[e].producer;
-        if (root[p] >= 0) {
-          int32_t a = find(n), b = find(p);
-          if (a != b)
-            root[std::max(a, b)] = std::min(a, b);
-        }
+    // again(n) for recomputed nodes, as lists per backward task (head,
+    // next); -1 for the others.
+    std::vector<int32_t> &again = walkAgain, &head = walkHead, &next = walkNext;
+    bool any = false;
+    for (int32_t n = 0; n < N && !any; ++n)
+      any = recomputes(n);
+    if (!any) {
+      // Forward: activations only pile up.
+      for (int32_t n = 0; n < N; ++n) {
+        if (nstat[n].returnsOutput)
+          continue;
+        const NodeGeom &g = geom[n];
+        for (int32_t t = 0; t < g.tiles; ++t)
+          cur[g.devices[t]] += g.act[t];
+      }
+      most = cur;
+    } else {
+      most.assign(D, 0);
+      again.assign(N, -1);
+      head.assign(N, -1);
+      next.assign(N, -1);
+      for (int32_t n = N - 1; n >= 0; --n) {
+        if (!recomputes(n))
+          continue;
+        int32_t a = nstat[n].lastReader;
+        for (int32_t e : nstat[n].outEdges)
+          a = std::max(a, again[edges[e].consumer]);
+        again[n] = a;
+        next[n] = head[a];
+        head[a] = n;
+      }
+      // Forward: a recomputed node's activations die after its last reader.
+      for (int32_t n = 0; n < N; ++n) {
+        if (!nstat[n].returnsOutput)
+          add(geom[n], geom[n].act);
+        for (int32_t p : nstat[n].lastReadHere)
+          if (again[p] >= 0) {
+            const NodeGeom &g = geom[p];
+            for (int32_t t = 0; t < g.tiles; ++t)
+              cur[g.devices[t]] -= g.act[t];
+          }
       }
     }
-    // Segment sums per device, one row per segment root.
-    std::vector<int32_t> &row = peakScratchRow;
-    std::vector<int64_t> &sums = peakScratchSums;
-    row.assign(N, -1);
-    sums.clear();
-    for (int32_t n = 0; n < N; ++n) {
-      if (root[n] < 0)
-        continue;
-      int32_t r = find(n);
-      if (row[r] < 0) {
-        row[r] = static_cast<int32_t>(sums.size() / size_t(D));
-        sums.resize(sums.size() + size_t(D), 0);
-      }
-      int64_t *sum = sums.data() + size_t(row[r]) * D;
+    // Backward.
+    for (int32_t n = N - 1; n >= 0; --n) {
+      const NodeStatic &ns = nstat[n];
+      if (any)
+        for (int32_t m = head[n]; m >= 0; m = next[m])
+          add(geom[m], geom[m].act);
+      for (int32_t p : ns.lastReadHere)
+        if (nstat[p].gradNeeded)
+          add(geom[p], geom[p].outBytes);
       const NodeGeom &g = geom[n];
-      for (int32_t t = 0; t < g.tiles; ++t)
-        sum[g.devices[t]] += g.outBytes[t];
+      for (int32_t t = 0; t < g.tiles; ++t) {
+        int32_t d = g.devices[t];
+        most[d] = std::max(most[d], cur[d] + g.paramGrad[t]);
+        cur[d] -= (ns.returnsOutput ? 0 : g.act[t]) +
+                  (ns.gradNeeded ? g.outBytes[t] : 0);
+      }
     }
-    for (int32_t d = 0; d < D; ++d) {
-      int64_t most = 0;
-      for (size_t k = d; k < sums.size(); k += size_t(D))
-        most = std::max(most, sums[k]);
-      out[d] += most;
-    }
+    for (int32_t d = 0; d < D; ++d)
+      out[d] += most[d];
   }
   /// Whether node n's config recomputes its output (one the graph returns
   /// is kept anyway).
   bool recomputes(int32_t n) const {
     return strategy.configs[n].recompute && !nstat[n].returnsOutput;
   }
-  mutable std::vector<int32_t> peakScratchRoot, peakScratchRow;
-  mutable std::vector<int64_t> peakScratchSums, peakScratchOut;
+  mutable std::vector<int32_t> walkAgain, walkHead, walkNext;
+  mutable std::vector<int64_t> walkCur, walkMost, peakScratchOut;
 
+  /// Whether every device is within `capacity` even if all activations and
+  /// gradients were alive at once (memory[D + d] sums them): then the walk
+  /// of peakPerDevice need not run.
+  bool fitsForSure(int64_t capacity) const {
+    for (int32_t d = 0; d < D; ++d)
+      if (memory[d] + memory[D + d] > capacity)
+        return false;
+    return true;
+  }
+
+  /// Charges `b` bytes to `device` (D + device: to its bound of the walk).
   void addMemory(Block &bl, int32_t device, int64_t b) {
     if (b == 0)
       return;
@@ -2091,7 +2173,6 @@ struct Simulator::Impl {
 
   void buildForward(int32_t n) {
     NodeGeom &g = geom[n];
-    bool recomputes = this->recomputes(n);
     const NodeStatic &ns = nstat[n];
     Block &bl = blocks[forwardBlock[n]];
     Stage &st = stageMain;
@@ -2104,9 +2185,14 @@ struct Simulator::Impl {
         for (int32_t k = ed.fwdStart[t]; k < ed.fwdStart[t + 1]; ++k)
           st.pred(ed.fwd[k]);
       }
-      // A recomputed output is not kept (transientPeak charges it).
+      // Activations are charged by peakPerDevice's walk, except a graph
+      // output's, which stays all iteration; the most the walk can add, as
+      // a bound (fitsForSure).
       addMemory(bl, g.devices[t],
-                recomputes ? g.kept[t] - g.outBytes[t] : g.kept[t]);
+                g.kept[t] + (ns.returnsOutput ? g.act[t] : 0));
+      addMemory(bl, D + g.devices[t],
+                (ns.returnsOutput ? 0 : g.act[t]) +
+                    (ns.gradNeeded ? g.outBytes[t] : 0) + g.paramGrad[t]);
     }
     g.srcLocal.resize(T);
     if (g.reduction == 1) {
@@ -3349,6 +3435,8 @@ int64_t Simulator::peakMemoryBytes() const {
 }
 
 bool Simulator::overCapacity() const {
+  if (impl->fitsForSure(machine.device.memoryBytes))
+    return false;
   return peakMemoryBytes() > machine.device.memoryBytes;
 }
 

@@ -39,6 +39,11 @@ TEST(OpGraphJSON, ExactDoublesAndConvAccess) {
   auto back = readOpGraphJSON(writeOpGraphJSON(g));
   ASSERT_TRUE(static_cast<bool>(back));
   EXPECT_EQ(back->nodes[0].flops, 0.1 + 0.2);
+  EXPECT_EQ(back->nodes[0].savedBytes, 0);
+  g.nodes[0].savedBytes = 4096; // a fused pre-activation
+  back = readOpGraphJSON(writeOpGraphJSON(g));
+  ASSERT_TRUE(static_cast<bool>(back));
+  EXPECT_EQ(back->nodes[0].savedBytes, 4096);
   const DimAccess &h = back->nodes[0].inputs[0].dims[2];
   ASSERT_EQ(h.terms.size(), 2u);
   EXPECT_EQ(h.terms[0].loop, 2);
@@ -73,6 +78,12 @@ TEST(OpGraphJSON, Errors) {
   std::string badLoop = base;
   badLoop.replace(badLoop.find(R"("loops":"S")"), 11, R"("loops":"X")");
   EXPECT_NE(errorOf(badLoop).find("unknown loop kind 'X'"), std::string::npos);
+  std::string saved = base;
+  saved.replace(saved.find(R"("loops":"S")"), 11,
+                R"("loops":"S","saved_bytes":-4)");
+  EXPECT_NE(errorOf(saved).find("invalid: node 'n' has negative saved bytes"),
+            std::string::npos)
+      << errorOf(saved);
   std::string invalid = base;
   invalid.replace(invalid.find("[[0,1]]"), 7, "[[3,1]]");
   EXPECT_NE(errorOf(invalid).find("invalid: node 'n' indexes tensor 't' with "

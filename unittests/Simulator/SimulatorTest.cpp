@@ -58,8 +58,9 @@ TEST(Simulator, OneOpOnOneDeviceAnalytic) {
   EXPECT_NEAR(t, fwd + bwd + upd, 1e-15);
   SimulationReport r = sim.report();
   EXPECT_EQ(r.communicationBytes, 0);
-  // Memory: x (32 KiB) + w and its gradient (2 * 128 KiB) + y (64 KiB).
-  EXPECT_EQ(r.memoryBytesPerDevice[0], 32768 + 2 * 131072 + 65536);
+  // Memory: x (32 KiB) + w and its gradient (2 * 128 KiB) + y (64 KiB),
+  // and in the backward pass y's gradient (64 KiB).
+  EXPECT_EQ(r.memoryBytesPerDevice[0], 32768 + 2 * 131072 + 2 * 65536);
   EXPECT_NEAR(r.deviceBusySeconds[0], fwd + bwd + upd, 1e-15);
   EXPECT_FALSE(r.overCapacity);
 }
@@ -82,8 +83,9 @@ TEST(Simulator, TwoOpChainAcrossTwoDevices) {
                     updateSeconds(128 * 256 * 4);
   EXPECT_NEAR(t, expected, 1e-15);
   EXPECT_EQ(sim.report().communicationBytes, 2 * 65536);
-  // The received activation is kept on gpu1 for the backward pass.
-  EXPECT_EQ(sim.report().memoryBytesPerDevice[1], 65536 + 65536);
+  // The received activation is kept on gpu1 for the backward pass, with
+  // relu's output and (in the backward pass) its gradient.
+  EXPECT_EQ(sim.report().memoryBytesPerDevice[1], 3 * 65536);
   // Same device: no transfer at all.
   double local = sim.simulateFull(singleDeviceStrategy(g));
   EXPECT_NEAR(local, 33e-6 + updateSeconds(128 * 256 * 4), 1e-15);
@@ -147,8 +149,9 @@ TEST(Simulator, ATensorReadTwiceOnADeviceMovesOnce) {
   int64_t yBytes = 64 * 256 * 4;
   // y to device 1 once, its gradient back once.
   EXPECT_EQ(sim.report().communicationBytes, 2 * yBytes);
-  // Kept on device 1 once: the copy of y, the two readers' outputs, sum.
-  EXPECT_EQ(sim.report().memoryBytesPerDevice[1], 4 * yBytes);
+  // Kept on device 1 once: the copy of y, the two readers' outputs, sum;
+  // when sum's backward runs, also its gradient and the readers' it writes.
+  EXPECT_EQ(sim.report().memoryBytesPerDevice[1], 7 * yBytes);
   // Readers on different devices each get their copy.
   s.configs[2].devices = {2};
   s.configs[3].devices = {2};
@@ -250,9 +253,10 @@ TEST(Simulator, SharedWeightAllReducedOnce) {
   EXPECT_LE(ringLinks, 2);
   EXPECT_EQ(updates, 2);
   // Memory: w and its gradient once per device (131072), plus the x shard,
-  // h and y (16384 each).
-  EXPECT_EQ(r.memoryBytesPerDevice[0], 2 * int64_t(wBytes) + 3 * 16384);
-  EXPECT_EQ(r.memoryBytesPerDevice[1], 2 * int64_t(wBytes) + 3 * 16384);
+  // h and y (16384 each), and when fc2's backward runs, y's gradient and
+  // h's (which it writes).
+  EXPECT_EQ(r.memoryBytesPerDevice[0], 2 * int64_t(wBytes) + 5 * 16384);
+  EXPECT_EQ(r.memoryBytesPerDevice[1], 2 * int64_t(wBytes) + 5 * 16384);
   // Delta back and forth agrees with a full simulation.
   ASSERT_EQ(g.nodes[1].numLoops(), 3);
   ParallelConfig one{{1, 1, 1}, {0}};
@@ -825,8 +829,9 @@ TEST(Simulator, MemoryOverflowFlagged) {
   CostModel costs(small);
   Simulator sim(g, small, costs);
   sim.simulateFull(dataParallelStrategy(g, 4));
-  // Every replica holds w and its gradient (8 MiB) plus x and y shards.
-  EXPECT_EQ(sim.peakMemoryBytes(), 2 * (4 << 20) + 16 * 1024 * 4 * 2);
+  // Every replica holds w and its gradient (8 MiB) plus x and y shards and
+  // y's gradient.
+  EXPECT_EQ(sim.peakMemoryBytes(), 2 * (4 << 20) + 16 * 1024 * 4 * 3);
   EXPECT_TRUE(sim.overCapacity());
   EXPECT_TRUE(sim.report().overCapacity);
   // Splitting the weight's output columns four ways fits.
@@ -834,7 +839,7 @@ TEST(Simulator, MemoryOverflowFlagged) {
   s.configs.push_back({{1, 4, 1}, {0, 1, 2, 3}});
   sim.simulateFull(s);
   EXPECT_EQ(sim.peakMemoryBytes(),
-            2 * (1 << 20) + 64 * 1024 * 4 + 64 * 256 * 4);
+            2 * (1 << 20) + 64 * 1024 * 4 + 2 * 64 * 256 * 4);
   EXPECT_FALSE(sim.overCapacity());
 }
 
@@ -853,17 +858,22 @@ TEST(Simulator, RecomputedOutputsAreNotKept) {
   Strategy s = singleDeviceStrategy(g);
   double kept = sim.simulateFull(s);
   int64_t peak = sim.peakMemoryBytes();
-  // Both relus recomputed: two segments (fc1 between them keeps its
-  // output). Their outputs are not kept; the larger segment's is alive
-  // again in the backward pass. Each relu's backward task first runs its
-  // forward computation again (3 us), on the one device: serial.
+  // Keeping all: the peak is when fc2's backward runs, with all six
+  // outputs, relu2's gradient and fc2's (which it reads and writes).
+  EXPECT_EQ(peak, sim.report().memoryBytesPerDevice[0]);
+  // Both relus recomputed (fc1 between them keeps its output): their
+  // outputs die after their readers' forward tasks. relu1's is computed
+  // again before fc2's backward task, relu0's before fc1's: one of them is
+  // alive at a time. Each relu's backward task first runs its forward
+  // computation again (3 us), on the one device: serial.
   s.configs[1].recompute = s.configs[3].recompute = true;
   double recomputed = sim.simulateFull(s);
   EXPECT_EQ(sim.peakMemoryBytes(), peak - 65536);
   EXPECT_EQ(sim.report().memoryBytesPerDevice[0], peak - 65536);
   EXPECT_NEAR(recomputed, kept + 6e-6, 1e-15);
-  // fc1 too: one segment of three outputs, all alive again at once, so the
-  // peak is the one of keeping them (nothing is freed within an iteration).
+  // fc1 too: relu1's recomputation reads fc1's, which reads relu0's, so all
+  // three are computed again before fc2's backward task: the peak is the
+  // one of keeping them.
   s.configs[2].recompute = true;
   sim.simulateFull(s);
   EXPECT_EQ(sim.peakMemoryBytes(), peak);
@@ -884,6 +894,47 @@ TEST(Simulator, RecomputedOutputsAreNotKept) {
   EXPECT_TRUE(sim.undoDelta());
   EXPECT_EQ(sim.peakMemoryBytes(), peak);
   EXPECT_TRUE(sim.strategy().configs[2].recompute);
+}
+
+TEST(Simulator, ActivationsAndGradientsLiveInTheStepsOrder) {
+  // fc0 (x[64,16] * w0[16,1024], a fused ReLU's pre-activation saved
+  // inside it) -> fc1 (* w1[1024,16]) -> relu (the graph's output).
+  GraphBuilder b("wide_then_narrow");
+  int32_t x = b.input("x", {64, 16});
+  int32_t h = b.matmul("fc0", x, b.parameter("w0", {16, 1024}));
+  int32_t h2 = b.matmul("fc1", h, b.parameter("w1", {1024, 16}));
+  b.markOutput(b.elementwise("relu", "linalg.generic.relu", {h2}));
+  OpGraph g = b.take();
+  const int64_t hBytes = 64 * 1024 * 4, h2Bytes = 64 * 16 * 4,
+                wBytes = 16 * 1024 * 4, xBytes = 64 * 16 * 4;
+  g.nodes[0].savedBytes = hBytes;
+  ASSERT_EQ(g.validate(), "");
+  Machine m = testMachine(2);
+  CostModel costs(m);
+  Simulator sim(g, m, costs);
+  sim.simulateFull(singleDeviceStrategy(g));
+  // Kept all iteration: x, the weights, the graph's output.
+  int64_t kept = xBytes + 2 * wBytes + h2Bytes;
+  // The peak is not when the backward pass starts (relu's gradient and
+  // fc1's are small) nor at fc0's (h2 and its gradient are gone) but while
+  // fc1's backward task runs: h, the pre-activation and h2, h2's gradient,
+  // and the two it writes, h's and w1's. (Each weight's gradient lives
+  // until its update, right after its all-reduce.)
+  int64_t peak = kept + 3 * hBytes + 2 * h2Bytes + wBytes;
+  EXPECT_EQ(sim.report().memoryBytesPerDevice[0], peak);
+  // Recomputing fc0 saves nothing: its output is alive again for fc1's
+  // backward task, when the peak is.
+  Strategy s = singleDeviceStrategy(g);
+  s.configs[0].recompute = true;
+  sim.simulateFull(s);
+  EXPECT_EQ(sim.report().memoryBytesPerDevice[0], peak);
+  // Data parallelism on two devices: each keeps the weights and its half
+  // of every activation and of the saved pre-activation.
+  sim.simulateFull(dataParallelStrategy(g, 2));
+  for (int32_t d = 0; d < 2; ++d)
+    EXPECT_EQ(sim.report().memoryBytesPerDevice[d],
+              xBytes / 2 + 2 * wBytes + h2Bytes / 2 +
+                  (3 * hBytes + 2 * h2Bytes) / 2 + wBytes);
 }
 
 TEST(Simulator, ProfileTableErrors) {

@@ -109,6 +109,11 @@ struct Node {
   double bytes = 0;
   /// Ops grouped into this node (elementwise chains), by name, anchor first.
   std::vector<std::string> groupedOps;
+  /// Bytes of the values inside the node that its backward pass reads (a
+  /// grouped op's data input where the op's derivative depends on it: the
+  /// pre-activation of a fused ReLU). Kept from the forward to the backward
+  /// pass with the outputs; a tile keeps its outputs' share of them.
+  int64_t savedBytes = 0;
   /// Whether the Reduction loops may be split: the partial results combine
   /// with a sum, max or min (an argmax, say, does not).
   bool reductionSplittable = true;

@@ -104,17 +104,24 @@
 // None of them allocates once the task pools and logs have reached their
 // size.
 //
-// Memory per device (bytes, exact integers): parameters and their gradients
-// for the regions each tile reads (a shared parameter's once per
-// synchronized region and device), the output regions each tile keeps for
-// backward, graph-input regions it reads, and activations it receives from
-// other devices. Nothing is freed within the iteration, so the total is the
-// peak, except for recomputed outputs (ParallelConfig::recompute; not those
-// the graph returns, which stay): those are not kept; the backward pass
-// computes each segment of recomputed nodes (connected by edges) again, so the
-// peak adds, per device, the largest segment's outputs on it, and a recomputed
-// node's backward tasks run its forward computation first. A device over the
-// machine's capacity makes the strategy over capacity (report().overCapacity).
+// Memory per device (bytes, exact integers), at its peak over the step as
+// the training step runs it (forward tasks in node order, then backward
+// tasks in reverse, each parameter updated right after its gradient):
+// - all iteration: parameters for the regions each tile reads, graph-input
+//   regions, activations received from other devices, the graph's outputs,
+//   and a shared parameter's gradient (once per synchronized region);
+// - from a node's forward task through its backward task: its output
+//   regions and their share of the values saved inside it
+//   (Node::savedBytes: a fused ReLU's pre-activation);
+// - from the backward task of its last reader through its own: the
+//   gradient of a node's outputs (where a parameter is upstream);
+// - while its backward task runs: the gradients of a node's parameters.
+// A recomputed node's outputs (ParallelConfig::recompute; not those the
+// graph returns, which stay) die after their last forward reader and live
+// again from the backward task that first reads them (or reads a recomputed
+// node that reads them), and the node's backward tasks run its forward
+// computation first. A device over the machine's capacity makes the
+// strategy over capacity (report().overCapacity).
 //
 //===----------------------------------------------------------------------===//
 
