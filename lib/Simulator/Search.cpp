@@ -588,7 +588,7 @@ bool soap::fitByRecomputation(const OpGraph &graph, Simulator &sim,
   std::vector<std::pair<double, int32_t>> order;
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const Node &node = graph.nodes[n];
-    int64_t bytes = 0;
+    int64_t bytes = node.savedBytes; // not kept either
     for (const Operand &out : node.outputs)
       bytes += graph.tensors[out.tensor].bytes();
     if (bytes > 0 && node.numLoops() > 0)
@@ -610,9 +610,9 @@ bool soap::fitByRecomputation(const OpGraph &graph, Simulator &sim,
     sim.simulateDelta(n, c);
     if (simulations)
       ++*simulations;
-    // Kept when the peak does not rise: the first node of a segment saves
-    // nothing by itself (its output is alive again in the backward pass)
-    // but lets the next segments save theirs.
+    // Kept when the peak does not rise: a node may save nothing by itself
+    // (its output alive again before the peak, to recompute a reader
+    // recomputed with it) but lets the next ones save theirs.
     int64_t now = sim.peakMemoryBytes();
     if (now <= peak) {
       peak = now;

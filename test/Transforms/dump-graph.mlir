@@ -5,7 +5,9 @@
 
 // A conv block (pad, conv, per-channel scale, relu, residual add) and a
 // classifier (matmul + bias). Fills, pads and elementwise ops join the layer
-// they belong to; the graph is exact.
+// they belong to; the graph is exact. The scale's and the ReLU's inputs
+// (4096 bytes each) stay inside the conv's layer for the backward pass; the
+// bias add's does not (its derivative is a constant).
 
 // CHECK-LABEL: graph @block: 4 nodes, 9 tensors, 4392 parameters in 3 tensors, 94.2k forward FLOPs
 // CHECK-NEXT: node 0 "conv" linalg.conv_2d_nchw_fchw loops=[S:2, P:8, A:8, A:8, R:4, R:3, R:3] flops=75.8k bytes=7.33k
@@ -14,6 +16,7 @@
 // CHECK-NEXT:   in arg2 [8] param (d1)
 // CHECK-NEXT:   out conv [2x8x8x8] result (d0, d1, d2, d3)
 // CHECK-NEXT:   group linalg.conv_2d_nchw_fchw tensor.pad linalg.fill linalg.generic linalg.generic
+// CHECK-NEXT:   saved inside for the backward pass: 8192 bytes
 // CHECK-NEXT: node 1 "add" linalg.generic loops=[S:2, A:8, A:8, A:8] flops=2.05k bytes=12.3k
 // CHECK-NEXT:   in conv [2x8x8x8] from 0 result (d0, d1, d2, d3)
 // CHECK-NEXT:   in arg4 [2x8x8x8] input (d0, d1, d2, d3)
@@ -31,6 +34,7 @@
 // JSON: {
 // JSON: "name": "block"
 // JSON: "loops": "SPAARRR"
+// JSON: "saved_bytes": 8192
 // JSON: "kind": "linalg.matmul"
 
 // DOT: digraph "block" {

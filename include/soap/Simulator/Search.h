@@ -206,12 +206,13 @@ double polishStrategy(const OpGraph &graph, const Machine &machine,
                       double budgetSeconds = 0, bool *cut = nullptr);
 
 /// Activation recomputation until `sim`'s current strategy fits in device
-/// memory: nodes in order of output bytes per FLOP, most first (element-wise
-/// ops and softmaxes before contractions), each that may recompute (its
-/// config splits no reduction loop) given ParallelConfig::recompute, kept
-/// when the peak memory does not rise and taken back otherwise, until the
-/// strategy fits. Does nothing to a strategy that fits. Returns whether it
-/// fits; adds its simulations to `*simulations` when not null.
+/// memory: nodes in order of bytes not kept (outputs and Node::savedBytes)
+/// per FLOP, most first (element-wise ops and softmaxes before
+/// contractions), each that may recompute (its config splits no reduction
+/// loop) given ParallelConfig::recompute, kept when the peak memory does not
+/// rise and taken back otherwise, until the strategy fits. Does nothing to a
+/// strategy that fits. Returns whether it fits; adds its simulations to
+/// `*simulations` when not null.
 bool fitByRecomputation(const OpGraph &graph, Simulator &sim,
                         int64_t *simulations = nullptr);
 
