@@ -21,7 +21,8 @@
 #    libsoaprt_cuda_emu), and ws MiB: the library workspaces in it (cuBLAS's
 #    fixed 32 MiB, cuDNN's): the rest is the program's buffers;
 #  - predicted: the simulator's peak memory per device (a training step:
-#    parameters, gradients and kept activations).
+#    parameters, and activations and gradients while the step's order of
+#    tasks keeps them alive).
 # RUN=0 skips running the executables (the static figures only); TRAIN=1
 # compiles the training step (forward, backward, SGD update) instead of the
 # forward pass (TRAIN_RETURNS: its --train-returns, default parameters;
