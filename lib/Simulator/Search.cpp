@@ -897,8 +897,8 @@ struct Search {
       ++ch.simulations;
       bool fits, accept;
       if (ch.curFits) {
-        // The memory only where the time accepts (its walk over the step
-        // costs about as much as a delta on a large graph).
+        // The memory only where the time accepts (the simulator's memory
+        // timeline catches up with the changed layers only when asked).
         accept =
             t <= ch.cur || uniform01(ch.rng) < std::exp(beta * (ch.cur - t));
         fits = accept && !sim.overCapacity();

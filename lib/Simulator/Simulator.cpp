@@ -54,6 +54,8 @@
 
 #include "soap/Simulator/Simulator.h"
 
+#include "MemoryTimeline.h"
+
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -543,7 +545,7 @@ struct Simulator::Impl {
   int32_t pendingDirty = 0;
 
   /// Per device: what the blocks keep all iteration, then (at D + d) the
-  /// sum of what the walk of peakPerDevice may add (fitsForSure).
+  /// sum of what its timeline may add (fitsForSure).
   std::vector<int64_t> memory;
   int64_t comm = 0;
   UndoLog undo;
@@ -637,6 +639,9 @@ struct Simulator::Impl {
     R = D + machine.numLinks();
     nstat.resize(N);
     geom.resize(N);
+    timeline.reset(D, 2 * N);
+    live.resize(N);
+    liveDirty.assign(N, 0);
     for (int32_t n = 0; n < N; ++n) {
       const Node &node = graph.nodes[n];
       NodeStatic &ns = nstat[n];
@@ -1143,8 +1148,9 @@ struct Simulator::Impl {
   /// Memory per device at its peak: what the blocks charge (kept through
   /// the iteration: parameters, gradients, graph inputs, received regions,
   /// graph outputs) plus the most that activations and activation
-  /// gradients hold at once, from a walk over the step in the program's
-  /// order: F(0..N-1), then B(N-1..0).
+  /// gradients hold at once over the step in the program's order: F(0..N-1)
+  /// at positions 0..N-1, then B(N-1..0) at positions N..2N-1 (B(n) at
+  /// 2N-1-n), kept per device in `timeline`:
   ///  - A node's activations (NodeGeom::act) live from F(n) through B(n).
   ///    A recomputed node's die after its last forward reader and live
   ///    again from the backward task that first needs them, `again(n)`:
@@ -1157,93 +1163,109 @@ struct Simulator::Impl {
   ///  - The gradients of the parameters a node reads live while B(n) runs
   ///    (then their all-reduce and update; a shared parameter's, kept by
   ///    its sync block, all iteration).
+  /// A simulation marks the nodes it changed (markLive); the first query
+  /// after it moves their intervals (syncLive).
   void peakPerDevice(std::vector<int64_t> &out) const {
+    syncLive();
     out.assign(memory.begin(), memory.begin() + D);
-    int32_t N = static_cast<int32_t>(graph.nodes.size());
-    std::vector<int64_t> &cur = walkCur, &most = walkMost;
-    cur.assign(D, 0);
-    auto add = [&](const NodeGeom &g, const std::vector<int64_t> &bytes) {
-      for (int32_t t = 0; t < g.tiles; ++t) {
-        int64_t &c = cur[g.devices[t]];
-        c += bytes[t];
-        int64_t &m = most[g.devices[t]];
-        m = std::max(m, c);
-      }
-    };
-    // again(n) for recomputed nodes, as lists per backward task (head,
-    // next); -1 for the others.
-    std::vector<int32_t> &again = walkAgain, &head = walkHead, &next = walkNext;
-    bool any = false;
-    for (int32_t n = 0; n < N && !any; ++n)
-      any = recomputes(n);
-    if (!any) {
-      // Forward: activations only pile up.
-      for (int32_t n = 0; n < N; ++n) {
-        if (nstat[n].returnsOutput)
-          continue;
-        const NodeGeom &g = geom[n];
-        for (int32_t t = 0; t < g.tiles; ++t)
-          cur[g.devices[t]] += g.act[t];
-      }
-      most = cur;
-    } else {
-      most.assign(D, 0);
-      again.assign(N, -1);
-      head.assign(N, -1);
-      next.assign(N, -1);
-      for (int32_t n = N - 1; n >= 0; --n) {
-        if (!recomputes(n))
-          continue;
-        int32_t a = nstat[n].lastReader;
-        for (int32_t e : nstat[n].outEdges)
-          a = std::max(a, again[edges[e].consumer]);
-        again[n] = a;
-        next[n] = head[a];
-        head[a] = n;
-      }
-      // Forward: a recomputed node's activations die after its last reader.
-      for (int32_t n = 0; n < N; ++n) {
-        if (!nstat[n].returnsOutput)
-          add(geom[n], geom[n].act);
-        for (int32_t p : nstat[n].lastReadHere)
-          if (again[p] >= 0) {
-            const NodeGeom &g = geom[p];
-            for (int32_t t = 0; t < g.tiles; ++t)
-              cur[g.devices[t]] -= g.act[t];
-          }
-      }
-    }
-    // Backward.
-    for (int32_t n = N - 1; n >= 0; --n) {
-      const NodeStatic &ns = nstat[n];
-      if (any)
-        for (int32_t m = head[n]; m >= 0; m = next[m])
-          add(geom[m], geom[m].act);
-      for (int32_t p : ns.lastReadHere)
-        if (nstat[p].gradNeeded)
-          add(geom[p], geom[p].outBytes);
-      const NodeGeom &g = geom[n];
-      for (int32_t t = 0; t < g.tiles; ++t) {
-        int32_t d = g.devices[t];
-        most[d] = std::max(most[d], cur[d] + g.paramGrad[t]);
-        cur[d] -= (ns.returnsOutput ? 0 : g.act[t]) +
-                  (ns.gradNeeded ? g.outBytes[t] : 0);
-      }
-    }
     for (int32_t d = 0; d < D; ++d)
-      out[d] += most[d];
+      out[d] += timeline.peak(d);
   }
+
+  /// What a node has in `timeline`, per tile (to take it out again).
+  struct LiveIntervals {
+    bool applied = false;
+    /// The backward task its recomputation is alive again from (position
+    /// 2N-1-again), or -1: not recomputed.
+    int32_t again = -1;
+    std::vector<int32_t> devices;
+    std::vector<int64_t> act, grad, paramGrad;
+  };
+  mutable MemoryTimeline timeline;
+  mutable std::vector<LiveIntervals> live;
+  mutable std::vector<uint8_t> liveDirty;
+  /// The dirty nodes, a max-heap: consumers before producers, whose
+  /// again() depends on their consumers'.
+  mutable std::vector<int32_t> liveQueue;
+
+  void markLive(int32_t n) const {
+    if (liveDirty[n])
+      return;
+    liveDirty[n] = 1;
+    liveQueue.push_back(n);
+    std::push_heap(liveQueue.begin(), liveQueue.end());
+  }
+
+  void syncLive() const {
+    while (!liveQueue.empty()) {
+      std::pop_heap(liveQueue.begin(), liveQueue.end());
+      int32_t n = liveQueue.back();
+      liveQueue.pop_back();
+      liveDirty[n] = 0;
+      int32_t before = live[n].again;
+      placeLive(n, -1);
+      int32_t a = -1;
+      if (recomputes(n)) {
+        a = nstat[n].lastReader;
+        for (int32_t e : nstat[n].outEdges)
+          a = std::max(a, live[edges[e].consumer].again);
+      }
+      recordLive(n, a);
+      placeLive(n, 1);
+      if (a != before)
+        for (int32_t e : nstat[n].inEdges)
+          if (recomputes(edges[e].producer))
+            markLive(edges[e].producer);
+    }
+  }
+
+  void recordLive(int32_t n, int32_t again) const {
+    const NodeGeom &g = geom[n];
+    const NodeStatic &ns = nstat[n];
+    LiveIntervals &l = live[n];
+    l.applied = true;
+    l.again = again;
+    l.devices.assign(g.devices.begin(), g.devices.begin() + g.tiles);
+    l.act.resize(g.tiles);
+    l.grad.resize(g.tiles);
+    l.paramGrad.assign(g.paramGrad.begin(), g.paramGrad.begin() + g.tiles);
+    for (int32_t t = 0; t < g.tiles; ++t) {
+      l.act[t] = ns.returnsOutput ? 0 : g.act[t]; // kept all iteration
+      l.grad[t] = ns.gradNeeded ? g.outBytes[t] : 0;
+    }
+  }
+
+  /// Adds (sign 1) or removes (-1) node n's recorded intervals.
+  void placeLive(int32_t n, int64_t sign) const {
+    const LiveIntervals &l = live[n];
+    if (!l.applied)
+      return;
+    int32_t fwd = n, bwd = 2 * N - 1 - n, last = nstat[n].lastReader;
+    for (size_t t = 0; t < l.devices.size(); ++t) {
+      int32_t d = l.devices[t];
+      int64_t act = sign * l.act[t], grad = sign * l.grad[t],
+              pg = sign * l.paramGrad[t];
+      timeline.addFrom(d, fwd, act);
+      if (l.again >= 0) {
+        timeline.addFrom(d, last + 1, -act);
+        timeline.addFrom(d, 2 * N - 1 - l.again, act);
+      }
+      timeline.addFrom(d, 2 * N - 1 - last, grad);
+      timeline.addFrom(d, bwd, pg);
+      timeline.addFrom(d, bwd + 1, -(act + grad + pg));
+    }
+  }
+
   /// Whether node n's config recomputes its output (one the graph returns
   /// is kept anyway).
   bool recomputes(int32_t n) const {
     return strategy.configs[n].recompute && !nstat[n].returnsOutput;
   }
-  mutable std::vector<int32_t> walkAgain, walkHead, walkNext;
-  mutable std::vector<int64_t> walkCur, walkMost, peakScratchOut;
+  mutable std::vector<int64_t> peakScratchOut;
 
   /// Whether every device is within `capacity` even if all activations and
-  /// gradients were alive at once (memory[D + d] sums them): then the walk
-  /// of peakPerDevice need not run.
+  /// gradients were alive at once (memory[D + d] sums them): then the
+  /// timeline need not catch up with the changed nodes.
   bool fitsForSure(int64_t capacity) const {
     for (int32_t d = 0; d < D; ++d)
       if (memory[d] + memory[D + d] > capacity)
@@ -1251,7 +1273,7 @@ struct Simulator::Impl {
     return true;
   }
 
-  /// Charges `b` bytes to `device` (D + device: to its bound of the walk).
+  /// Charges `b` bytes to `device` (D + device: to its timeline's bound).
   void addMemory(Block &bl, int32_t device, int64_t b) {
     if (b == 0)
       return;
@@ -2185,8 +2207,8 @@ struct Simulator::Impl {
         for (int32_t k = ed.fwdStart[t]; k < ed.fwdStart[t + 1]; ++k)
           st.pred(ed.fwd[k]);
       }
-      // Activations are charged by peakPerDevice's walk, except a graph
-      // output's, which stays all iteration; the most the walk can add, as
+      // Activations are charged by the timeline (peakPerDevice), except a
+      // graph output's, which stays all iteration; the most they add, as
       // a bound (fitsForSure).
       addMemory(bl, g.devices[t],
                 g.kept[t] + (ns.returnsOutput ? g.act[t] : 0));
@@ -3028,8 +3050,10 @@ struct Simulator::Impl {
     }
     std::fill(memory.begin(), memory.end(), 0);
     comm = 0;
-    for (int32_t n = 0; n < N; ++n)
+    for (int32_t n = 0; n < N; ++n) {
       computeGeometry(n);
+      markLive(n);
+    }
     std::fill(cur.begin(), cur.end(), 0.0);
     for (int32_t b = 0; b < NB; ++b) {
       if (b % kCheckpoint == 0)
@@ -3049,8 +3073,10 @@ struct Simulator::Impl {
     for (size_t i = 0; i < count; ++i)
       for (int32_t e : nstat[nodes[i]].inEdges)
         mayGroupBefore[e] = mayGroup(e);
-    for (size_t i = 0; i < count; ++i)
+    for (size_t i = 0; i < count; ++i) {
       computeGeometry(nodes[i]);
+      markLive(nodes[i]);
+    }
     int32_t first = NB, last = -1;
     auto flag = [&](int32_t b, uint8_t how) {
       rebuild[b] = std::max(rebuild[b], how);
@@ -3303,8 +3329,10 @@ struct Simulator::Impl {
     // The parts (each saved once, so in any order).
     for (int32_t b : u.blocks.list)
       std::swap(blocks[b], u.blockSlots[b]);
-    for (int32_t n : u.devicesOf)
+    for (int32_t n : u.devicesOf) { // every changed node
       geom[n].swapDevices(u.nodeSlots[n]);
+      markLive(n);
+    }
     for (int32_t n : u.shapeOf)
       geom[n].swapShape(u.nodeSlots[n]);
     for (int32_t n : u.fwdOuts.list)
