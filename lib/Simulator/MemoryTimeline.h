@@ -27,8 +27,7 @@ public:
     while (p < positions + 1) // + 1: the end of an interval ending last
       p *= 2;
     leaves = p;
-    sum.assign(size_t(devices) * 2 * p, 0);
-    peakPrefix.assign(size_t(devices) * 2 * p, 0);
+    tree.assign(size_t(devices) * 2 * p, Sums{});
   }
 
   /// Adds `bytes` (negative: removes them) on `device` at positions
@@ -46,9 +45,30 @@ public:
       change(device, position, bytes);
   }
 
+  /// Empties every timeline, for a refill by addFromUnsummed and build().
+  void clear() { std::fill(tree.begin(), tree.end(), Sums{}); }
+
+  /// addFrom without updating the sums above the position: build() does
+  /// that for all positions at once (a refill from scratch).
+  void addFromUnsummed(int32_t device, int32_t position, int64_t bytes) {
+    assert(position >= 0 && position < leaves);
+    tree[size_t(device) * 2 * leaves + leaves + position].sum += bytes;
+  }
+
+  /// The sums above the positions, of every device, from the positions'.
+  void build() {
+    for (size_t d = 0; d < tree.size(); d += 2 * size_t(leaves)) {
+      Sums *s = tree.data() + d;
+      for (int32_t i = leaves; i < 2 * leaves; ++i)
+        s[i].peak = s[i].sum;
+      for (int32_t i = leaves - 1; i >= 1; --i)
+        combine(s, i);
+    }
+  }
+
   /// The most bytes alive on `device` at any position (0 when empty).
   int64_t peak(int32_t device) const {
-    return std::max<int64_t>(0, peakPrefix[size_t(device) * 2 * leaves + 1]);
+    return std::max<int64_t>(0, tree[size_t(device) * 2 * leaves + 1].peak);
   }
 
 private:
@@ -56,21 +76,26 @@ private:
   // positions: per tree node the sum of its differences and the largest
   // prefix sum within it (the bytes alive at a position are the prefix sum
   // up to it).
+  struct Sums {
+    int64_t sum = 0, peak = 0;
+  };
   void change(int32_t device, int32_t position, int64_t delta) {
     assert(position >= 0 && position < leaves);
-    int64_t *s = sum.data() + size_t(device) * 2 * leaves;
-    int64_t *m = peakPrefix.data() + size_t(device) * 2 * leaves;
+    Sums *s = tree.data() + size_t(device) * 2 * leaves;
     int32_t i = leaves + position;
-    s[i] += delta;
-    m[i] = s[i];
-    for (i /= 2; i >= 1; i /= 2) {
-      s[i] = s[2 * i] + s[2 * i + 1];
-      m[i] = std::max(m[2 * i], s[2 * i] + m[2 * i + 1]);
-    }
+    s[i].sum += delta;
+    s[i].peak = s[i].sum;
+    for (i /= 2; i >= 1; i /= 2)
+      combine(s, i);
+  }
+  static void combine(Sums *s, int32_t i) {
+    const Sums &l = s[2 * i], &r = s[2 * i + 1];
+    s[i].sum = l.sum + r.sum;
+    s[i].peak = std::max(l.peak, l.sum + r.peak);
   }
 
   int32_t leaves = 1;
-  std::vector<int64_t> sum, peakPrefix;
+  std::vector<Sums> tree;
 };
 
 } // namespace soap

@@ -347,46 +347,64 @@ void soap::findAllGathers(const std::vector<SentRegion> &sent,
                           std::vector<int32_t> &dims,
                           std::vector<int32_t> &scratch) {
   // A part's group: its sender and its receivers, sorted. Parts ordered by
-  // group, then sender.
+  // group (lexicographically, as sorted lists), then sender.
   auto inGroup = [&](const SentRegion &p, int32_t device) {
     return device == p.from ||
            std::binary_search(receivers.begin() + p.begin,
                               receivers.begin() + p.end, device);
   };
-  auto groupLess = [&](const SentRegion &x, const SentRegion &y) {
-    // Both groups sorted: merge x's sender into its receivers on the fly.
-    int32_t nx = x.end - x.begin + 1, ny = y.end - y.begin + 1;
-    auto at = [&](const SentRegion &p, int32_t i) {
-      int32_t before = static_cast<int32_t>(
-          std::lower_bound(receivers.begin() + p.begin,
-                           receivers.begin() + p.end, p.from) -
-          (receivers.begin() + p.begin));
-      if (i < before)
-        return receivers[p.begin + i];
-      return i == before ? p.from : receivers[p.begin + i - 1];
-    };
-    for (int32_t i = 0; i < std::min(nx, ny); ++i)
-      if (at(x, i) != at(y, i))
-        return at(x, i) < at(y, i);
-    return nx < ny;
+  // Each group as a bit set of devices (W words per part): comparing two is
+  // a few words, where the lists took their length.
+  int32_t devices = 0;
+  for (const SentRegion &p : sent) {
+    devices = std::max(devices, p.from + 1);
+    if (p.end > p.begin)
+      devices = std::max(devices, receivers[p.end - 1] + 1);
+  }
+  size_t W = (static_cast<size_t>(devices) + 63) / 64;
+  static thread_local std::vector<uint64_t> bits;
+  bits.assign(sent.size() * W, 0);
+  for (size_t i = 0; i < sent.size(); ++i) {
+    uint64_t *b = bits.data() + i * W;
+    const SentRegion &p = sent[i];
+    b[p.from / 64] |= uint64_t(1) << (p.from % 64);
+    for (int32_t k = p.begin; k < p.end; ++k)
+      b[receivers[k] / 64] |= uint64_t(1) << (receivers[k] % 64);
+  }
+  // -1, 0, 1 as part x's group is before, the same as or after part y's.
+  // At the first device m in one group only, the sorted lists first
+  // differ: the one holding m is before unless the other has nothing past
+  // m (then the other is its prefix).
+  auto groupOrder = [&](size_t x, size_t y) -> int {
+    const uint64_t *a = bits.data() + x * W, *b = bits.data() + y * W;
+    for (size_t w = 0; w < W; ++w) {
+      uint64_t diff = a[w] ^ b[w];
+      if (!diff)
+        continue;
+      unsigned bit = static_cast<unsigned>(__builtin_ctzll(diff));
+      bool inA = a[w] >> bit & 1;
+      const uint64_t *other = inA ? b : a;
+      bool otherPast = bit < 63 && (other[w] >> bit >> 1) != 0;
+      for (size_t v = w + 1; v < W && !otherPast; ++v)
+        otherPast = other[v] != 0;
+      return (inA == otherPast) ? -1 : 1;
+    }
+    return 0;
   };
   std::vector<int32_t> &order = scratch;
   order.resize(sent.size());
   for (size_t i = 0; i < sent.size(); ++i)
     order[i] = static_cast<int32_t>(i);
   std::sort(order.begin(), order.end(), [&](int32_t x, int32_t y) {
+    if (int c = groupOrder(x, y))
+      return c < 0;
     const SentRegion &a = sent[x], &b = sent[y];
-    if (groupLess(a, b))
-      return true;
-    if (groupLess(b, a))
-      return false;
     return a.from != b.from ? a.from < b.from : x < y;
   });
   for (size_t i = 0; i < order.size();) {
     const SentRegion &head = sent[order[i]];
     size_t j = i + 1;
-    while (j < order.size() && !groupLess(head, sent[order[j]]) &&
-           !groupLess(sent[order[j]], head))
+    while (j < order.size() && groupOrder(order[i], order[j]) == 0)
       ++j;
     size_t from = i, n = static_cast<size_t>(head.end - head.begin) + 1;
     i = j;

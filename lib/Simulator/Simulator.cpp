@@ -1184,6 +1184,8 @@ struct Simulator::Impl {
   mutable MemoryTimeline timeline;
   mutable std::vector<LiveIntervals> live;
   mutable std::vector<uint8_t> liveDirty;
+  /// A full simulation changed every node: the next query refills.
+  mutable bool liveRefill = false;
   /// The dirty nodes, a max-heap: consumers before producers, whose
   /// again() depends on their consumers'.
   mutable std::vector<int32_t> liveQueue;
@@ -1197,19 +1199,29 @@ struct Simulator::Impl {
   }
 
   void syncLive() const {
+    if (liveRefill) {
+      // After a full simulation: every node's intervals from scratch.
+      timeline.clear();
+      for (int32_t n = N - 1; n >= 0; --n) {
+        recordLive(n, againOf(n));
+        placeLive<true>(n, 1);
+      }
+      timeline.build();
+      for (int32_t n : liveQueue)
+        liveDirty[n] = 0;
+      liveQueue.clear();
+      liveRefill = false;
+    }
     while (!liveQueue.empty()) {
       std::pop_heap(liveQueue.begin(), liveQueue.end());
       int32_t n = liveQueue.back();
       liveQueue.pop_back();
       liveDirty[n] = 0;
       int32_t before = live[n].again;
+      int32_t a = againOf(n);
+      if (a == before && liveUnchanged(n))
+        continue; // a change undone before anyone asked
       placeLive(n, -1);
-      int32_t a = -1;
-      if (recomputes(n)) {
-        a = nstat[n].lastReader;
-        for (int32_t e : nstat[n].outEdges)
-          a = std::max(a, live[edges[e].consumer].again);
-      }
       recordLive(n, a);
       placeLive(n, 1);
       if (a != before)
@@ -1217,6 +1229,33 @@ struct Simulator::Impl {
           if (recomputes(edges[e].producer))
             markLive(edges[e].producer);
     }
+  }
+
+  /// The backward task from which node n's recomputed output is alive again
+  /// (-1: not recomputed), from its consumers' recorded ones.
+  int32_t againOf(int32_t n) const {
+    if (!recomputes(n))
+      return -1;
+    int32_t a = nstat[n].lastReader;
+    for (int32_t e : nstat[n].outEdges)
+      a = std::max(a, live[edges[e].consumer].again);
+    return a;
+  }
+
+  /// Whether node n's recorded intervals (but `again`) are its geometry's.
+  bool liveUnchanged(int32_t n) const {
+    const NodeGeom &g = geom[n];
+    const NodeStatic &ns = nstat[n];
+    const LiveIntervals &l = live[n];
+    if (!l.applied || l.devices.size() != size_t(g.tiles))
+      return false;
+    for (int32_t t = 0; t < g.tiles; ++t)
+      if (l.devices[t] != g.devices[t] ||
+          l.act[t] != (ns.returnsOutput ? 0 : g.act[t]) ||
+          l.grad[t] != (ns.gradNeeded ? g.outBytes[t] : 0) ||
+          l.paramGrad[t] != g.paramGrad[t])
+        return false;
+    return true;
   }
 
   void recordLive(int32_t n, int32_t again) const {
@@ -1235,24 +1274,31 @@ struct Simulator::Impl {
     }
   }
 
-  /// Adds (sign 1) or removes (-1) node n's recorded intervals.
-  void placeLive(int32_t n, int64_t sign) const {
+  /// Adds (sign 1) or removes (-1) node n's recorded intervals (Refill:
+  /// without the timeline's sums, for build()).
+  template <bool Refill = false> void placeLive(int32_t n, int64_t sign) const {
     const LiveIntervals &l = live[n];
     if (!l.applied)
       return;
+    auto from = [&](int32_t d, int32_t position, int64_t bytes) {
+      if (Refill)
+        timeline.addFromUnsummed(d, position, bytes);
+      else
+        timeline.addFrom(d, position, bytes);
+    };
     int32_t fwd = n, bwd = 2 * N - 1 - n, last = nstat[n].lastReader;
     for (size_t t = 0; t < l.devices.size(); ++t) {
       int32_t d = l.devices[t];
       int64_t act = sign * l.act[t], grad = sign * l.grad[t],
               pg = sign * l.paramGrad[t];
-      timeline.addFrom(d, fwd, act);
+      from(d, fwd, act);
       if (l.again >= 0) {
-        timeline.addFrom(d, last + 1, -act);
-        timeline.addFrom(d, 2 * N - 1 - l.again, act);
+        from(d, last + 1, -act);
+        from(d, 2 * N - 1 - l.again, act);
       }
-      timeline.addFrom(d, 2 * N - 1 - last, grad);
-      timeline.addFrom(d, bwd, pg);
-      timeline.addFrom(d, bwd + 1, -(act + grad + pg));
+      from(d, 2 * N - 1 - last, grad);
+      from(d, bwd, pg);
+      from(d, bwd + 1, -(act + grad + pg));
     }
   }
 
@@ -3050,10 +3096,9 @@ struct Simulator::Impl {
     }
     std::fill(memory.begin(), memory.end(), 0);
     comm = 0;
-    for (int32_t n = 0; n < N; ++n) {
+    for (int32_t n = 0; n < N; ++n)
       computeGeometry(n);
-      markLive(n);
-    }
+    liveRefill = true;
     std::fill(cur.begin(), cur.end(), 0.0);
     for (int32_t b = 0; b < NB; ++b) {
       if (b % kCheckpoint == 0)
