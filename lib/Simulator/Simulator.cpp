@@ -1221,9 +1221,11 @@ struct Simulator::Impl {
       int32_t a = againOf(n);
       if (a == before && liveUnchanged(n))
         continue; // a change undone before anyone asked
-      placeLive(n, -1);
-      recordLive(n, a);
-      placeLive(n, 1);
+      if (!moveLive(n, a)) {
+        placeLive(n, -1);
+        recordLive(n, a);
+        placeLive(n, 1);
+      }
       if (a != before)
         for (int32_t e : nstat[n].inEdges)
           if (recomputes(edges[e].producer))
@@ -1255,6 +1257,41 @@ struct Simulator::Impl {
           l.grad[t] != (ns.gradNeeded ? g.outBytes[t] : 0) ||
           l.paramGrad[t] != g.paramGrad[t])
         return false;
+    return true;
+  }
+
+  /// Where node n's tiles stay on their devices (a change of recomputation
+  /// or of the bytes alone): moves only what changed, at each end of its
+  /// intervals, and records the new ones. False where they move.
+  bool moveLive(int32_t n, int32_t again) const {
+    const NodeGeom &g = geom[n];
+    const NodeStatic &ns = nstat[n];
+    LiveIntervals &l = live[n];
+    if (!l.applied || l.devices.size() != size_t(g.tiles) ||
+        !std::equal(l.devices.begin(), l.devices.end(), g.devices.begin()))
+      return false;
+    int32_t fwd = n, bwd = 2 * N - 1 - n, last = ns.lastReader;
+    for (int32_t t = 0; t < g.tiles; ++t) {
+      int32_t d = g.devices[t];
+      int64_t act = ns.returnsOutput ? 0 : g.act[t];
+      int64_t grad = ns.gradNeeded ? g.outBytes[t] : 0;
+      int64_t pg = g.paramGrad[t];
+      timeline.addFrom(d, fwd, act - l.act[t]);
+      timeline.addFrom(d, last + 1,
+                       (l.again >= 0 ? l.act[t] : 0) - (again >= 0 ? act : 0));
+      if (l.again >= 0)
+        timeline.addFrom(d, 2 * N - 1 - l.again, -l.act[t]);
+      if (again >= 0)
+        timeline.addFrom(d, 2 * N - 1 - again, act);
+      timeline.addFrom(d, 2 * N - 1 - last, grad - l.grad[t]);
+      timeline.addFrom(d, bwd, pg - l.paramGrad[t]);
+      timeline.addFrom(d, bwd + 1,
+                       l.act[t] + l.grad[t] + l.paramGrad[t] - act - grad - pg);
+      l.act[t] = act;
+      l.grad[t] = grad;
+      l.paramGrad[t] = pg;
+    }
+    l.again = again;
     return true;
   }
 
