@@ -3,9 +3,10 @@
 // Per device, the bytes alive at each of a training step's positions (its
 // forward tasks, then its backward tasks) as a sum of intervals, and the
 // peak over the positions. Adding or removing an interval costs
-// O(log positions); the peak of a device is read in O(1). The simulator
-// keeps each layer's activations and gradients here and changes only a
-// changed layer's intervals (internal to lib/Simulator).
+// O(log positions); the peak of a device is read in O(1); a device takes
+// 10-20 bytes per position. The simulator keeps each layer's activations
+// and gradients here and changes only a changed layer's intervals
+// (internal to lib/Simulator).
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,11 +24,12 @@ class MemoryTimeline {
 public:
   /// `devices` timelines of `positions` positions each, all empty.
   void reset(int32_t devices, int32_t positions) {
-    int32_t p = 1;
-    while (p < positions + 1) // + 1: the end of an interval ending last
-      p *= 2;
-    leaves = p;
-    tree.assign(size_t(devices) * 2 * p, Sums{});
+    int32_t blocks = 1;
+    while (blocks * kBlock < positions + 1) // + 1: an end past the last
+      blocks *= 2;
+    numBlocks = blocks;
+    diffs.assign(size_t(devices) * blocks * kBlock, 0);
+    tree.assign(size_t(devices) * 2 * blocks, Sums{});
   }
 
   /// Adds `bytes` (negative: removes them) on `device` at positions
@@ -41,52 +43,68 @@ public:
   /// Adds `bytes` on `device` at every position from `position` on (the
   /// two ends of an interval, or of several that share one, one at a time).
   void addFrom(int32_t device, int32_t position, int64_t bytes) {
-    if (bytes != 0)
-      change(device, position, bytes);
+    if (bytes == 0)
+      return;
+    diff(device, position) += bytes;
+    Sums *s = tree.data() + size_t(device) * 2 * numBlocks;
+    int32_t i = numBlocks + position / kBlock;
+    s[i] = sumBlock(device, position / kBlock);
+    for (i /= 2; i >= 1; i /= 2)
+      combine(s, i);
   }
 
   /// Empties every timeline, for a refill by addFromUnsummed and build().
-  void clear() { std::fill(tree.begin(), tree.end(), Sums{}); }
+  void clear() {
+    std::fill(diffs.begin(), diffs.end(), 0);
+    std::fill(tree.begin(), tree.end(), Sums{});
+  }
 
   /// addFrom without updating the sums above the position: build() does
   /// that for all positions at once (a refill from scratch).
   void addFromUnsummed(int32_t device, int32_t position, int64_t bytes) {
-    assert(position >= 0 && position < leaves);
-    tree[size_t(device) * 2 * leaves + leaves + position].sum += bytes;
+    diff(device, position) += bytes;
   }
 
   /// The sums above the positions, of every device, from the positions'.
   void build() {
-    for (size_t d = 0; d < tree.size(); d += 2 * size_t(leaves)) {
-      Sums *s = tree.data() + d;
-      for (int32_t i = leaves; i < 2 * leaves; ++i)
-        s[i].peak = s[i].sum;
-      for (int32_t i = leaves - 1; i >= 1; --i)
+    size_t devices = tree.size() / (2 * size_t(numBlocks));
+    for (size_t d = 0; d < devices; ++d) {
+      Sums *s = tree.data() + d * 2 * numBlocks;
+      for (int32_t b = 0; b < numBlocks; ++b)
+        s[numBlocks + b] = sumBlock(int32_t(d), b);
+      for (int32_t i = numBlocks - 1; i >= 1; --i)
         combine(s, i);
     }
   }
 
   /// The most bytes alive on `device` at any position (0 when empty).
   int64_t peak(int32_t device) const {
-    return std::max<int64_t>(0, tree[size_t(device) * 2 * leaves + 1].peak);
+    return std::max<int64_t>(0, tree[size_t(device) * 2 * numBlocks + 1].peak);
   }
 
 private:
-  // A segment tree per device over the differences between neighbouring
-  // positions: per tree node the sum of its differences and the largest
-  // prefix sum within it (the bytes alive at a position are the prefix sum
-  // up to it).
+  // Per device, the differences between neighbouring positions (the bytes
+  // alive at a position are the prefix sum up to it), in blocks of kBlock
+  // positions, and a segment tree over the blocks: per tree node the sum
+  // of its differences and the largest prefix sum within it. A change
+  // re-sums its block and the tree nodes above it.
+  static constexpr int32_t kBlock = 16;
   struct Sums {
     int64_t sum = 0, peak = 0;
   };
-  void change(int32_t device, int32_t position, int64_t delta) {
-    assert(position >= 0 && position < leaves);
-    Sums *s = tree.data() + size_t(device) * 2 * leaves;
-    int32_t i = leaves + position;
-    s[i].sum += delta;
-    s[i].peak = s[i].sum;
-    for (i /= 2; i >= 1; i /= 2)
-      combine(s, i);
+  int64_t &diff(int32_t device, int32_t position) {
+    assert(position >= 0 && position < numBlocks * kBlock);
+    return diffs[size_t(device) * numBlocks * kBlock + position];
+  }
+  Sums sumBlock(int32_t device, int32_t block) const {
+    const int64_t *v =
+        diffs.data() + (size_t(device) * numBlocks + block) * kBlock;
+    Sums r{v[0], v[0]};
+    for (int32_t k = 1; k < kBlock; ++k) {
+      r.sum += v[k];
+      r.peak = std::max(r.peak, r.sum);
+    }
+    return r;
   }
   static void combine(Sums *s, int32_t i) {
     const Sums &l = s[2 * i], &r = s[2 * i + 1];
@@ -94,7 +112,8 @@ private:
     s[i].peak = std::max(l.peak, l.sum + r.peak);
   }
 
-  int32_t leaves = 1;
+  int32_t numBlocks = 1;
+  std::vector<int64_t> diffs;
   std::vector<Sums> tree;
 };
 
