@@ -77,6 +77,34 @@ public:
     }
   }
 
+  /// The first position where `device` holds peak(device) bytes (-1 when
+  /// the peak is 0).
+  int32_t peakPosition(int32_t device) const {
+    const Sums *s = tree.data() + size_t(device) * 2 * numBlocks;
+    int64_t want = s[1].peak, before = 0;
+    if (want <= 0)
+      return -1;
+    int32_t i = 1;
+    while (i < numBlocks) {
+      if (before + s[2 * i].peak == want) {
+        i = 2 * i;
+      } else {
+        before += s[2 * i].sum;
+        i = 2 * i + 1;
+      }
+    }
+    int32_t block = i - numBlocks;
+    const int64_t *v =
+        diffs.data() + (size_t(device) * numBlocks + block) * kBlock;
+    for (int32_t k = 0; k < kBlock; ++k) {
+      before += v[k];
+      if (before == want)
+        return block * kBlock + k;
+    }
+    assert(false && "the tree's peak is in its block");
+    return -1;
+  }
+
   /// The most bytes alive on `device` at any position (0 when empty).
   int64_t peak(int32_t device) const {
     return std::max<int64_t>(0, tree[size_t(device) * 2 * numBlocks + 1].peak);

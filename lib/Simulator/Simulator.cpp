@@ -3584,6 +3584,16 @@ SimulationReport Simulator::report() const {
   r.communicationBytes = commBytes;
   im.peakPerDevice(r.memoryBytesPerDevice);
   r.peakMemoryBytes = peakMemoryBytes();
+  for (int32_t d = 0; d < D && r.peakMemoryDevice < 0; ++d)
+    if (r.memoryBytesPerDevice[d] == r.peakMemoryBytes)
+      r.peakMemoryDevice = d;
+  if (r.peakMemoryDevice >= 0) {
+    int32_t at = im.timeline.peakPosition(r.peakMemoryDevice);
+    if (at >= 0) {
+      r.peakMemoryInBackward = at >= im.N;
+      r.peakMemoryNode = r.peakMemoryInBackward ? 2 * im.N - 1 - at : at;
+    }
+  }
   r.overCapacity = overCapacity();
   return r;
 }

@@ -104,6 +104,11 @@ json::Object soap::reportToJSON(const Simulator &sim) {
     mem.push_back(b);
   o["memory_bytes_per_device"] = std::move(mem);
   o["peak_memory_bytes_per_device"] = r.peakMemoryBytes;
+  o["peak_memory_device"] = r.peakMemoryDevice;
+  if (r.peakMemoryNode >= 0) {
+    o["peak_memory_layer"] = sim.getGraph().nodes[r.peakMemoryNode].name;
+    o["peak_memory_pass"] = r.peakMemoryInBackward ? "backward" : "forward";
+  }
   o["over_capacity"] = r.overCapacity;
   o["tasks"] = r.numTasks;
   json::Array configs;

@@ -101,6 +101,12 @@ void soapc::printSummary(llvm::raw_ostream &os, const SummaryInputs &in) {
      << "   communication: "
      << formatBytes(static_cast<double>(in.report.communicationBytes))
      << " per iteration\n";
+  if (in.report.peakMemoryNode >= 0)
+    os << "memory peaks on device " << in.report.peakMemoryDevice
+       << " during the "
+       << (in.report.peakMemoryInBackward ? "backward" : "forward")
+       << " task of layer '" << in.graph.nodes[in.report.peakMemoryNode].name
+       << "'\n";
   {
     // Activation recomputation (ParallelConfig::recompute).
     int recomputed = 0;

@@ -57,8 +57,13 @@ TEST(MemoryTimeline, MatchesSummingEveryPosition) {
       for (int32_t p = iv.first; p <= iv.last; ++p)
         alive[iv.d][p] += iv.bytes;
     }
-    for (int32_t d = 0; d < D; ++d)
-      ASSERT_EQ(m.peak(d), *std::max_element(alive[d].begin(), alive[d].end()))
+    for (int32_t d = 0; d < D; ++d) {
+      auto most = std::max_element(alive[d].begin(), alive[d].end());
+      ASSERT_EQ(m.peak(d), *most) << "step " << step << " device " << d;
+      // The first position at the peak (none where nothing is alive).
+      ASSERT_EQ(m.peakPosition(d),
+                *most > 0 ? int32_t(most - alive[d].begin()) : -1)
           << "step " << step << " device " << d;
+    }
   }
 }

@@ -921,7 +921,11 @@ TEST(Simulator, ActivationsAndGradientsLiveInTheStepsOrder) {
   // and the two it writes, h's and w1's. (Each weight's gradient lives
   // until its update, right after its all-reduce.)
   int64_t peak = kept + 3 * hBytes + 2 * h2Bytes + wBytes;
-  EXPECT_EQ(sim.report().memoryBytesPerDevice[0], peak);
+  SimulationReport r = sim.report();
+  EXPECT_EQ(r.memoryBytesPerDevice[0], peak);
+  EXPECT_EQ(r.peakMemoryDevice, 0);
+  EXPECT_EQ(r.peakMemoryNode, 1); // fc1
+  EXPECT_TRUE(r.peakMemoryInBackward);
   // Recomputing fc0 saves nothing: its output is alive again for fc1's
   // backward task, when the peak is.
   Strategy s = singleDeviceStrategy(g);
@@ -935,6 +939,20 @@ TEST(Simulator, ActivationsAndGradientsLiveInTheStepsOrder) {
     EXPECT_EQ(sim.report().memoryBytesPerDevice[d],
               xBytes / 2 + 2 * wBytes + h2Bytes / 2 +
                   (3 * hBytes + 2 * h2Bytes) / 2 + wBytes);
+  // Both devices peak alike: the first is named.
+  EXPECT_EQ(sim.report().peakMemoryDevice, 0);
+  // Nothing trainable: no gradients, and the one activation kept from
+  // its forward task on (the first of equal positions is named).
+  GraphBuilder nb("narrow");
+  int32_t nx = nb.input("x", {64, 16});
+  int32_t nh = nb.elementwise("pre", "linalg.generic.relu", {nx});
+  nb.markOutput(nb.elementwise("relu", "linalg.generic.relu", {nh}));
+  OpGraph ng = nb.take();
+  Simulator nsim(ng, m, costs);
+  nsim.simulateFull(singleDeviceStrategy(ng));
+  SimulationReport nr = nsim.report();
+  EXPECT_EQ(nr.peakMemoryNode, 0);
+  EXPECT_FALSE(nr.peakMemoryInBackward);
 }
 
 TEST(Simulator, ProfileTableErrors) {

@@ -168,6 +168,13 @@ struct SimulationReport {
   /// Memory per device (see the file comment) and its maximum.
   std::vector<int64_t> memoryBytesPerDevice;
   int64_t peakMemoryBytes = 0;
+  /// Where it is reached first: the device, and the task during which its
+  /// activations and gradients peak, node peakMemoryNode's forward task or
+  /// (peakMemoryInBackward) its backward task; -1: the device holds only
+  /// what it keeps all iteration.
+  int32_t peakMemoryDevice = -1;
+  int32_t peakMemoryNode = -1;
+  bool peakMemoryInBackward = false;
   bool overCapacity = false;
   int64_t numTasks = 0;
 };
