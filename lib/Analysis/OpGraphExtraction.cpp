@@ -733,8 +733,6 @@ static bool sameLayoutAsAnchor(Operation *op, Operation *anchor,
   return true;
 }
 
-/// Elementwise op whose data input is the open output of a node used by
-/// nothing else: the op joins that node.
 /// Whether the derivative of `op`'s payload reads `operand`'s value: it
 /// reaches an op other than a sum or difference (whose derivatives are
 /// constants). A ReLU's (max(x + b, 0)) or a product's does; a bias add's
@@ -754,6 +752,8 @@ static bool derivativeReads(linalg::LinalgOp op, OpOperand *operand) {
   return false;
 }
 
+/// Elementwise op whose data input is the open output of a node used by
+/// nothing else: the op joins that node.
 FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
   if (!options.groupOps || op.getNumDpsInits() != 1 ||
       op.getNumParallelLoops() != op.getNumLoops() ||

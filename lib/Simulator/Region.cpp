@@ -348,11 +348,6 @@ void soap::findAllGathers(const std::vector<SentRegion> &sent,
                           std::vector<int32_t> &scratch) {
   // A part's group: its sender and its receivers, sorted. Parts ordered by
   // group (lexicographically, as sorted lists), then sender.
-  auto inGroup = [&](const SentRegion &p, int32_t device) {
-    return device == p.from ||
-           std::binary_search(receivers.begin() + p.begin,
-                              receivers.begin() + p.end, device);
-  };
   // Each group as a bit set of devices (W words per part): comparing two is
   // a few words, where the lists took their length.
   int32_t devices = 0;
@@ -371,6 +366,9 @@ void soap::findAllGathers(const std::vector<SentRegion> &sent,
     for (int32_t k = p.begin; k < p.end; ++k)
       b[receivers[k] / 64] |= uint64_t(1) << (receivers[k] % 64);
   }
+  auto inGroup = [&](size_t part, int32_t device) {
+    return bits[part * W + size_t(device) / 64] >> (device % 64) & 1;
+  };
   // -1, 0, 1 as part x's group is before, the same as or after part y's.
   // At the first device m in one group only, the sorted lists first
   // differ: the one holding m is before unless the other has nothing past
@@ -414,7 +412,7 @@ void soap::findAllGathers(const std::vector<SentRegion> &sent,
       continue;
     bool each = true;
     for (size_t q = from; q < j && each; ++q)
-      each = inGroup(head, sent[order[q]].from) &&
+      each = inGroup(order[from], sent[order[q]].from) &&
              (q == from || sent[order[q]].from != sent[order[q - 1]].from);
     if (!each)
       continue;

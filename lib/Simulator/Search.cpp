@@ -905,7 +905,7 @@ struct Search {
         accept = fits;
       } else {
         int64_t peak = sim.peakMemoryBytes();
-        fits = peak <= machine.device.memoryBytes; // overCapacity()'s test
+        fits = !sim.overCapacity();
         accept = fits || peak <= ch.curPeak;
         if (accept)
           ch.curPeak = peak;

@@ -62,6 +62,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <tuple>
+#include <utility>
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -1172,14 +1174,49 @@ struct Simulator::Impl {
       out[d] += timeline.peak(d);
   }
 
-  /// What a node has in `timeline`, per tile (to take it out again).
+  /// Positions on the timeline: F(n) at n, B(n) at 2N-1-n.
+  int32_t forwardAt(int32_t n) const { return n; }
+  int32_t backwardAt(int32_t n) const { return 2 * N - 1 - n; }
+
+  /// What tile t of node n holds between its tasks: its activations (but a
+  /// graph output's, which `memory` keeps all iteration), its outputs'
+  /// gradient (where one is needed) and its parameters' gradients.
+  struct LiveBytes {
+    int64_t act = 0, grad = 0, paramGrad = 0;
+  };
+  LiveBytes liveBytes(int32_t n, int32_t t) const {
+    const NodeGeom &g = geom[n];
+    const NodeStatic &ns = nstat[n];
+    return {ns.returnsOutput ? 0 : g.act[t], ns.gradNeeded ? g.outBytes[t] : 0,
+            g.paramGrad[t]};
+  }
+
+  /// Calls emit(position, bytes) for the ends of the intervals a tile of
+  /// node n holding `b` occupies (bytes alive from the position on; the
+  /// end of an interval takes them back), its output recomputed and alive
+  /// again from B(again) (-1: not recomputed).
+  template <typename Emit>
+  void forEachEnd(int32_t n, const LiveBytes &b, int32_t again,
+                  Emit emit) const {
+    int32_t last = nstat[n].lastReader;
+    emit(forwardAt(n), b.act);
+    if (again >= 0) {
+      emit(forwardAt(last) + 1, -b.act);
+      emit(backwardAt(again), b.act);
+    }
+    emit(backwardAt(last), b.grad);
+    emit(backwardAt(n), b.paramGrad);
+    emit(backwardAt(n) + 1, -(b.act + b.grad + b.paramGrad));
+  }
+
+  /// What a node has in `timeline`, per tile (to take it out again: the
+  /// geometry may have changed since, or been swapped back by an undo).
   struct LiveIntervals {
-    bool applied = false;
-    /// The backward task its recomputation is alive again from (position
-    /// 2N-1-again), or -1: not recomputed.
+    /// The backward task its recomputation is alive again from, or -1: not
+    /// recomputed.
     int32_t again = -1;
     std::vector<int32_t> devices;
-    std::vector<int64_t> act, grad, paramGrad;
+    std::vector<LiveBytes> bytes;
   };
   mutable MemoryTimeline timeline;
   mutable std::vector<LiveIntervals> live;
@@ -1200,11 +1237,12 @@ struct Simulator::Impl {
 
   void syncLive() const {
     if (liveRefill) {
-      // After a full simulation: every node's intervals from scratch.
+      // After a full simulation (which every delta follows): every node's
+      // intervals from scratch.
       timeline.clear();
       for (int32_t n = N - 1; n >= 0; --n) {
         recordLive(n, againOf(n));
-        placeLive<true>(n, 1);
+        placeLive(n, 1, /*refill=*/true);
       }
       timeline.build();
       for (int32_t n : liveQueue)
@@ -1217,10 +1255,7 @@ struct Simulator::Impl {
       int32_t n = liveQueue.back();
       liveQueue.pop_back();
       liveDirty[n] = 0;
-      int32_t before = live[n].again;
-      int32_t a = againOf(n);
-      if (a == before && liveUnchanged(n))
-        continue; // a change undone before anyone asked
+      int32_t before = live[n].again, a = againOf(n);
       if (!moveLive(n, a)) {
         placeLive(n, -1);
         recordLive(n, a);
@@ -1244,52 +1279,36 @@ struct Simulator::Impl {
     return a;
   }
 
-  /// Whether node n's recorded intervals (but `again`) are its geometry's.
-  bool liveUnchanged(int32_t n) const {
-    const NodeGeom &g = geom[n];
-    const NodeStatic &ns = nstat[n];
-    const LiveIntervals &l = live[n];
-    if (!l.applied || l.devices.size() != size_t(g.tiles))
-      return false;
-    for (int32_t t = 0; t < g.tiles; ++t)
-      if (l.devices[t] != g.devices[t] ||
-          l.act[t] != (ns.returnsOutput ? 0 : g.act[t]) ||
-          l.grad[t] != (ns.gradNeeded ? g.outBytes[t] : 0) ||
-          l.paramGrad[t] != g.paramGrad[t])
-        return false;
-    return true;
-  }
-
-  /// Where node n's tiles stay on their devices (a change of recomputation
-  /// or of the bytes alone): moves only what changed, at each end of its
-  /// intervals, and records the new ones. False where they move.
+  /// Where node n's tiles stay on their devices (recomputation toggled,
+  /// bytes changed, or a change undone before anyone asked): moves only the
+  /// ends that changed, and records the new intervals. False where the
+  /// tiles move.
   bool moveLive(int32_t n, int32_t again) const {
     const NodeGeom &g = geom[n];
-    const NodeStatic &ns = nstat[n];
     LiveIntervals &l = live[n];
-    if (!l.applied || l.devices.size() != size_t(g.tiles) ||
+    if (l.devices.size() != size_t(g.tiles) ||
         !std::equal(l.devices.begin(), l.devices.end(), g.devices.begin()))
       return false;
-    int32_t fwd = n, bwd = 2 * N - 1 - n, last = ns.lastReader;
     for (int32_t t = 0; t < g.tiles; ++t) {
-      int32_t d = g.devices[t];
-      int64_t act = ns.returnsOutput ? 0 : g.act[t];
-      int64_t grad = ns.gradNeeded ? g.outBytes[t] : 0;
-      int64_t pg = g.paramGrad[t];
-      timeline.addFrom(d, fwd, act - l.act[t]);
-      timeline.addFrom(d, last + 1,
-                       (l.again >= 0 ? l.act[t] : 0) - (again >= 0 ? act : 0));
-      if (l.again >= 0)
-        timeline.addFrom(d, 2 * N - 1 - l.again, -l.act[t]);
-      if (again >= 0)
-        timeline.addFrom(d, 2 * N - 1 - again, act);
-      timeline.addFrom(d, 2 * N - 1 - last, grad - l.grad[t]);
-      timeline.addFrom(d, bwd, pg - l.paramGrad[t]);
-      timeline.addFrom(d, bwd + 1,
-                       l.act[t] + l.grad[t] + l.paramGrad[t] - act - grad - pg);
-      l.act[t] = act;
-      l.grad[t] = grad;
-      l.paramGrad[t] = pg;
+      // The old ends taken back and the new ones added, summed per
+      // position (at most 12 ends).
+      std::array<std::pair<int32_t, int64_t>, 12> ends;
+      int32_t k = 0;
+      auto add = [&](int32_t position, int64_t bytes) {
+        int32_t i = 0;
+        while (i < k && ends[i].first != position)
+          ++i;
+        if (i == k)
+          ends[k++] = {position, 0};
+        ends[i].second += bytes;
+      };
+      LiveBytes now = liveBytes(n, t);
+      forEachEnd(n, l.bytes[t], l.again,
+                 [&](int32_t p, int64_t b) { add(p, -b); });
+      forEachEnd(n, now, again, add);
+      for (int32_t i = 0; i < k; ++i)
+        timeline.addFrom(g.devices[t], ends[i].first, ends[i].second);
+      l.bytes[t] = now;
     }
     l.again = again;
     return true;
@@ -1297,46 +1316,33 @@ struct Simulator::Impl {
 
   void recordLive(int32_t n, int32_t again) const {
     const NodeGeom &g = geom[n];
-    const NodeStatic &ns = nstat[n];
     LiveIntervals &l = live[n];
-    l.applied = true;
     l.again = again;
     l.devices.assign(g.devices.begin(), g.devices.begin() + g.tiles);
-    l.act.resize(g.tiles);
-    l.grad.resize(g.tiles);
-    l.paramGrad.assign(g.paramGrad.begin(), g.paramGrad.begin() + g.tiles);
-    for (int32_t t = 0; t < g.tiles; ++t) {
-      l.act[t] = ns.returnsOutput ? 0 : g.act[t]; // kept all iteration
-      l.grad[t] = ns.gradNeeded ? g.outBytes[t] : 0;
-    }
+    l.bytes.resize(g.tiles);
+    for (int32_t t = 0; t < g.tiles; ++t)
+      l.bytes[t] = liveBytes(n, t);
   }
 
-  /// Adds (sign 1) or removes (-1) node n's recorded intervals (Refill:
+  /// Adds (sign 1) or removes (-1) node n's recorded intervals (refill:
   /// without the timeline's sums, for build()).
-  template <bool Refill = false> void placeLive(int32_t n, int64_t sign) const {
+  void placeLive(int32_t n, int64_t sign, bool refill = false) const {
     const LiveIntervals &l = live[n];
-    if (!l.applied)
-      return;
-    auto from = [&](int32_t d, int32_t position, int64_t bytes) {
-      if (Refill)
-        timeline.addFromUnsummed(d, position, bytes);
-      else
-        timeline.addFrom(d, position, bytes);
-    };
-    int32_t fwd = n, bwd = 2 * N - 1 - n, last = nstat[n].lastReader;
-    for (size_t t = 0; t < l.devices.size(); ++t) {
-      int32_t d = l.devices[t];
-      int64_t act = sign * l.act[t], grad = sign * l.grad[t],
-              pg = sign * l.paramGrad[t];
-      from(d, fwd, act);
-      if (l.again >= 0) {
-        from(d, last + 1, -act);
-        from(d, 2 * N - 1 - l.again, act);
-      }
-      from(d, 2 * N - 1 - last, grad);
-      from(d, bwd, pg);
-      from(d, bwd + 1, -(act + grad + pg));
-    }
+    for (size_t t = 0; t < l.devices.size(); ++t)
+      forEachEnd(n, l.bytes[t], l.again, [&](int32_t p, int64_t b) {
+        if (refill)
+          timeline.addFromUnsummed(l.devices[t], p, sign * b);
+        else
+          timeline.addFrom(l.devices[t], p, sign * b);
+      });
+  }
+
+  /// The task at a timeline position: node n's forward (false) or backward
+  /// (true) task.
+  std::pair<int32_t, bool> taskAt(int32_t position) const {
+    if (position < N)
+      return {position, false};
+    return {2 * N - 1 - position, true};
   }
 
   /// Whether node n's config recomputes its output (one the graph returns
@@ -2295,9 +2301,8 @@ struct Simulator::Impl {
       // a bound (fitsForSure).
       addMemory(bl, g.devices[t],
                 g.kept[t] + (ns.returnsOutput ? g.act[t] : 0));
-      addMemory(bl, D + g.devices[t],
-                (ns.returnsOutput ? 0 : g.act[t]) +
-                    (ns.gradNeeded ? g.outBytes[t] : 0) + g.paramGrad[t]);
+      LiveBytes b = liveBytes(n, t);
+      addMemory(bl, D + g.devices[t], b.act + b.grad + b.paramGrad);
     }
     g.srcLocal.resize(T);
     if (g.reduction == 1) {
@@ -3589,10 +3594,8 @@ SimulationReport Simulator::report() const {
       r.peakMemoryDevice = d;
   if (r.peakMemoryDevice >= 0) {
     int32_t at = im.timeline.peakPosition(r.peakMemoryDevice);
-    if (at >= 0) {
-      r.peakMemoryInBackward = at >= im.N;
-      r.peakMemoryNode = r.peakMemoryInBackward ? 2 * im.N - 1 - at : at;
-    }
+    if (at >= 0)
+      std::tie(r.peakMemoryNode, r.peakMemoryInBackward) = im.taskAt(at);
   }
   r.overCapacity = overCapacity();
   return r;

@@ -192,7 +192,6 @@ llvm::json::Object soapc::buildReport(const SummaryInputs &in,
     report["search_polish_seconds"] = in.polishSeconds;
     report["search_polish_cut"] = in.polishCut;
   }
-  report["peak_memory_bytes_per_device"] = in.report.peakMemoryBytes;
   report["recomputed_layers"] = in.strategy.numRecomputed();
   report["parameters"] = in.graph.numParameters();
   llvm::json::Array ops;
