@@ -1,8 +1,9 @@
 /*===- soaprt_cuda_blas.c - Batched matmul on cuBLAS ----------------------===*
  *
  * C[b] += A[b] x B[b] for strided views (rank 3: batch x rows x columns;
- * rank 2: one matrix), as one strided-batched GEMM (fp32 in and out; TF32
- * tensor cores only when the op allows it).
+ * rank 2: one matrix), as one strided-batched GEMM: fp32 in and out (TF32
+ * tensor cores only when the op allows it), bf16 or f16 in and out, or bf16
+ * or f16 in and fp32 out (tensor cores), always accumulated in fp32.
  *
  * cuBLAS is column-major. A matrix X (R x Cc, strides rs, cs) is usable in
  * place when one of its strides is 1:
@@ -101,12 +102,12 @@ static int layoutOf(const matrix_t *m, int64_t *ld) {
 }
 
 static void describe(matrix_t *m, soaprt_unranked_memref_t *ref,
-                     const char *name, const char *op) {
+                     int64_t elemSize, const char *name, const char *op) {
   if (ref->rank != 3 && ref->rank != 2)
     soaprt_fatal("%s: matmul operand %s must be a rank-3 (batch x rows x "
                  "columns) or rank-2 view, not rank %lld",
                  op, name, (long long)ref->rank);
-  m->view = soaprt_view(ref, 4);
+  m->view = soaprt_view(ref, elemSize);
   m->base = m->view.base;
   int b = ref->rank == 3; /* index of the rows dim */
   m->batch = b ? m->view.sizes[0] : 1;
@@ -129,16 +130,21 @@ static void pack(matrix_t *m, int fill, const char *op) {
 
 static int fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
-void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
-                                         soaprt_unranked_memref_t *b,
-                                         soaprt_unranked_memref_t *c,
-                                         int64_t flags, const char *op) {
+/* The element types of a matmul: A's and B's, C's. */
+typedef struct gemm_types {
+  cudaDataType ab, c;
+  int64_t abSize, cSize;
+} gemm_types_t;
+
+static void matmul(soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,
+                   soaprt_unranked_memref_t *c, int64_t flags, const char *op,
+                   gemm_types_t types) {
   if (!op)
     op = "matmul";
   matrix_t A, B, C;
-  describe(&A, a, "A", op);
-  describe(&B, b, "B", op);
-  describe(&C, c, "C", op);
+  describe(&A, a, types.abSize, "A", op);
+  describe(&B, b, types.abSize, "B", op);
+  describe(&C, c, types.cSize, "C", op);
   int64_t batch = C.batch, M = C.rows, N = C.cols, K = A.cols;
   if (A.rows != M || B.rows != K || B.cols != N ||
       (A.batch != batch && A.batch != 1) || (B.batch != batch && B.batch != 1))
@@ -193,22 +199,26 @@ void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
       !fitsInt(ldSecond) || !fitsInt(ldc))
     soaprt_fatal("%s: matmul dimensions beyond 2^31 are not supported", op);
 
+  /* fp32 accumulation for every type (16-bit inputs run on tensor cores
+     with it); TF32 only for fp32 inputs, where the op allows it. */
   float alpha = 1.0f;
   float beta = (flags & SOAPRT_CUDA_OVERWRITE) ? 0.0f : 1.0f;
-  cublasComputeType_t compute = (flags & SOAPRT_CUDA_ALLOW_TF32)
-                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
-                                    : CUBLAS_COMPUTE_32F;
+  cublasComputeType_t compute =
+      (flags & SOAPRT_CUDA_ALLOW_TF32) && types.ab == CUDA_R_32F
+          ? CUBLAS_COMPUTE_32F_FAST_TF32
+          : CUBLAS_COMPUTE_32F;
   for (int64_t done = 0; done < batch;) {
     int64_t count = batch - done < MAX_BATCH ? batch - done : MAX_BATCH;
     SOAPRT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
                             h, opFirst, opSecond, (int)m, (int)n, (int)K,
-                            &alpha, first->base + done * first->bs * 4,
-                            CUDA_R_32F, (int)ldFirst, (long long)first->bs,
-                            second->base + done * second->bs * 4, CUDA_R_32F,
-                            (int)ldSecond, (long long)second->bs, &beta,
-                            C.base + done * C.bs * 4, CUDA_R_32F, (int)ldc,
-                            (long long)(batch == 1 ? M * N : C.bs), (int)count,
-                            compute, CUBLAS_GEMM_DEFAULT),
+                            &alpha,
+                            first->base + done * first->bs * types.abSize,
+                            types.ab, (int)ldFirst, (long long)first->bs,
+                            second->base + done * second->bs * types.abSize,
+                            types.ab, (int)ldSecond, (long long)second->bs,
+                            &beta, C.base + done * C.bs * types.cSize, types.c,
+                            (int)ldc, (long long)(batch == 1 ? M * N : C.bs),
+                            (int)count, compute, CUBLAS_GEMM_DEFAULT),
                         op);
     done += count;
   }
@@ -220,3 +230,16 @@ void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
     soaprt_cuda_unpack(&C.view, C.packed, 1, op);
   soaprt_cuda_after_call(op);
 }
+
+#define SOAPRT_MATMUL_ENTRY(suffix, abType, abBytes, cType, cBytes)            \
+  void _mlir_ciface_soaprt_cuda_matmul_##suffix(                               \
+      soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,                \
+      soaprt_unranked_memref_t *c, int64_t flags, const char *op) {            \
+    gemm_types_t types = {abType, cType, abBytes, cBytes};                     \
+    matmul(a, b, c, flags, op, types);                                         \
+  }
+SOAPRT_MATMUL_ENTRY(f32, CUDA_R_32F, 4, CUDA_R_32F, 4)
+SOAPRT_MATMUL_ENTRY(bf16, CUDA_R_16BF, 2, CUDA_R_16BF, 2)
+SOAPRT_MATMUL_ENTRY(f16, CUDA_R_16F, 2, CUDA_R_16F, 2)
+SOAPRT_MATMUL_ENTRY(bf16_f32, CUDA_R_16BF, 2, CUDA_R_32F, 4)
+SOAPRT_MATMUL_ENTRY(f16_f32, CUDA_R_16F, 2, CUDA_R_32F, 4)

@@ -3,9 +3,10 @@
 // soap-npy-compare EXPECTED.npy ACTUAL.npy [--rtol=R]
 // soap-npy-compare --print FILE.npy      (dtype, shape, one line per row)
 //
-// Same dtype and shape (except that float16, float32 and float64 compare
-// with each other: a float64 reference of a float32 program,
-// scripts/diff-test.sh REFERENCE=f64), then: integers and booleans must be
+// Same dtype and shape (except that float16, bfloat16, float32 and float64
+// compare with each other: a float64 reference of a float32 program,
+// scripts/diff-test.sh REFERENCE=f64; bfloat16 is '<u2', as libsoaprt
+// writes it: numpy has none), then: integers and booleans must be
 // equal; floats must satisfy max|actual - expected| <= R * max|expected| (R =
 // 1e-5 by default), the error relative to the largest expected magnitude: a
 // partitioned program sums split reductions in another order, which moves
@@ -103,13 +104,26 @@ double halfToDouble(uint16_t h) {
   return h & 0x8000 ? -v : v;
 }
 
-/// Float element i of `data` in `descr` ('<f2', '<f4' or '<f8').
+/// Whether `descr` holds floats: numpy's '<f2', '<f4', '<f8', and '<u2',
+/// which libsoaprt writes bfloat16 as (numpy has no bfloat16; soaprt writes
+/// no other type as '<u2': i16 is '<i2').
+bool isFloat(const std::string &descr) {
+  return descr == "<f2" || descr == "<f4" || descr == "<f8" || descr == "<u2";
+}
+
+/// Float element i of `data` in `descr` (isFloat).
 double loadFloat(const std::string &descr, const char *data, int64_t i) {
   int64_t width = elementSize(descr);
   const char *p = data + i * width;
   if (width == 2) {
     uint16_t h;
     std::memcpy(&h, p, 2);
+    if (descr == "<u2") { // bfloat16: the top half of a float
+      uint32_t bits = uint32_t(h) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
     return halfToDouble(h);
   }
   if (width == 8) {
@@ -162,14 +176,13 @@ int main(int argc, char **argv) {
     }
     std::printf("%s %s\n", npy.descr.c_str(), shapeString(npy.shape).c_str());
     int64_t row = npy.shape.empty() ? 1 : npy.shape.back();
-    char kind = npy.descr.size() > 1 ? npy.descr[1] : '?';
     for (int64_t i = 0; i < n; ++i) {
       const char *p = &npy.data[i * size];
-      double v = kind == 'f' ? loadFloat(npy.descr, npy.data.data(), i)
-                 : size == 8 ? load<int64_t>(p)
-                 : size == 4 ? load<int32_t>(p)
-                 : size == 2 ? load<int16_t>(p)
-                             : load<int8_t>(p);
+      double v = isFloat(npy.descr) ? loadFloat(npy.descr, npy.data.data(), i)
+                 : size == 8        ? load<int64_t>(p)
+                 : size == 4        ? load<int32_t>(p)
+                 : size == 2        ? load<int16_t>(p)
+                                    : load<int8_t>(p);
       std::printf("%s%.9g", i % row ? " " : "", v);
       if ((i + 1) % row == 0)
         std::printf("\n");
@@ -189,9 +202,6 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *name = files[1];
-  auto isFloat = [](const std::string &descr) {
-    return descr == "<f2" || descr == "<f4" || descr == "<f8";
-  };
   bool bothFloat = isFloat(expected.descr) && isFloat(actual.descr);
   if ((expected.descr != actual.descr && !bothFloat) ||
       expected.shape != actual.shape) {
@@ -213,12 +223,11 @@ int main(int argc, char **argv) {
                  expected.descr.c_str());
     return 2;
   }
-  char kind = expected.descr[1];
   std::string what = expected.descr +
                      (actual.descr != expected.descr ? " vs " + actual.descr
                                                       : std::string()) +
                      " " + shapeString(expected.shape);
-  if (kind != 'f') {
+  if (!isFloat(expected.descr)) {
     int64_t different = 0, first = -1;
     for (int64_t i = 0; i < n; ++i)
       if (std::memcmp(&expected.data[i * size], &actual.data[i * size],

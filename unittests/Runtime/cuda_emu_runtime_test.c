@@ -1,4 +1,5 @@
-/*===- cuda_emu_runtime_test.c - libsoaprt_cuda end to end on the emulation -===*
+/*===- cuda_emu_runtime_test.c - libsoaprt_cuda end to end on the emulation
+ *-===*
  *
  * Links libsoaprt_cuda_emu.a: the real CUDA back end (soaprt_cuda*.c) on the
  * host emulation of CUDA, cuBLAS, cuDNN and NCCL (lib/Runtime/emulation).
@@ -8,15 +9,16 @@
  * the views are untouched:
  *   inputs (host and device bindings), constants, memref alloc/free,
  *   cuBLAS matmuls (layouts, packed and broadcast operands, TF32, overwrite
- *   of NaN memory, rank 2), cuDNN convolutions (padding, strides,
- *   dilations, strided X and Y, unpacked W, the packed fallback), memrefCopy
- *   between host and device strided views, soaprt_transfer between ranks,
- *   soaprt_all_reduce over the world and a sub-group for every element type
- *   NCCL reduces, their asynchronous starts, waits and groups (deferred or
- *   not: SOAPRT_COMM_DEFER), soaprt_bind_output, soaprt_device_peak_bytes;
- * then the emulation's own strictness (the errors a real library returns)
- * and NCCL over MPI directly. Ends with "cuda_emu_runtime_test: all N
- * checks passed on R rank(s)" and status 0, else status 1.
+ *   of NaN memory, rank 2; bf16 and f16, into themselves and into f32), cuDNN
+ *convolutions (padding, strides, dilations, strided X and Y, unpacked W, the
+ *packed fallback), memrefCopy between host and device strided views,
+ *soaprt_transfer between ranks, soaprt_all_reduce over the world and a
+ *sub-group for every element type NCCL reduces, their asynchronous starts,
+ *waits and groups (deferred or not: SOAPRT_COMM_DEFER), soaprt_bind_output,
+ *soaprt_device_peak_bytes; then the emulation's own strictness (the errors a
+ *real library returns) and NCCL over MPI directly. Ends with
+ *"cuda_emu_runtime_test: all N checks passed on R rank(s)" and status 0, else
+ *status 1.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -231,6 +233,141 @@ static void testMatmuls(void) {
   };
   for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); ++i)
     runMatmul(&cases[i]);
+}
+
+/* ------------------------------------------------- 16-bit matmuls */
+
+/* Values k/64 (|k| <= 64): exact in bf16 and f16, their products and sums
+ * here exact in fp32 and double. */
+static double small(int64_t i, int salt) {
+  return (double)((int)(value(i, salt) * 64.0f)) / 64.0;
+}
+
+/* The bits of x, exact in the type (bf16: the top half of the float; f16:
+ * the normal number's exponent and 10 fraction bits). */
+static uint16_t exactBits(double x, int bf16) {
+  float f = (float)x;
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  if (bf16)
+    return (uint16_t)(u >> 16);
+  if (f == 0.0f)
+    return (uint16_t)((u >> 16) & 0x8000);
+  int e = (int)((u >> 23) & 0xff) - 127;
+  return (uint16_t)(((u >> 16) & 0x8000) | ((e + 15) << 10) |
+                    ((u >> 13) & 0x3ff));
+}
+
+static double fromBits(uint16_t h, int bf16) {
+  if (bf16) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+  }
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  double v = e == 0 ? ldexp(m, -24) : ldexp(m | 0x400, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+
+/* C[b] (+)= A[b] B[b] through soaprt_cuda_matmul_<suffix>: A and B of bf16
+ * or f16, C of the same type or f32 (`wideC`), A transposed (col layout) or
+ * with no unit stride (packed, 2-byte elements) by `aLayout` (0 row, 1
+ * col, 2 packed). The sums are exact in double: an f32 C must match them
+ * exactly, a 16-bit C within half a unit in the last place (rounded once,
+ * not per partial sum). */
+static void
+runHalfMatmul(const char *name, int bf16, int wideC, int aLayout, int64_t flags,
+              void (*fn)(soaprt_unranked_memref_t *, soaprt_unranked_memref_t *,
+                         soaprt_unranked_memref_t *, int64_t, const char *)) {
+  enum { BATCH = 2, M = 5, N = 7, K = 9 };
+  int64_t aSizes[3] = {BATCH, M, K}, bSizes[3] = {BATCH, K, N},
+          cSizes[3] = {BATCH, M, N};
+  int64_t aStrides[3] = {M * K, K, 1}, bStrides[3] = {K * N, N, 1},
+          cStrides[3] = {M * N, N, 1};
+  if (aLayout == 1) {
+    aStrides[1] = 1;
+    aStrides[2] = M;
+  } else if (aLayout == 2) {
+    aStrides[0] = 2 * M * K;
+    aStrides[1] = 2 * K;
+    aStrides[2] = 2;
+  }
+  int64_t aElems = extentOf(3, aSizes, aStrides), bElems = BATCH * K * N,
+          cElems = BATCH * M * N;
+  int cBytes = wideC ? 4 : 2;
+  uint16_t *hA = (uint16_t *)malloc((size_t)aElems * 2);
+  uint16_t *hB = (uint16_t *)malloc((size_t)bElems * 2);
+  char *hC = (char *)malloc((size_t)cElems * cBytes);
+  double *want = (double *)malloc((size_t)cElems * sizeof(double));
+  for (int64_t i = 0; i < aElems; ++i)
+    hA[i] = exactBits(small(i, 61), bf16);
+  for (int64_t i = 0; i < bElems; ++i)
+    hB[i] = exactBits(small(i, 62), bf16);
+  int overwrite = (flags & SOAPRT_CUDA_OVERWRITE) != 0;
+  for (int64_t i = 0; i < cElems; ++i) {
+    double c0 = small(i, 63);
+    if (wideC)
+      ((float *)hC)[i] = (float)c0;
+    else
+      ((uint16_t *)hC)[i] = exactBits(c0, bf16);
+    want[i] = overwrite ? 0.0 : c0;
+  }
+  for (int64_t b = 0; b < BATCH; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        for (int64_t l = 0; l < K; ++l)
+          want[b * M * N + i * N + j] +=
+              fromBits(hA[b * aStrides[0] + i * aStrides[1] + l * aStrides[2]],
+                       bf16) *
+              fromBits(hB[b * K * N + l * N + j], bf16);
+  void *A = _mlir_memref_to_llvm_alloc((size_t)aElems * 2);
+  void *B = _mlir_memref_to_llvm_alloc((size_t)bElems * 2);
+  void *C = _mlir_memref_to_llvm_alloc((size_t)cElems * cBytes);
+  upload(A, hA, (size_t)aElems * 2);
+  upload(B, hB, (size_t)bElems * 2);
+  upload(C, hC, (size_t)cElems * cBytes);
+  view_t va, vb, vc;
+  long live = soaprt_emu_stats.liveAllocations + (soaprt_emu_stats.gemms == 0);
+  fn(mk(&va, A, 0, 3, aSizes, aStrides), mk(&vb, B, 0, 3, bSizes, bStrides),
+     mk(&vc, C, 0, 3, cSizes, cStrides), flags, name);
+  EXPECT(soaprt_emu_stats.liveAllocations == live,
+         "%s: %ld temporaries not freed", name,
+         soaprt_emu_stats.liveAllocations - live);
+  download(hC, C, (size_t)cElems * cBytes);
+  int64_t bad = -1;
+  double got = 0;
+  for (int64_t i = 0; i < cElems && bad < 0; ++i) {
+    got = wideC ? ((float *)hC)[i] : fromBits(((uint16_t *)hC)[i], bf16);
+    double halfUlp = wideC ? 0.0 : fabs(want[i]) * (bf16 ? 0x1p-8 : 0x1p-11);
+    if (!(fabs(got - want[i]) <= halfUlp))
+      bad = i;
+  }
+  EXPECT(bad < 0, "%s: element %lld is %.8g, expected %.8g", name,
+         (long long)bad, got, bad >= 0 ? want[bad] : 0.0);
+  EXPECT(soaprt_emu_stats.lastGemmCompute == CUBLAS_COMPUTE_32F,
+         "%s: compute type %d, not fp32", name,
+         soaprt_emu_stats.lastGemmCompute);
+  _mlir_memref_to_llvm_free(A);
+  _mlir_memref_to_llvm_free(B);
+  _mlir_memref_to_llvm_free(C);
+  free(hA);
+  free(hB);
+  free(hC);
+  free(want);
+}
+
+static void testHalfMatmuls(void) {
+  runHalfMatmul("matmul bf16", 1, 0, 0, 0,
+                _mlir_ciface_soaprt_cuda_matmul_bf16);
+  runHalfMatmul("matmul bf16, A transposed, TF32 asked (ignored)", 1, 0, 1,
+                SOAPRT_CUDA_ALLOW_TF32, _mlir_ciface_soaprt_cuda_matmul_bf16);
+  runHalfMatmul("matmul f16, packed A, overwrite", 0, 0, 2,
+                SOAPRT_CUDA_OVERWRITE, _mlir_ciface_soaprt_cuda_matmul_f16);
+  runHalfMatmul("matmul bf16 -> f32", 1, 1, 0, 0,
+                _mlir_ciface_soaprt_cuda_matmul_bf16_f32);
+  runHalfMatmul("matmul f16 -> f32, packed A", 0, 1, 2, 0,
+                _mlir_ciface_soaprt_cuda_matmul_f16_f32);
 }
 
 /* ----------------------------------------------------------------- conv */
@@ -1230,6 +1367,7 @@ int main(int argc, char **argv) {
   gSize = (int)soaprt_size();
   testInputsAndConstants();
   testMatmuls();
+  testHalfMatmuls();
   testConvolutions();
   testCopies();
   testTransfers();

@@ -98,18 +98,38 @@ int64_t soaprt_cuda_constant(int64_t hostAddress, int64_t bytes);
 
 /* --- Library calls (C interface; unranked descriptors as in soaprt.h) --- */
 /* C[b] += A[b] x B[b] for rank-3 strided views A: BxMxK, B: BxKxN,
- * C: BxMxN (f32), or C += A x B for rank-2 views (MxK, KxN, MxN; all three
- * of the same rank). A and B may have batch size 1 (broadcast) or any batch
- * stride, 0 included. A matrix with a unit stride along one of its two inner
- * dimensions is used in place; otherwise (or when C's batches overlap) it
- * goes through a packed copy.
- * `op` names the op for error messages. cuBLAS (strided-batched GEMM;
- * CUBLAS_COMPUTE_32F_FAST_TF32 with SOAPRT_CUDA_ALLOW_TF32, else
- * CUBLAS_COMPUTE_32F). Any size 0: nothing to do. */
+ * C: BxMxN (f32; the 16-bit variants below), or C += A x B for rank-2 views
+ * (MxK, KxN, MxN; all three of the same rank). A and B may have batch size 1
+ * (broadcast) or any batch stride, 0 included. A matrix with a unit stride
+ * along one of its two inner dimensions is used in place; otherwise (or when
+ * C's batches overlap) it goes through a packed copy. `op` names the op for
+ * error messages. cuBLAS (strided-batched GEMM; CUBLAS_COMPUTE_32F_FAST_TF32
+ * with SOAPRT_CUDA_ALLOW_TF32, else CUBLAS_COMPUTE_32F). Any size 0: nothing to
+ * do. */
 void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
                                          soaprt_unranked_memref_t *b,
                                          soaprt_unranked_memref_t *c,
                                          int64_t flags, const char *op);
+/* The same for 16-bit operands, on tensor cores with fp32 accumulation
+ * (CUBLAS_COMPUTE_32F; SOAPRT_CUDA_ALLOW_TF32 changes nothing): A, B and C
+ * bf16 (C rounded once, after the whole sum), or f16; A and B bf16 (f16)
+ * and C f32 (mixed precision). */
+void _mlir_ciface_soaprt_cuda_matmul_bf16(soaprt_unranked_memref_t *a,
+                                          soaprt_unranked_memref_t *b,
+                                          soaprt_unranked_memref_t *c,
+                                          int64_t flags, const char *op);
+void _mlir_ciface_soaprt_cuda_matmul_f16(soaprt_unranked_memref_t *a,
+                                         soaprt_unranked_memref_t *b,
+                                         soaprt_unranked_memref_t *c,
+                                         int64_t flags, const char *op);
+void _mlir_ciface_soaprt_cuda_matmul_bf16_f32(soaprt_unranked_memref_t *a,
+                                              soaprt_unranked_memref_t *b,
+                                              soaprt_unranked_memref_t *c,
+                                              int64_t flags, const char *op);
+void _mlir_ciface_soaprt_cuda_matmul_f16_f32(soaprt_unranked_memref_t *a,
+                                             soaprt_unranked_memref_t *b,
+                                             soaprt_unranked_memref_t *c,
+                                             int64_t flags, const char *op);
 /* Y += conv2d(X, W) for rank-4 strided views X: NxCxHxW, W: Fx(C/G)xKHxKW,
  * Y: NxFxOHxOW (f32; Y = conv with SOAPRT_CUDA_OVERWRITE), X zero-padded by
  * padH rows above and below and padW columns left and right, with the given

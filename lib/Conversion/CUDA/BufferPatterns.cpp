@@ -197,14 +197,34 @@ matchZeroPadded(memref::AllocOp alloc,
   return result;
 }
 
+std::optional<StringRef> libraryMatmulVariant(Type a, Type b, Type c) {
+  if (a != b)
+    return std::nullopt;
+  if (a.isF32())
+    return c.isF32() ? std::optional<StringRef>("f32") : std::nullopt;
+  if (a.isBF16())
+    return c.isBF16()  ? std::optional<StringRef>("bf16")
+           : c.isF32() ? std::optional<StringRef>("bf16_f32")
+                       : std::nullopt;
+  if (a.isF16())
+    return c.isF16()   ? std::optional<StringRef>("f16")
+           : c.isF32() ? std::optional<StringRef>("f16_f32")
+                       : std::nullopt;
+  return std::nullopt;
+}
+
 std::optional<linalg::ContractionDimensions>
 matchLibraryContraction(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(op))
     return std::nullopt;
-  for (OpOperand &operand : op->getOpOperands())
-    if (!getElementTypeOrSelf(operand.get().getType()).isF32())
-      return std::nullopt;
+  auto elementType = [&](OpOperand *operand) {
+    return getElementTypeOrSelf(operand->get().getType());
+  };
+  if (!libraryMatmulVariant(elementType(op.getDpsInputOperand(0)),
+                            elementType(op.getDpsInputOperand(1)),
+                            elementType(op.getDpsInitOperand(0))))
+    return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
   if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||

@@ -71,9 +71,17 @@ std::optional<ZeroPadded>
 matchZeroPadded(memref::AllocOp alloc,
                 function_ref<bool(Operation *, Value)> isReader);
 
+/// Which of libsoaprt's matmuls (soaprt_cuda_matmul_<variant>) multiplies
+/// A and B of element types `a` and `b` into C of `c`: "f32" (all f32),
+/// "bf16" / "f16" (all 16-bit: cuBLAS accumulates in fp32 and rounds C
+/// once, where the op's own arithmetic would round every partial sum), or
+/// "bf16_f32" / "f16_f32" (16-bit A and B, f32 C: mixed precision, the
+/// products exact in fp32). None for other types.
+std::optional<StringRef> libraryMatmulVariant(Type a, Type b, Type c);
+
 /// The contraction dimensions of `op` if it is one cuBLAS computes (two
 /// inputs, one M, N and K loop, at most one batch loop; tensors or buffers
-/// of f32).
+/// of element types libraryMatmulVariant takes).
 std::optional<linalg::ContractionDimensions>
 matchLibraryContraction(linalg::LinalgOp op);
 

@@ -5,6 +5,8 @@
 // (include/soap/Runtime/soaprt_cuda.h):
 //
 //   contraction (1 batch?, 1 M, 1 N, 1 K)  -> soaprt_cuda_matmul_f32(A, B, C)
+//     (bf16 / f16 operands: ..._matmul_bf16, _f16, and with an f32 C
+//     _bf16_f32, _f16_f32: tensor cores, fp32 accumulation)
 //   a 2-D convolution (NCHW, NHWC, depthwise, grouped: ConvolutionPatterns.h)
 //                                           -> soaprt_cuda_conv2d_f32(X, W, Y)
 //   its filter gradient (a linalg.generic)  -> ..._conv2d_filter_grad_f32
@@ -158,7 +160,15 @@ struct CUDALibraryCalls
     Value a = op.getDpsInputOperand(0)->get();
     Value b = op.getDpsInputOperand(1)->get();
     Value c = op.getDpsInitOperand(0)->get();
-    if (!isF32Buffer(a) || !isF32Buffer(b) || !isF32Buffer(c))
+    auto aType = dyn_cast<MemRefType>(a.getType());
+    auto bType = dyn_cast<MemRefType>(b.getType());
+    auto cType = dyn_cast<MemRefType>(c.getType());
+    if (!aType || !bType || !cType || !aType.hasStaticShape() ||
+        !bType.hasStaticShape() || !cType.hasStaticShape())
+      return failure();
+    std::optional<StringRef> variant = libraryMatmulVariant(
+        aType.getElementType(), bType.getElementType(), cType.getElementType());
+    if (!variant)
       return failure();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
@@ -176,7 +186,8 @@ struct CUDALibraryCalls
     Value vc = orderedView(builder, loc, c, maps[2], order(m, n));
     if (!va || !vb || !vc)
       return failure();
-    call(builder, op, "soaprt_cuda_matmul_f32", {va, vb, vc}, {}, c);
+    call(builder, op, ("soaprt_cuda_matmul_" + *variant).str(), {va, vb, vc},
+         {}, c);
     erase(op);
     return success();
   }

@@ -5,10 +5,14 @@
  *
  * What libsoaprt_cuda calls (the _v2 names are what cublas_v2.h maps
  * cublasCreate & co. to): handles with a stream, a math mode and a
- * workspace, and cublasGemmStridedBatchedEx for fp32 (column-major,
- * op N/T/C, alpha/beta from host memory, any batch strides, 0 included),
- * computed in double and rounded to fp32 whatever the compute type (so the
- * TF32 types are as exact as strict fp32 here). Strict as cuBLAS on the
+ * workspace, and cublasGemmStridedBatchedEx (column-major, op N/T/C,
+ * alpha/beta from host memory, any batch strides, 0 included) for the type
+ * combinations cuBLAS supports with an fp32 compute type that libsoaprt
+ * uses: A, B and C fp32 (any fp32 compute type), A and B bf16 or f16 with
+ * C of the same type or fp32 (CUBLAS_COMPUTE_32F or _PEDANTIC only, as
+ * cuBLAS's table has it). Computed in double and rounded to C's type once
+ * (round to nearest even) whatever the compute type (so the TF32 types
+ * are as exact as strict fp32 here). Strict as cuBLAS on the
  * arguments (leading dimensions, sizes, types: CUBLAS_STATUS_INVALID_VALUE
  * or _NOT_SUPPORTED) and stricter where a GPU would fault or race: every
  * matrix must lie inside device memory, the batches of C must not overlap,
@@ -20,7 +24,9 @@
 
 #include <cublas_v2.h>
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 struct cublasContext {
   cudaStream_t stream;
@@ -131,29 +137,117 @@ static int batchesOverlap(long long m, long long n, long long ld,
   return 0;
 }
 
-/* Checks that `batch` rows x cols matrices (leading dimension ld, batch
- * stride in elements) of 4-byte elements at p lie in device memory. */
-static int checkMatrix(const char *what, const void *p, long long rows,
-                       long long cols, long long ld, long long stride,
-                       long long batch) {
-  long long last = (batch - 1) * stride;
-  long long lo = last < 0 ? last : 0, hi = last > 0 ? last : 0;
-  hi += (cols - 1) * ld + rows;
-  return soaprt_emu_check_device("cublasGemmStridedBatchedEx", what, p, lo * 4,
-                                 hi * 4);
-}
-
-static int supportedCompute(cublasComputeType_t compute) {
-  switch (compute) {
-  case CUBLAS_COMPUTE_32F:
-  case CUBLAS_COMPUTE_32F_PEDANTIC:
-  case CUBLAS_COMPUTE_32F_FAST_16F:
-  case CUBLAS_COMPUTE_32F_FAST_16BF:
-  case CUBLAS_COMPUTE_32F_FAST_TF32:
-    return 1;
+/* Bytes of an element of the types the emulation computes (0: other). */
+static int typeBytes(cudaDataType t) {
+  switch (t) {
+  case CUDA_R_32F:
+    return 4;
+  case CUDA_R_16F:
+  case CUDA_R_16BF:
+    return 2;
   default:
     return 0;
   }
+}
+
+/* Checks that `batch` rows x cols matrices (leading dimension ld, batch
+ * stride in elements) of `bytes`-byte elements at p lie in device memory. */
+static int checkMatrix(const char *what, const void *p, int bytes,
+                       long long rows, long long cols, long long ld,
+                       long long stride, long long batch) {
+  long long last = (batch - 1) * stride;
+  long long lo = last < 0 ? last : 0, hi = last > 0 ? last : 0;
+  hi += (cols - 1) * ld + rows;
+  return soaprt_emu_check_device("cublasGemmStridedBatchedEx", what, p,
+                                 lo * bytes, hi * bytes);
+}
+
+/* IEEE half and bfloat16 <-> float (round to nearest even; NaN stays NaN). */
+static float halfToFloat(uint16_t h) {
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float v = e == 0    ? ldexpf((float)m, -24)
+            : e == 31 ? (m ? NAN : INFINITY)
+                      : ldexpf((float)(m | 0x400), e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+static uint16_t floatToHalf(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+  float a = fabsf(f);
+  if (a != a)
+    return sign | 0x7e00;
+  if (a >= 65520.0f) /* rounds past the largest half, 65504 */
+    return sign | 0x7c00;
+  if (a < 6.103515625e-05f) /* subnormal: multiples of 2^-24 */
+    return sign | (uint16_t)lrintf(a * 16777216.0f);
+  int e;
+  float m = frexpf(a, &e);      /* a = m 2^e, m in [0.5, 1) */
+  long q = lrintf(m * 2048.0f); /* 11 significant bits, ties to even */
+  if (q == 2048) {
+    q = 1024;
+    ++e;
+  }
+  return sign | (uint16_t)(((e + 14) << 10) + (q - 1024));
+}
+static float bf16ToFloat(uint16_t h) {
+  uint32_t x = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+static uint16_t floatToBf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  if ((x & 0x7fffffff) > 0x7f800000)
+    return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
+  x += 0x7fff + ((x >> 16) & 1);
+  return (uint16_t)(x >> 16);
+}
+
+static double load(cudaDataType t, const void *p, long long i) {
+  switch (t) {
+  case CUDA_R_16F:
+    return halfToFloat(((const uint16_t *)p)[i]);
+  case CUDA_R_16BF:
+    return bf16ToFloat(((const uint16_t *)p)[i]);
+  default:
+    return ((const float *)p)[i];
+  }
+}
+static void store(cudaDataType t, void *p, long long i, double v) {
+  switch (t) {
+  case CUDA_R_16F:
+    ((uint16_t *)p)[i] = floatToHalf((float)v);
+    break;
+  case CUDA_R_16BF:
+    ((uint16_t *)p)[i] = floatToBf16((float)v);
+    break;
+  default:
+    ((float *)p)[i] = (float)v;
+    break;
+  }
+}
+
+/* Whether cuBLAS computes A, B of type `ab` into C of type `c` with
+ * `compute` (the fp32 rows of cublasGemmEx's table). */
+static int supportedTypes(cudaDataType ab, cudaDataType c,
+                          cublasComputeType_t compute) {
+  if (ab == CUDA_R_32F && c == CUDA_R_32F)
+    switch (compute) {
+    case CUBLAS_COMPUTE_32F:
+    case CUBLAS_COMPUTE_32F_PEDANTIC:
+    case CUBLAS_COMPUTE_32F_FAST_16F:
+    case CUBLAS_COMPUTE_32F_FAST_16BF:
+    case CUBLAS_COMPUTE_32F_FAST_TF32:
+      return 1;
+    default:
+      return 0;
+    }
+  if ((ab == CUDA_R_16F || ab == CUDA_R_16BF) && (c == ab || c == CUDA_R_32F))
+    return compute == CUBLAS_COMPUTE_32F ||
+           compute == CUBLAS_COMPUTE_32F_PEDANTIC;
+  return 0;
 }
 
 static cublasStatus_t checkGemm(cublasHandle_t h, cublasOperation_t ta,
@@ -178,14 +272,14 @@ static cublasStatus_t checkGemm(cublasHandle_t h, cublasOperation_t ta,
                     (int)ta, (int)tb, m, n, k, lda, ldb, ldc, batch);
     return CUBLAS_STATUS_INVALID_VALUE;
   }
-  if (at != CUDA_R_32F || bt != CUDA_R_32F || ct != CUDA_R_32F ||
-      !supportedCompute(compute) ||
+  if (at != bt || !supportedTypes(at, ct, compute) ||
       !((algo >= CUBLAS_GEMM_DEFAULT && algo <= CUBLAS_GEMM_ALGO23) ||
         (algo >= CUBLAS_GEMM_DEFAULT_TENSOR_OP &&
          algo <= CUBLAS_GEMM_ALGO15_TENSOR_OP))) {
     soaprt_emu_diag(call,
                     "types %d/%d/%d, compute type %d, algorithm %d: the "
-                    "emulation does fp32 only",
+                    "emulation does fp32, and bf16 or f16 into itself or "
+                    "fp32 with an fp32 compute type",
                     (int)at, (int)bt, (int)ct, (int)compute, (int)algo);
     return CUBLAS_STATUS_NOT_SUPPORTED;
   }
@@ -215,11 +309,12 @@ cublasStatus_t cublasGemmStridedBatchedEx(
   double al = *(const float *)alpha, be = *(const float *)beta;
   int readAB = k > 0 && al != 0.0;
   int ta = transa != CUBLAS_OP_N, tb = transb != CUBLAS_OP_N;
-  if ((readAB && (!checkMatrix("A", A, ta ? k : m, ta ? m : k, lda, strideA,
-                               batchCount) ||
-                  !checkMatrix("B", B, tb ? n : k, tb ? k : n, ldb, strideB,
-                               batchCount))) ||
-      !checkMatrix("C", C, m, n, ldc, strideC, batchCount))
+  int abBytes = typeBytes(Atype), cBytes = typeBytes(Ctype);
+  if ((readAB && (!checkMatrix("A", A, abBytes, ta ? k : m, ta ? m : k, lda,
+                               strideA, batchCount) ||
+                  !checkMatrix("B", B, abBytes, tb ? n : k, tb ? k : n, ldb,
+                               strideB, batchCount))) ||
+      !checkMatrix("C", C, cBytes, m, n, ldc, strideC, batchCount))
     return CUBLAS_STATUS_EXECUTION_FAILED;
   if (batchesOverlap(m, n, ldc, strideC, batchCount)) {
     soaprt_emu_diag("cublasGemmStridedBatchedEx",
@@ -229,18 +324,19 @@ cublasStatus_t cublasGemmStridedBatchedEx(
     return CUBLAS_STATUS_EXECUTION_FAILED;
   }
   for (long long p = 0; p < batchCount; ++p) {
-    const float *a = (const float *)A + p * strideA;
-    const float *b = (const float *)B + p * strideB;
-    float *c = (float *)C + p * strideC;
+    const char *a = (const char *)A + p * strideA * abBytes;
+    const char *b = (const char *)B + p * strideB * abBytes;
+    char *c = (char *)C + p * strideC * cBytes;
     for (long long j = 0; j < n; ++j)
       for (long long i = 0; i < m; ++i) {
         double sum = 0;
         for (long long l = 0; readAB && l < k; ++l)
-          sum += (double)(ta ? a[l + i * lda] : a[i + l * lda]) *
-                 (tb ? b[j + l * ldb] : b[l + j * ldb]);
-        float *out = &c[i + j * ldc];
+          sum += load(Atype, a, ta ? l + i * lda : i + l * lda) *
+                 load(Btype, b, tb ? j + l * ldb : l + j * ldb);
+        long long out = i + j * ldc;
         /* beta == 0: C is not read (it may hold NaN). */
-        *out = (float)(al * sum + (be != 0.0 ? be * (double)*out : 0.0));
+        store(Ctype, c, out,
+              al * sum + (be != 0.0 ? be * load(Ctype, c, out) : 0.0));
       }
   }
   ++soaprt_emu_stats.gemms;

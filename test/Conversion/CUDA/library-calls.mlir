@@ -58,6 +58,78 @@ func.func @linear(%x: memref<4x8xf32>, %w: memref<16x8xf32>, %y: memref<4x16xf32
 
 // -----
 
+// 16-bit matmuls go to cuBLAS's tensor cores (fp32 accumulation): bf16 and
+// f16 into themselves (C rounded once, at the end), and mixed precision,
+// bf16 or f16 products summed into f32 (the body extends the operands).
+// TF32 is no concern of theirs (the runtime ignores the flag).
+// CHECK-DAG:   func.func private @soaprt_cuda_matmul_bf16(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-DAG:   func.func private @soaprt_cuda_matmul_f16(memref<*xf16>, memref<*xf16>, memref<*xf16>, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-DAG:   func.func private @soaprt_cuda_matmul_bf16_f32(memref<*xbf16>, memref<*xbf16>, memref<*xf32>, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-DAG:   func.func private @soaprt_cuda_matmul_f16_f32(memref<*xf16>, memref<*xf16>, memref<*xf32>, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @half_matmuls(
+// CHECK:         %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_matmul_bf16(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %{{.*}})
+// CHECK:         call @soaprt_cuda_matmul_f16(
+// CHECK:         call @soaprt_cuda_matmul_bf16_f32(
+// CHECK:         memref.transpose
+// CHECK:         call @soaprt_cuda_matmul_f16_f32(
+// CHECK-NOT:     linalg.
+// CHECK:         return
+#mixA = affine_map<(m, n, k) -> (m, k)>
+#mixB = affine_map<(m, n, k) -> (n, k)>
+#mixC = affine_map<(m, n, k) -> (m, n)>
+func.func @half_matmuls(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: memref<4x16xbf16>,
+                        %ha: memref<4x8xf16>, %hb: memref<8x16xf16>, %hc: memref<4x16xf16>,
+                        %wc: memref<4x16xf32>, %hw: memref<16x8xf16>, %wd: memref<4x16xf32>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%c : memref<4x16xbf16>)
+  linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xbf16>) outs(%c : memref<4x16xbf16>)
+  linalg.matmul ins(%ha, %hb : memref<4x8xf16>, memref<8x16xf16>) outs(%hc : memref<4x16xf16>)
+  linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xbf16>) outs(%wc : memref<4x16xf32>)
+  linalg.generic {indexing_maps = [#mixA, #mixB, #mixC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ha, %hw : memref<4x8xf16>, memref<16x8xf16>) outs(%wd : memref<4x16xf32>) {
+  ^bb0(%x: f16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : f16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Mixed operand types cuBLAS has no matmul for stay generated kernels: bf16
+// times f16, f32 operands summed into bf16, f64.
+#mixA2 = affine_map<(m, n, k) -> (m, k)>
+#mixB2 = affine_map<(m, n, k) -> (k, n)>
+#mixC2 = affine_map<(m, n, k) -> (m, n)>
+// CHECK-LABEL: func.func @half_not_library(
+// CHECK-NOT:     call @soaprt_cuda
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : memref<4x8xbf16>, memref<8x16xf16>) outs(%{{.*}} : memref<4x16xf32>)
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xf32>, memref<8x16xf32>) outs(%{{.*}} : memref<4x16xbf16>)
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xf64>, memref<8x16xf64>)
+func.func @half_not_library(%a: memref<4x8xbf16>, %hb: memref<8x16xf16>, %c: memref<4x16xbf16>,
+                            %fa: memref<4x8xf32>, %fb: memref<8x16xf32>, %fc: memref<4x16xf32>,
+                            %da: memref<4x8xf64>, %db: memref<8x16xf64>, %dc: memref<4x16xf64>) {
+  linalg.generic {indexing_maps = [#mixA2, #mixB2, #mixC2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %hb : memref<4x8xbf16>, memref<8x16xf16>) outs(%fc : memref<4x16xf32>) {
+  ^bb0(%x: bf16, %y: f16, %acc: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : f16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.matmul ins(%fa, %fb : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xbf16>)
+  linalg.matmul ins(%da, %db : memref<4x8xf64>, memref<8x16xf64>) outs(%dc : memref<4x16xf64>)
+  return
+}
+
+// -----
+
 // A convolution becomes a cuDNN call with its strides and dilations.
 // CHECK-DAG:   func.func private @soaprt_cuda_conv2d_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
 // CHECK-LABEL: func.func @conv(
