@@ -222,18 +222,26 @@ int32_t CostModel::numGradientInputs(const OpGraph &graph, const Node &node) {
   return n;
 }
 
+int32_t CostModel::computeElementBytes(const OpGraph &graph, const Node &node,
+                                       OpClass c) {
+  if (c == OpClass::Contraction && node.inputs.size() >= 2)
+    return std::max(graph.tensors[node.inputs[0].tensor].elementBytes,
+                    graph.tensors[node.inputs[1].tensor].elementBytes);
+  return node.outputs.empty()
+             ? 4
+             : graph.tensors[node.outputs[0].tensor].elementBytes;
+}
+
 TaskCosts CostModel::tileCosts(const OpGraph &graph, const Node &node,
                                const int64_t *tileExtents, double tileFlops,
                                double tileBytes) const {
-  int32_t eb = node.outputs.empty()
-                   ? 4
-                   : graph.tensors[node.outputs[0].tensor].elementBytes;
+  OpClass c = classifyNode(node);
+  int32_t eb = computeElementBytes(graph, node, c);
   if (profile)
     if (const ProfileEntry *e = profile->find(node.kind, tileExtents,
                                               node.numLoops(), eb,
                                               machine.device.name))
       return {e->forwardSeconds, e->backwardSeconds};
-  OpClass c = classifyNode(node);
   TaskCosts costs;
   costs.forward = analyticTime(c, tileFlops, tileBytes, eb);
   int32_t grads = numGradientInputs(graph, node);

@@ -65,6 +65,39 @@ TEST(Simulator, OneOpOnOneDeviceAnalytic) {
   EXPECT_FALSE(r.overCapacity);
 }
 
+TEST(CostModel, ContractionOperandsDecideTheTensorCoreRate) {
+  // fc0: x[64,128] * w[128,256], compute-bound on a machine whose tensor
+  // cores are 8x its fp32 rate: the peak follows the two operands (bf16
+  // products summed into f32 run on tensor cores, cuBLAS's mixed-precision
+  // GEMM), not the output; an f32 operand times a bf16 one does not.
+  OpGraph g = makeMLPGraph(64, {128, 256});
+  Machine m = testMachine(1);
+  m.device.tensorFlops = 8e12;
+  m.device.memoryBandwidth = 1e18;
+  CostModel costs(m);
+  const Node &fc = g.nodes[0];
+  int32_t x = fc.inputs[0].tensor, w = fc.inputs[1].tensor,
+          y = fc.outputs[0].tensor;
+  std::vector<int64_t> extents = {64, 256, 128};
+  double flops = 2.0 * 64 * 256 * 128, bytes = 1.0;
+  auto forward = [&](int32_t xb, int32_t wb, int32_t yb) {
+    g.tensors[x].elementBytes = xb;
+    g.tensors[w].elementBytes = wb;
+    g.tensors[y].elementBytes = yb;
+    return costs.tileCosts(g, fc, extents.data(), flops, bytes).forward;
+  };
+  double fp32 = flops / (1e12 * 0.7), tensor = flops / (8e12 * 0.7);
+  EXPECT_NEAR(forward(4, 4, 4), fp32, 1e-15);
+  EXPECT_NEAR(forward(2, 2, 2), tensor, 1e-15);
+  EXPECT_NEAR(forward(2, 2, 4), tensor, 1e-15);
+  EXPECT_NEAR(forward(4, 2, 4), fp32, 1e-15);
+  EXPECT_NEAR(forward(4, 4, 2), fp32, 1e-15);
+  // An elementwise node: its output's width.
+  const Node &relu = g.nodes[1];
+  g.tensors[relu.outputs[0].tensor].elementBytes = 2;
+  EXPECT_EQ(CostModel::computeElementBytes(g, relu, classifyNode(relu)), 2);
+}
+
 TEST(Simulator, TwoOpChainAcrossTwoDevices) {
   OpGraph g = makeMLPGraph(64, {128, 256}); // fc0 -> relu0
   Machine m = testMachine(2);

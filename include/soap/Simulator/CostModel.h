@@ -7,7 +7,8 @@
 //   time = max(flops / (peak * computeEfficiency),
 //              bytes / (memoryBandwidth * memoryEfficiency)) + launchOverhead
 //
-// with `peak` the tensor-core rate for <= 2-byte elements and the fp32 rate
+// with `peak` the tensor-core rate for <= 2-byte elements (a contraction's
+// operands: bf16 products summed into f32 too) and the fp32 rate
 // otherwise, and the efficiencies of the op's class from ONE table
 // (opClassEfficiency()).
 //
@@ -107,6 +108,14 @@ public:
   /// elements have `elementBytes` bytes, plus the launch overhead.
   double analyticTime(OpClass c, double flops, double bytes,
                       int32_t elementBytes) const;
+
+  /// The element bytes that decide a node's peak rate (and key its profile
+  /// entries): a contraction's two operands' wider one (bf16 or f16
+  /// operands summed into f32 run on tensor cores, cuBLAS's mixed-precision
+  /// GEMM; an f32 operand times a bf16 one does not), any other node's
+  /// output's.
+  static int32_t computeElementBytes(const OpGraph &graph, const Node &node,
+                                     OpClass c);
 
   /// Number of inputs of `node` that need a gradient (parameters and
   /// tensors produced by another node).
