@@ -3,9 +3,11 @@
  * Y += conv2d(X, W) and its gradients dW += dL/dW (from X and dY) and
  * dX += dL/dX (from W and dY): NCHW, cross-correlation, fp32 (TF32 tensor
  * cores only when the op allows it: CUDNN_DEFAULT_MATH; strict fp32 is
- * CUDNN_FMA_MATH). Uses only the long-standing legacy API (present in every
- * cuDNN 9): cudnnFindConvolution{Forward,BackwardFilter,BackwardData}-
- * AlgorithmEx and cudnnConvolution{Forward,BackwardFilter,BackwardData}.
+ * CUDNN_FMA_MATH), or bf16 / f16 (X, W and Y of one type, fp32 compute:
+ * cuDNN's PSEUDO_BFLOAT16 / PSEUDO_HALF configurations, on tensor cores). Uses
+ *only the long-standing legacy API (present in every cuDNN 9):
+ *cudnnFindConvolution{Forward,BackwardFilter,BackwardData}- AlgorithmEx and
+ *cudnnConvolution{Forward,BackwardFilter,BackwardData}.
  *
  * A plan (descriptors, algorithm, workspace size) is made once per shape:
  * the key holds every size, stride, flag and the alignment of the three
@@ -73,6 +75,7 @@ typedef struct convKey {
   int64_t sh, sw, dh, dw; /* convolution strides and dilations */
   int64_t ph, pw;         /* zero padding of X on each side */
   int64_t flags;
+  int64_t type;     /* cudnnDataType_t of X, W and Y */
   int64_t align[3]; /* log2 alignment (up to 256) of X, W, Y */
   int64_t direction; /* CONV_FORWARD, CONV_FILTER_GRAD or CONV_DATA_GRAD */
 } convKey_t;
@@ -107,6 +110,11 @@ static int64_t alignmentOf(const void *p) {
 }
 
 static int fitsInt(int64_t v) { return v >= 1 && v <= INT_MAX; }
+
+/* Bytes of an element of the types the calls take. */
+static int64_t typeBytes(int64_t type) {
+  return type == CUDNN_DATA_FLOAT ? 4 : 2;
+}
 
 /* Strides with dims of size 1 given the stride NCHW order implies (cuDNN
  * infers layouts from them; their value does not move any element). */
@@ -144,13 +152,13 @@ static cudnnStatus_t describeTensors(plan_t *p) {
     memcpy(ys, k->ys, sizeof(ys));
   }
   cudnnStatus_t status = cudnnSetTensor4dDescriptorEx(
-      p->x, CUDNN_DATA_FLOAT, (int)k->n, (int)k->c, (int)k->h, (int)k->w,
-      (int)xs[0], (int)xs[1], (int)xs[2], (int)xs[3]);
+      p->x, (cudnnDataType_t)k->type, (int)k->n, (int)k->c, (int)k->h,
+      (int)k->w, (int)xs[0], (int)xs[1], (int)xs[2], (int)xs[3]);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
   return cudnnSetTensor4dDescriptorEx(
-      p->y, CUDNN_DATA_FLOAT, (int)k->n, (int)k->f, (int)k->oh, (int)k->ow,
-      (int)ys[0], (int)ys[1], (int)ys[2], (int)ys[3]);
+      p->y, (cudnnDataType_t)k->type, (int)k->n, (int)k->f, (int)k->oh,
+      (int)k->ow, (int)ys[0], (int)ys[1], (int)ys[2], (int)ys[3]);
 }
 
 /* One result of a cudnnFind*AlgorithmEx call, whatever the direction. */
@@ -260,7 +268,7 @@ static size_t describedBytes(const plan_t *p, int isY) {
     packedStrides(sizes, strides);
   else
     memcpy(strides, isY ? k->ys : k->xs, sizeof(strides));
-  return (size_t)extent(sizes, strides) * 4;
+  return (size_t)(extent(sizes, strides) * typeBytes(k->type));
 }
 
 /* Picks the fastest algorithm of the plan's direction that cuDNN can run on
@@ -271,7 +279,9 @@ static int chooseAlgorithm(plan_t *p, void *x, void *w, void *y,
                            const char *op) {
   cudnnHandle_t h = handle(op);
   int direction = p->key.direction;
-  int strict = !(p->key.flags & SOAPRT_CUDA_ALLOW_TF32);
+  /* Strict fp32 keeps TF32 off; 16-bit types run on tensor cores. */
+  int strict = p->key.type == CUDNN_DATA_FLOAT &&
+               !(p->key.flags & SOAPRT_CUDA_ALLOW_TF32);
   cudnnMathType_t math = strict ? CUDNN_FMA_MATH : CUDNN_DEFAULT_MATH;
   SOAPRT_CUDNN_CHECK(cudnnSetConvolutionMathType(p->conv, math), op);
 
@@ -293,7 +303,8 @@ static int chooseAlgorithm(plan_t *p, void *x, void *w, void *y,
                      : direction == CONV_FILTER_GRAD ? w
                                                      : x;
   size_t outBytes = direction == CONV_FILTER_GRAD
-                        ? (size_t)(k->f * (k->c / k->groups) * k->kh * k->kw) * 4
+                        ? (size_t)(k->f * (k->c / k->groups) * k->kh * k->kw *
+                                   typeBytes(k->type))
                         : describedBytes(p, direction == CONV_FORWARD);
   size_t shift = (size_t)((uintptr_t)real % 256);
   char *scratch = (char *)soaprt_cuda_alloc(outBytes + shift, op);
@@ -357,8 +368,8 @@ static plan_t *getPlan(const convKey_t *key, const soaprt_region_t *x,
   SOAPRT_CUDNN_CHECK(cudnnCreateFilterDescriptor(&p->w), op);
   SOAPRT_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&p->conv), op);
   SOAPRT_CUDNN_CHECK(cudnnSetFilter4dDescriptor(
-                         p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, (int)key->f,
-                         (int)(key->c / key->groups), (int)key->kh,
+                         p->w, (cudnnDataType_t)key->type, CUDNN_TENSOR_NCHW,
+                         (int)key->f, (int)(key->c / key->groups), (int)key->kh,
                          (int)key->kw),
                      op);
   SOAPRT_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
@@ -448,12 +459,12 @@ void soaprt_cuda_dnn_finalize(void) {
 
 /* ------------------------------------------------------------------- conv */
 
-static soaprt_region_t view4(soaprt_unranked_memref_t *ref, const char *name,
-                             const char *op) {
+static soaprt_region_t view4(soaprt_unranked_memref_t *ref, int64_t bytes,
+                             const char *name, const char *op) {
   if (ref->rank != 4)
     soaprt_fatal("%s: conv2d operand %s must be a rank-4 view, not rank %lld",
                  op, name, (long long)ref->rank);
-  soaprt_region_t r = soaprt_view(ref, 4);
+  soaprt_region_t r = soaprt_view(ref, bytes);
   for (int d = 0; d < 4; ++d)
     if (r.sizes[d] < 0)
       soaprt_fatal("%s: conv2d operand %s has a negative size", op, name);
@@ -467,9 +478,11 @@ static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
                    soaprt_unranked_memref_t *yRef, int64_t strideH,
                    int64_t strideW, int64_t dilationH, int64_t dilationW,
                    int64_t padH, int64_t padW, int64_t groups, int64_t flags,
-                   const char *op) {
-  soaprt_region_t X = view4(xRef, "X", op), W = view4(wRef, "W", op),
-                  Y = view4(yRef, "Y", op);
+                   cudnnDataType_t type, const char *op) {
+  int64_t bytes = typeBytes(type);
+  soaprt_region_t X = view4(xRef, bytes, "X", op),
+                  W = view4(wRef, bytes, "W", op),
+                  Y = view4(yRef, bytes, "Y", op);
   int64_t N = X.sizes[0], C = X.sizes[1], H = X.sizes[2], Wd = X.sizes[3];
   int64_t F = W.sizes[0], KH = W.sizes[2], KW = W.sizes[3];
   int64_t OH = Y.sizes[2], OW = Y.sizes[3];
@@ -536,6 +549,7 @@ static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
   key.ph = padH;
   key.pw = padW;
   key.flags = flags & SOAPRT_CUDA_ALLOW_TF32;
+  key.type = type;
   key.align[1] = alignmentOf(w);
   key.direction = direction;
 
@@ -562,9 +576,9 @@ static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
     int64_t count = N - n0 < chunk ? N - n0 : chunk;
     int64_t xSizes[4] = {count, C, H, Wd}, ySizes[4] = {count, F, OH, OW};
     soaprt_region_t x = X, y = Y;
-    x.base = X.base + n0 * X.strides[0] * 4;
+    x.base = X.base + n0 * X.strides[0] * bytes;
     x.sizes = xSizes;
-    y.base = Y.base + n0 * Y.strides[0] * 4;
+    y.base = Y.base + n0 * Y.strides[0] * bytes;
     y.sizes = ySizes;
     key.n = count;
     normalizeStrides(xSizes, X.strides, key.xs);
@@ -609,34 +623,33 @@ static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
   soaprt_cuda_after_call(op);
 }
 
-void _mlir_ciface_soaprt_cuda_conv2d_f32(soaprt_unranked_memref_t *xRef,
-                                         soaprt_unranked_memref_t *wRef,
-                                         soaprt_unranked_memref_t *yRef,
-                                         int64_t strideH, int64_t strideW,
-                                         int64_t dilationH, int64_t dilationW,
-                                         int64_t padH, int64_t padW,
-                                         int64_t groups, int64_t flags,
-                                         const char *op) {
-  conv2d(CONV_FORWARD, xRef, wRef, yRef, strideH, strideW, dilationH,
-         dilationW, padH, padW, groups, flags, op ? op : "conv2d");
-}
-
-void _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32(
-    soaprt_unranked_memref_t *xRef, soaprt_unranked_memref_t *dyRef,
-    soaprt_unranked_memref_t *dwRef, int64_t strideH, int64_t strideW,
-    int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
-    int64_t groups, int64_t flags, const char *op) {
-  conv2d(CONV_FILTER_GRAD, xRef, dwRef, dyRef, strideH, strideW, dilationH,
-         dilationW, padH, padW, groups, flags,
-         op ? op : "conv2d filter gradient");
-}
-
-void _mlir_ciface_soaprt_cuda_conv2d_input_grad_f32(
-    soaprt_unranked_memref_t *wRef, soaprt_unranked_memref_t *dyRef,
-    soaprt_unranked_memref_t *dxRef, int64_t strideH, int64_t strideW,
-    int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
-    int64_t groups, int64_t flags, const char *op) {
-  conv2d(CONV_DATA_GRAD, dxRef, wRef, dyRef, strideH, strideW, dilationH,
-         dilationW, padH, padW, groups, flags,
-         op ? op : "conv2d input gradient");
-}
+#define SOAPRT_CONV_ENTRIES(suffix, type)                                      \
+  void _mlir_ciface_soaprt_cuda_conv2d_##suffix(                               \
+      soaprt_unranked_memref_t *xRef, soaprt_unranked_memref_t *wRef,          \
+      soaprt_unranked_memref_t *yRef, int64_t strideH, int64_t strideW,        \
+      int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,        \
+      int64_t groups, int64_t flags, const char *op) {                         \
+    conv2d(CONV_FORWARD, xRef, wRef, yRef, strideH, strideW, dilationH,        \
+           dilationW, padH, padW, groups, flags, type, op ? op : "conv2d");    \
+  }                                                                            \
+  void _mlir_ciface_soaprt_cuda_conv2d_filter_grad_##suffix(                   \
+      soaprt_unranked_memref_t *xRef, soaprt_unranked_memref_t *dyRef,         \
+      soaprt_unranked_memref_t *dwRef, int64_t strideH, int64_t strideW,       \
+      int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,        \
+      int64_t groups, int64_t flags, const char *op) {                         \
+    conv2d(CONV_FILTER_GRAD, xRef, dwRef, dyRef, strideH, strideW, dilationH,  \
+           dilationW, padH, padW, groups, flags, type,                         \
+           op ? op : "conv2d filter gradient");                                \
+  }                                                                            \
+  void _mlir_ciface_soaprt_cuda_conv2d_input_grad_##suffix(                    \
+      soaprt_unranked_memref_t *wRef, soaprt_unranked_memref_t *dyRef,         \
+      soaprt_unranked_memref_t *dxRef, int64_t strideH, int64_t strideW,       \
+      int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,        \
+      int64_t groups, int64_t flags, const char *op) {                         \
+    conv2d(CONV_DATA_GRAD, dxRef, wRef, dyRef, strideH, strideW, dilationH,    \
+           dilationW, padH, padW, groups, flags, type,                         \
+           op ? op : "conv2d input gradient");                                 \
+  }
+SOAPRT_CONV_ENTRIES(f32, CUDNN_DATA_FLOAT)
+SOAPRT_CONV_ENTRIES(bf16, CUDNN_DATA_BFLOAT16)
+SOAPRT_CONV_ENTRIES(f16, CUDNN_DATA_HALF)

@@ -9,7 +9,8 @@
  * the views are untouched:
  *   inputs (host and device bindings), constants, memref alloc/free,
  *   cuBLAS matmuls (layouts, packed and broadcast operands, TF32, overwrite
- *   of NaN memory, rank 2; bf16 and f16, into themselves and into f32), cuDNN
+ *   of NaN memory, rank 2; bf16 and f16, into themselves and into f32),
+ *   cuDNN's three convolution calls on bf16 and f16, cuDNN
  *convolutions (padding, strides, dilations, strided X and Y, unpacked W, the
  *packed fallback), memrefCopy between host and device strided views,
  *soaprt_transfer between ranks, soaprt_all_reduce over the world and a
@@ -589,6 +590,106 @@ static void testConvolutions(void) {
     runFilterGrad(&cases[i]);
     runDataGrad(&cases[i]);
   }
+}
+
+/* The three cuDNN calls on 16-bit tensors (packed NCHW, padding 1, stride
+ * 1, 2 channel groups): Y = conv(X, W), dW = the filter gradient of X and
+ * dY (Y's values), dX = the input gradient of W and dY, each overwriting
+ * its output (flag) and each sum exact in double: within half a unit in
+ * the last place of the type, rounded once. */
+typedef void (*convFn_t)(soaprt_unranked_memref_t *, soaprt_unranked_memref_t *,
+                         soaprt_unranked_memref_t *, int64_t, int64_t, int64_t,
+                         int64_t, int64_t, int64_t, int64_t, int64_t,
+                         const char *);
+
+static void runHalfConvolutions(const char *name, int bf16, convFn_t forward,
+                                convFn_t filterGrad, convFn_t inputGrad) {
+  enum { N = 2, C = 4, H = 5, W = 6, F = 4, G = 2, K = 3, CG = C / G };
+  int64_t xSizes[4] = {N, C, H, W}, wSizes[4] = {F, CG, K, K},
+          ySizes[4] = {N, F, H, W};
+  int64_t xStrides[4], wStrides[4], yStrides[4];
+  packedOf(xSizes, xStrides);
+  packedOf(wSizes, wStrides);
+  packedOf(ySizes, yStrides);
+  enum { XE = N * C * H * W, WE = F * CG * K * K, YE = N * F * H * W };
+  uint16_t hx[XE], hw[WE], hy[YE], got[XE > WE ? (XE > YE ? XE : YE) : WE];
+  double x[XE], w[WE], y[YE], want[XE > WE ? (XE > YE ? XE : YE) : WE];
+  for (int i = 0; i < XE; ++i)
+    hx[i] = exactBits(x[i] = small(i, 71), bf16);
+  for (int i = 0; i < WE; ++i)
+    hw[i] = exactBits(w[i] = small(i, 72), bf16);
+  for (int i = 0; i < YE; ++i)
+    hy[i] = exactBits(y[i] = small(i, 73), bf16);
+  void *dx = _mlir_memref_to_llvm_alloc(sizeof(hx));
+  void *dw = _mlir_memref_to_llvm_alloc(sizeof(hw));
+  void *dy = _mlir_memref_to_llvm_alloc(sizeof(hy));
+  view_t vx, vw, vy;
+  for (int direction = 0; direction < 3; ++direction) {
+    upload(dx, hx, sizeof(hx));
+    upload(dw, hw, sizeof(hw));
+    upload(dy, hy, sizeof(hy));
+    int64_t outElems = direction == 0 ? YE : direction == 1 ? WE : XE;
+    for (int64_t i = 0; i < outElems; ++i)
+      want[i] = 0;
+    /* out index += a * b over every (n, f, oh, ow, c, kh, kw). */
+    for (int n = 0; n < N; ++n)
+      for (int f = 0; f < F; ++f)
+        for (int i = 0; i < H; ++i)
+          for (int j = 0; j < W; ++j)
+            for (int c = 0; c < CG; ++c)
+              for (int kh = 0; kh < K; ++kh)
+                for (int kw = 0; kw < K; ++kw) {
+                  int r = i + kh - 1, q = j + kw - 1;
+                  if (r < 0 || r >= H || q < 0 || q >= W)
+                    continue;
+                  int xi = ((n * C + f / (F / G) * CG + c) * H + r) * W + q;
+                  int wi = ((f * CG + c) * K + kh) * K + kw;
+                  int yi = ((n * F + f) * H + i) * W + j;
+                  if (direction == 0)
+                    want[yi] += x[xi] * w[wi];
+                  else if (direction == 1)
+                    want[wi] += x[xi] * y[yi];
+                  else
+                    want[xi] += w[wi] * y[yi];
+                }
+    soaprt_unranked_memref_t *rx = mk(&vx, dx, 0, 4, xSizes, xStrides);
+    soaprt_unranked_memref_t *rw = mk(&vw, dw, 0, 4, wSizes, wStrides);
+    soaprt_unranked_memref_t *ry = mk(&vy, dy, 0, 4, ySizes, yStrides);
+    if (direction == 0)
+      forward(rx, rw, ry, 1, 1, 1, 1, 1, 1, G, SOAPRT_CUDA_OVERWRITE, name);
+    else if (direction == 1)
+      filterGrad(rx, ry, rw, 1, 1, 1, 1, 1, 1, G, SOAPRT_CUDA_OVERWRITE, name);
+    else
+      inputGrad(rw, ry, rx, 1, 1, 1, 1, 1, 1, G, SOAPRT_CUDA_OVERWRITE, name);
+    download(got,
+             direction == 0   ? dy
+             : direction == 1 ? dw
+                              : dx,
+             (size_t)outElems * 2);
+    int64_t bad = -1;
+    for (int64_t i = 0; i < outElems && bad < 0; ++i)
+      if (!(fabs(fromBits(got[i], bf16) - want[i]) <=
+            fabs(want[i]) * (bf16 ? 0x1p-8 : 0x1p-11)))
+        bad = i;
+    EXPECT(bad < 0, "%s, %s: element %lld is %.8g, expected %.8g", name,
+           direction == 0   ? "forward"
+           : direction == 1 ? "filter gradient"
+                            : "input gradient",
+           (long long)bad, bad >= 0 ? fromBits(got[bad], bf16) : 0.0,
+           bad >= 0 ? want[bad] : 0.0);
+  }
+  _mlir_memref_to_llvm_free(dx);
+  _mlir_memref_to_llvm_free(dw);
+  _mlir_memref_to_llvm_free(dy);
+}
+
+static void testHalfConvolutions(void) {
+  runHalfConvolutions("conv2d bf16", 1, _mlir_ciface_soaprt_cuda_conv2d_bf16,
+                      _mlir_ciface_soaprt_cuda_conv2d_filter_grad_bf16,
+                      _mlir_ciface_soaprt_cuda_conv2d_input_grad_bf16);
+  runHalfConvolutions("conv2d f16", 0, _mlir_ciface_soaprt_cuda_conv2d_f16,
+                      _mlir_ciface_soaprt_cuda_conv2d_filter_grad_f16,
+                      _mlir_ciface_soaprt_cuda_conv2d_input_grad_f16);
 }
 
 /* ------------------------------------------------- inputs and constants */
@@ -1369,6 +1470,7 @@ int main(int argc, char **argv) {
   testMatmuls();
   testHalfMatmuls();
   testConvolutions();
+  testHalfConvolutions();
   testCopies();
   testTransfers();
   testAllReduces();

@@ -173,6 +173,28 @@ void _mlir_ciface_soaprt_cuda_conv2d_input_grad_f32(
     soaprt_unranked_memref_t *dx, int64_t strideH, int64_t strideW,
     int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,
     int64_t groups, int64_t flags, const char *op);
+/* The three for X, W and Y of bf16 (_bf16) or f16 (_f16): fp32 compute
+ * (cuDNN's PSEUDO_BFLOAT16 / PSEUDO_HALF configurations) on tensor cores;
+ * SOAPRT_CUDA_ALLOW_TF32 changes nothing. */
+#define SOAPRT_CUDA_DECLARE_CONV(suffix)                                       \
+  void _mlir_ciface_soaprt_cuda_conv2d_##suffix(                               \
+      soaprt_unranked_memref_t *x, soaprt_unranked_memref_t *w,                \
+      soaprt_unranked_memref_t *y, int64_t strideH, int64_t strideW,           \
+      int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,        \
+      int64_t groups, int64_t flags, const char *op);                          \
+  void _mlir_ciface_soaprt_cuda_conv2d_filter_grad_##suffix(                   \
+      soaprt_unranked_memref_t *x, soaprt_unranked_memref_t *dy,               \
+      soaprt_unranked_memref_t *dw, int64_t strideH, int64_t strideW,          \
+      int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,        \
+      int64_t groups, int64_t flags, const char *op);                          \
+  void _mlir_ciface_soaprt_cuda_conv2d_input_grad_##suffix(                    \
+      soaprt_unranked_memref_t *w, soaprt_unranked_memref_t *dy,               \
+      soaprt_unranked_memref_t *dx, int64_t strideH, int64_t strideW,          \
+      int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,        \
+      int64_t groups, int64_t flags, const char *op);
+SOAPRT_CUDA_DECLARE_CONV(bf16)
+SOAPRT_CUDA_DECLARE_CONV(f16)
+#undef SOAPRT_CUDA_DECLARE_CONV
 
 /* --- MLIR's GPU host ABI (what gpu-to-llvm and the gpu.binary translation
  * of LLVM 22 call; Debian ships no libmlir_cuda_runtime). Kernels come as

@@ -39,9 +39,20 @@ MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm) {
                          type.getMemorySpace());
 }
 
-bool isF32Buffer(Value v) {
+std::optional<StringRef> libraryFloatSuffix(Type t) {
+  if (t.isF32())
+    return StringRef("f32");
+  if (t.isBF16())
+    return StringRef("bf16");
+  if (t.isF16())
+    return StringRef("f16");
+  return std::nullopt;
+}
+
+bool isLibraryFloatBuffer(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
-  return type && type.getElementType().isF32() && type.hasStaticShape();
+  return type && libraryFloatSuffix(type.getElementType()) &&
+         type.hasStaticShape();
 }
 
 linalg::FillOp zeroFillBefore(Operation *op, Value output,

@@ -22,8 +22,13 @@ namespace mlir {
 namespace soap {
 namespace cuda {
 
-/// Whether `v` is a statically shaped f32 memref.
-bool isF32Buffer(Value v);
+/// The suffix of libsoaprt's cuDNN calls for elements of type `t`
+/// (soaprt_cuda_conv2d_<suffix>): "f32", "bf16" or "f16"; none for others.
+std::optional<StringRef> libraryFloatSuffix(Type t);
+
+/// Whether `v` is a statically shaped memref of f32, bf16 or f16
+/// (libraryFloatSuffix).
+bool isLibraryFloatBuffer(Value v);
 
 /// `type` (strided) with its dimensions permuted (result dim r = source dim
 /// perm[r]): what memref.transpose makes; null if it has no strides.

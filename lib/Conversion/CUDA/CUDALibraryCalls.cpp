@@ -9,6 +9,8 @@
 //     _bf16_f32, _f16_f32: tensor cores, fp32 accumulation)
 //   a 2-D convolution (NCHW, NHWC, depthwise, grouped: ConvolutionPatterns.h)
 //                                           -> soaprt_cuda_conv2d_f32(X, W, Y)
+//     (X, W and Y of bf16 or f16: ..._conv2d_bf16, _f16, and likewise the
+//     gradients below)
 //   its filter gradient (a linalg.generic)  -> ..._conv2d_filter_grad_f32
 //   its input gradient (a conv of the spread, padded dY with the flipped
 //   filter)                                  -> ..._conv2d_input_grad_f32
@@ -151,6 +153,14 @@ struct CUDALibraryCalls
     return callOp;
   }
 
+  /// libsoaprt's cuDNN call `soaprt_cuda_conv2d_<what><suffix>` for
+  /// operands of `type` (matchCuDNNConvolution checked its element type).
+  static std::string convolutionCall(StringRef what, Type type) {
+    return ("soaprt_cuda_conv2d_" + what +
+            *libraryFloatSuffix(getElementTypeOrSelf(type)))
+        .str();
+  }
+
   /// C[b] += A[b] x B[b] as a cuBLAS call, if `op` is such a contraction.
   LogicalResult lowerContraction(linalg::LinalgOp op) {
     std::optional<linalg::ContractionDimensions> dims =
@@ -234,7 +244,7 @@ struct CUDALibraryCalls
     std::optional<CuDNNConvolution> first = convolutionOf(padded->readers[0]);
     int64_t rows = first->xRows(), cols = first->xCols();
     if (ShapedType::isDynamicShape(offsets) || !inner.hasStaticShape() ||
-        !isF32Buffer(padded->source))
+        !isLibraryFloatBuffer(padded->source))
       return std::nullopt;
     for (auto [d, offset] : llvm::enumerate(offsets))
       if (offset != 0 && static_cast<int64_t>(d) != rows &&
@@ -367,7 +377,7 @@ struct CUDALibraryCalls
       return std::nullopt;
     Value w = flip.getDpsInputOperand(0)->get();
     auto wType = cast<MemRefType>(w.getType());
-    if (!isF32Buffer(w) || wType.getRank() != rank)
+    if (!isLibraryFloatBuffer(w) || wType.getRank() != rank)
       return std::nullopt;
     SmallVector<AffineMap> maps = flip.getIndexingMapsArray();
     if (!maps[1].isIdentity() || !writes.unchangedBetween(w, flip, op))
@@ -515,7 +525,7 @@ struct CUDALibraryCalls
       spreadOps.insert(spreadOps.begin(), crop);
     auto dyType = cast<MemRefType>(dy.getType());
     auto dxType = cast<MemRefType>(conv->y.getType());
-    if (!isF32Buffer(dy) || dyType.getRank() != spreadType.getRank())
+    if (!isLibraryFloatBuffer(dy) || dyType.getRank() != spreadType.getRank())
       return std::nullopt;
     // Shapes: dY as large as the spread dY but in the rows and columns; the
     // copied part of the spread dY holds every row dY has (more than
@@ -651,12 +661,12 @@ struct CUDALibraryCalls
     Value vdy = cudnnView(builder, loc, grad->dy, conv.xDims);
     Value vdx = cudnnView(builder, loc, target, conv.yDims);
     assert(vw && vdy && vdx && "checked by cudnnViewsExist");
-    func::CallOp callOp =
-        call(builder, op, "soaprt_cuda_conv2d_input_grad_f32", {vw, vdy, vdx},
-             {grad->strideH, grad->strideW, conv.dilations[0],
-              conv.dilations[1], interior ? interior->padH : grad->padH,
-              interior ? interior->padW : grad->padW, conv.groups},
-             dx, grad->ops);
+    func::CallOp callOp = call(
+        builder, op, convolutionCall("input_grad_", dyType), {vw, vdy, vdx},
+        {grad->strideH, grad->strideW, conv.dilations[0], conv.dilations[1],
+         interior ? interior->padH : grad->padH,
+         interior ? interior->padW : grad->padW, conv.groups},
+        dx, grad->ops);
     // dY, freed once copied, now lives until the call reads it.
     for (Operation *free : grad->frees)
       free->moveAfter(callOp);
@@ -705,10 +715,11 @@ struct CUDALibraryCalls
                                     conv->groups};
     Operation *callOp =
         conv->filterGradient
-            ? call(builder, op, "soaprt_cuda_conv2d_filter_grad_f32",
+            ? call(builder, op,
+                   convolutionCall("filter_grad_", conv->y.getType()),
                    {vx, vy, vw}, scalars, conv->w, replaced)
-            : call(builder, op, "soaprt_cuda_conv2d_f32", {vx, vw, vy},
-                   scalars, conv->y, replaced);
+            : call(builder, op, convolutionCall("", conv->y.getType()),
+                   {vx, vw, vy}, scalars, conv->y, replaced);
     erase(op);
     return callOp;
   }

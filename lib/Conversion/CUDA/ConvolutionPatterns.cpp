@@ -15,10 +15,10 @@ namespace mlir {
 namespace soap {
 namespace cuda {
 
-/// A statically shaped f32 tensor or memref.
-static bool isStaticF32(Value v) {
+/// A statically shaped tensor or memref of `element`.
+static bool isStaticOf(Value v, Type element) {
   auto type = dyn_cast<ShapedType>(v.getType());
-  return type && type.getElementType().isF32() && type.hasStaticShape();
+  return type && type.getElementType() == element && type.hasStaticShape();
 }
 
 /// Whether the body is `yield(acc + a * b)` over the two inputs.
@@ -57,8 +57,12 @@ std::optional<CuDNNConvolution> matchCuDNNConvolution(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op->getNumRegions() != 1 || !isMultiplyAccumulate(op))
     return std::nullopt;
+  // X, W and Y of one element type cuDNN has (f32, bf16, f16).
+  Type element = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+  if (!libraryFloatSuffix(element))
+    return std::nullopt;
   for (OpOperand &operand : op->getOpOperands())
-    if (!isStaticF32(operand.get()))
+    if (!isStaticOf(operand.get(), element))
       return std::nullopt;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   // X reads through the windows; of the other two, Y has the output

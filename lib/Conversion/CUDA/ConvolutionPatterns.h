@@ -53,7 +53,8 @@ struct CuDNNConvolution {
   int64_t xCols() const { return xDims[3][0]; }
 };
 
-/// `op` as a cuDNN convolution (static f32 tensors or buffers; body
+/// `op` as a cuDNN convolution (static tensors or buffers, all of f32, all
+/// of bf16 or all of f16; body
 /// `acc + a * b`): a named convolution (not a pooling) as a forward one, a
 /// linalg.generic as a filter gradient.
 std::optional<CuDNNConvolution> matchCuDNNConvolution(linalg::LinalgOp op);

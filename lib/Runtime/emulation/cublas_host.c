@@ -24,9 +24,7 @@
 
 #include <cublas_v2.h>
 
-#include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 struct cublasContext {
   cudaStream_t stream;
@@ -162,71 +160,11 @@ static int checkMatrix(const char *what, const void *p, int bytes,
                                  lo * bytes, hi * bytes);
 }
 
-/* IEEE half and bfloat16 <-> float (round to nearest even; NaN stays NaN). */
-static float halfToFloat(uint16_t h) {
-  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
-  float v = e == 0    ? ldexpf((float)m, -24)
-            : e == 31 ? (m ? NAN : INFINITY)
-                      : ldexpf((float)(m | 0x400), e - 25);
-  return (h & 0x8000) ? -v : v;
-}
-static uint16_t floatToHalf(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-  float a = fabsf(f);
-  if (a != a)
-    return sign | 0x7e00;
-  if (a >= 65520.0f) /* rounds past the largest half, 65504 */
-    return sign | 0x7c00;
-  if (a < 6.103515625e-05f) /* subnormal: multiples of 2^-24 */
-    return sign | (uint16_t)lrintf(a * 16777216.0f);
-  int e;
-  float m = frexpf(a, &e);      /* a = m 2^e, m in [0.5, 1) */
-  long q = lrintf(m * 2048.0f); /* 11 significant bits, ties to even */
-  if (q == 2048) {
-    q = 1024;
-    ++e;
-  }
-  return sign | (uint16_t)(((e + 14) << 10) + (q - 1024));
-}
-static float bf16ToFloat(uint16_t h) {
-  uint32_t x = (uint32_t)h << 16;
-  float f;
-  memcpy(&f, &x, 4);
-  return f;
-}
-static uint16_t floatToBf16(float f) {
-  uint32_t x;
-  memcpy(&x, &f, 4);
-  if ((x & 0x7fffffff) > 0x7f800000)
-    return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
-  x += 0x7fff + ((x >> 16) & 1);
-  return (uint16_t)(x >> 16);
-}
-
-static double load(cudaDataType t, const void *p, long long i) {
-  switch (t) {
-  case CUDA_R_16F:
-    return halfToFloat(((const uint16_t *)p)[i]);
-  case CUDA_R_16BF:
-    return bf16ToFloat(((const uint16_t *)p)[i]);
-  default:
-    return ((const float *)p)[i];
-  }
-}
-static void store(cudaDataType t, void *p, long long i, double v) {
-  switch (t) {
-  case CUDA_R_16F:
-    ((uint16_t *)p)[i] = floatToHalf((float)v);
-    break;
-  case CUDA_R_16BF:
-    ((uint16_t *)p)[i] = floatToBf16((float)v);
-    break;
-  default:
-    ((float *)p)[i] = (float)v;
-    break;
-  }
+/* The emulation's format of a cuBLAS type (typeBytes checked it). */
+static soaprt_emu_float_t formatOf(cudaDataType t) {
+  return t == CUDA_R_16F    ? SOAPRT_EMU_F16
+         : t == CUDA_R_16BF ? SOAPRT_EMU_BF16
+                            : SOAPRT_EMU_F32;
 }
 
 /* Whether cuBLAS computes A, B of type `ab` into C of type `c` with
@@ -310,6 +248,7 @@ cublasStatus_t cublasGemmStridedBatchedEx(
   int readAB = k > 0 && al != 0.0;
   int ta = transa != CUBLAS_OP_N, tb = transb != CUBLAS_OP_N;
   int abBytes = typeBytes(Atype), cBytes = typeBytes(Ctype);
+  soaprt_emu_float_t fa = formatOf(Atype), fc = formatOf(Ctype);
   if ((readAB && (!checkMatrix("A", A, abBytes, ta ? k : m, ta ? m : k, lda,
                                strideA, batchCount) ||
                   !checkMatrix("B", B, abBytes, tb ? n : k, tb ? k : n, ldb,
@@ -331,12 +270,13 @@ cublasStatus_t cublasGemmStridedBatchedEx(
       for (long long i = 0; i < m; ++i) {
         double sum = 0;
         for (long long l = 0; readAB && l < k; ++l)
-          sum += load(Atype, a, ta ? l + i * lda : i + l * lda) *
-                 load(Btype, b, tb ? j + l * ldb : l + j * ldb);
+          sum += soaprt_emu_load(fa, a, ta ? l + i * lda : i + l * lda) *
+                 soaprt_emu_load(fa, b, tb ? j + l * ldb : l + j * ldb);
         long long out = i + j * ldc;
         /* beta == 0: C is not read (it may hold NaN). */
-        store(Ctype, c, out,
-              al * sum + (be != 0.0 ? be * load(Ctype, c, out) : 0.0));
+        soaprt_emu_store(
+            fc, c, out,
+            al * sum + (be != 0.0 ? be * soaprt_emu_load(fc, c, out) : 0.0));
       }
   }
   ++soaprt_emu_stats.gemms;

@@ -130,6 +130,19 @@ int soaprt_emu_memory_kind(const void *p);
 int soaprt_emu_check_device(const char *call, const char *what, const void *p,
                             int64_t lo, int64_t hi);
 
+/* The float formats the emulated cuBLAS and cuDNN compute on
+ * (float_formats_host.c): element i of p as a double, and v stored as
+ * element i of p, rounded to the format (to nearest even; NaN stays NaN,
+ * overflow is infinity). */
+typedef enum {
+  SOAPRT_EMU_F32 = 0,
+  SOAPRT_EMU_F16 = 1,
+  SOAPRT_EMU_BF16 = 2
+} soaprt_emu_float_t;
+int soaprt_emu_float_bytes(soaprt_emu_float_t t);
+double soaprt_emu_load(soaprt_emu_float_t t, const void *p, long long i);
+void soaprt_emu_store(soaprt_emu_float_t t, void *p, long long i, double v);
+
 #ifdef __cplusplus
 }
 #endif

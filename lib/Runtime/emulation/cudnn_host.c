@@ -3,13 +3,15 @@
  * Part of the host emulation of the CUDA libraries (cuda_emulation.h), which
  * exists to test the CUDA lowering and libsoaprt_cuda without a GPU.
  *
- * The legacy convolution API libsoaprt_cuda uses: fp32 4-D tensors with any
- * positive strides (cudnnSetTensor4dDescriptorEx), packed NCHW filters,
+ * The legacy convolution API libsoaprt_cuda uses: fp32, f16 or bf16 4-D
+ * tensors (X, W and Y of one type, fp32 compute: cuDNN's FLOAT,
+ * PSEUDO_HALF and PSEUDO_BFLOAT16 configurations) with any positive
+ * strides (cudnnSetTensor4dDescriptorEx), packed NCHW filters,
  * padding, strides, dilations, channel groups (cudnnSetConvolutionGroupCount:
  * filter k of K reads X channels [g w->c, (g+1) w->c), g = k / (K / G)),
  * cross-correlation or convolution (flipped filter), alpha and beta (beta =
- * 0: Y is not read). Computed in double, rounded to fp32, for every math
- * type.
+ * 0: Y is not read). Computed in double, rounded once to the output's
+ * type, for every math type.
  *
  * Algorithms: IMPLICIT_GEMM (no workspace), IMPLICIT_PRECOMP_GEMM (a small
  * index table) and GEMM (an im2col buffer of one image) are "supported";
@@ -45,11 +47,30 @@ struct cudnnContext {
 struct cudnnTensorStruct {
   int set;
   int n, c, h, w, ns, cs, hs, ws;
+  soaprt_emu_float_t format;
 };
 struct cudnnFilterStruct {
   int set;
   int k, c, h, w;
+  soaprt_emu_float_t format;
 };
+
+/* The emulation's format of a cuDNN data type; 0 if it has none. */
+static int formatOf(cudnnDataType_t type, soaprt_emu_float_t *format) {
+  switch (type) {
+  case CUDNN_DATA_FLOAT:
+    *format = SOAPRT_EMU_F32;
+    return 1;
+  case CUDNN_DATA_HALF:
+    *format = SOAPRT_EMU_F16;
+    return 1;
+  case CUDNN_DATA_BFLOAT16:
+    *format = SOAPRT_EMU_BF16;
+    return 1;
+  default:
+    return 0;
+  }
+}
 struct cudnnConvolutionStruct {
   int set;
   int ph, pw, sh, sw, dh, dw;
@@ -197,10 +218,12 @@ cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t d,
     return fail(CUDNN_STATUS_BAD_PARAM, call,
                 "sizes %dx%dx%dx%d and strides %d,%d,%d,%d must be positive",
                 n, c, h, w, ns, cs, hs, ws);
-  if (type != CUDNN_DATA_FLOAT)
+  soaprt_emu_float_t format;
+  if (!formatOf(type, &format))
     return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
-                "data type %d: the emulation does fp32 only", (int)type);
-  struct cudnnTensorStruct t = {1, n, c, h, w, ns, cs, hs, ws};
+                "data type %d: the emulation does fp32, f16 and bf16 only",
+                (int)type);
+  struct cudnnTensorStruct t = {1, n, c, h, w, ns, cs, hs, ws, format};
   if (tensorExtent(&t) > INT_MAX)
     return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
                 "a tensor of 2^31 elements or more");
@@ -218,11 +241,13 @@ cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d,
   if (k < 1 || c < 1 || h < 1 || w < 1)
     return fail(CUDNN_STATUS_BAD_PARAM, call,
                 "sizes %dx%dx%dx%d must be positive", k, c, h, w);
-  if (type != CUDNN_DATA_FLOAT || format != CUDNN_TENSOR_NCHW)
+  soaprt_emu_float_t elements;
+  if (!formatOf(type, &elements) || format != CUDNN_TENSOR_NCHW)
     return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
-                "type %d, format %d: the emulation does packed fp32 NCHW only",
+                "type %d, format %d: the emulation does packed NCHW fp32, "
+                "f16 and bf16 only",
                 (int)type, (int)format);
-  struct cudnnFilterStruct f = {1, k, c, h, w};
+  struct cudnnFilterStruct f = {1, k, c, h, w, elements};
   *d = f;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -338,6 +363,9 @@ static cudnnStatus_t checkShapes(const char *call, cudnnHandle_t h,
     return fail(CUDNN_STATUS_BAD_PARAM, call,
                 "Y is %dx%dx%dx%d, the convolution gives %dx%dx%dx%d", y->n,
                 y->c, y->h, y->w, n, c, oh, ow);
+  if (x->format != w->format || y->format != w->format)
+    return fail(CUDNN_STATUS_NOT_SUPPORTED, call,
+                "X, W and Y of different data types");
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -384,8 +412,9 @@ static cudnnStatus_t checkData(const char *call,
                                const cudnnFilterDescriptor_t w, const void *wp,
                                const cudnnTensorDescriptor_t y, const void *yp,
                                const void *ws, size_t wsBytes) {
-  long long xe = tensorExtent(x) * 4, ye = tensorExtent(y) * 4;
-  long long we = (long long)w->k * w->c * w->h * w->w * 4;
+  long long bytes = soaprt_emu_float_bytes(w->format);
+  long long xe = tensorExtent(x) * bytes, ye = tensorExtent(y) * bytes;
+  long long we = (long long)w->k * w->c * w->h * w->w * bytes;
   if (!soaprt_emu_check_device(call, "X", xp, 0, xe) ||
       !soaprt_emu_check_device(call, "W", wp, 0, we) ||
       !soaprt_emu_check_device(call, "Y", yp, 0, ye) ||
@@ -407,10 +436,10 @@ static cudnnStatus_t checkData(const char *call,
 
 /* Y = alpha conv(X, W) + beta Y, in double. */
 static void convolve(double alpha, const struct cudnnTensorStruct *x,
-                     const float *X, const struct cudnnFilterStruct *w,
-                     const float *W, const struct cudnnConvolutionStruct *d,
-                     double beta, const struct cudnnTensorStruct *y,
-                     float *Y) {
+                     const void *X, const struct cudnnFilterStruct *w,
+                     const void *W, const struct cudnnConvolutionStruct *d,
+                     double beta, const struct cudnnTensorStruct *y, void *Y) {
+  soaprt_emu_float_t t = w->format;
   int flip = d->mode == CUDNN_CONVOLUTION;
   int perGroup = w->k / groupsOf(d);
   for (int n = 0; n < y->n; ++n)
@@ -424,21 +453,26 @@ static void convolve(double alpha, const struct cudnnTensorStruct *x,
               int r = i * d->sh + kh * d->dh - d->ph;
               if (r < 0 || r >= x->h)
                 continue; /* zero padding */
-              const float *xrow = X + (long)n * x->ns + (long)(c0 + c) * x->cs +
-                                  (long)r * x->hs;
+              long xrow =
+                  (long)n * x->ns + (long)(c0 + c) * x->cs + (long)r * x->hs;
               for (int kw = 0; kw < w->w; ++kw) {
                 int q = j * d->sw + kw * d->dw - d->pw;
                 if (q < 0 || q >= x->w)
                   continue;
                 int fh = flip ? w->h - 1 - kh : kh;
                 int fw = flip ? w->w - 1 - kw : kw;
-                sum += (double)xrow[(long)q * x->ws] *
-                       W[(((long)f * w->c + c) * w->h + fh) * w->w + fw];
+                sum +=
+                    soaprt_emu_load(t, X, xrow + (long)q * x->ws) *
+                    soaprt_emu_load(
+                        t, W, (((long)f * w->c + c) * w->h + fh) * w->w + fw);
               }
             }
-          float *out = &Y[(long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
-                          (long)j * y->ws];
-          *out = (float)(alpha * sum + (beta != 0.0 ? beta * *out : 0.0));
+          long out = (long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
+                     (long)j * y->ws;
+          soaprt_emu_store(
+              t, Y, out,
+              alpha * sum +
+                  (beta != 0.0 ? beta * soaprt_emu_load(t, Y, out) : 0.0));
         }
 }
 
@@ -510,7 +544,9 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
                                    requested, returned, perf, ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  memset(yp, 0xff, (size_t)tensorExtent(y) * 4); /* trial results: NaN */
+  memset(yp, 0xff,
+         (size_t)(tensorExtent(y) *
+                  soaprt_emu_float_bytes(y->format))); /* trial results: NaN */
 
   cudnnConvolutionFwdAlgoPerf_t all[CUDNN_CONVOLUTION_FWD_ALGO_COUNT + 2];
   int count = 0;
@@ -579,8 +615,8 @@ cudnnStatus_t cudnnConvolutionForward(
                     workspaceOf(algo, x, w, y), ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  convolve(*(const float *)alpha, x, (const float *)xp, w, (const float *)wp,
-           conv, *(const float *)beta, y, (float *)yp);
+  convolve(*(const float *)alpha, x, xp, w, wp, conv, *(const float *)beta, y,
+           yp);
   ++soaprt_emu_stats.convForwards;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -653,10 +689,11 @@ cudnnStatus_t cudnnGetConvolutionBackwardFilterWorkspaceSize(
 /* dW = alpha dL/dW + beta dW, in double (the filter flipped for
  * CUDNN_CONVOLUTION, as the forward). */
 static void filterGradient(double alpha, const struct cudnnTensorStruct *x,
-                           const float *X, const struct cudnnTensorStruct *y,
-                           const float *DY,
+                           const void *X, const struct cudnnTensorStruct *y,
+                           const void *DY,
                            const struct cudnnConvolutionStruct *d, double beta,
-                           const struct cudnnFilterStruct *w, float *DW) {
+                           const struct cudnnFilterStruct *w, void *DW) {
+  soaprt_emu_float_t t = w->format;
   int flip = d->mode == CUDNN_CONVOLUTION;
   int perGroup = w->k / groupsOf(d);
   for (int f = 0; f < w->k; ++f)
@@ -673,16 +710,22 @@ static void filterGradient(double alpha, const struct cudnnTensorStruct *x,
                 int q = j * d->sw + kw * d->dw - d->pw;
                 if (q < 0 || q >= x->w)
                   continue;
-                sum += (double)X[(long)n * x->ns +
-                                 (long)(f / perGroup * w->c + c) * x->cs +
-                                 (long)r * x->hs + (long)q * x->ws] *
-                       DY[(long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
-                          (long)j * y->ws];
+                sum += soaprt_emu_load(t, X,
+                                       (long)n * x->ns +
+                                           (long)(f / perGroup * w->c + c) *
+                                               x->cs +
+                                           (long)r * x->hs + (long)q * x->ws) *
+                       soaprt_emu_load(t, DY,
+                                       (long)n * y->ns + (long)f * y->cs +
+                                           (long)i * y->hs + (long)j * y->ws);
               }
             }
           int fh = flip ? w->h - 1 - kh : kh, fw = flip ? w->w - 1 - kw : kw;
-          float *out = &DW[(((long)f * w->c + c) * w->h + fh) * w->w + fw];
-          *out = (float)(alpha * sum + (beta != 0.0 ? beta * *out : 0.0));
+          long out = (((long)f * w->c + c) * w->h + fh) * w->w + fw;
+          soaprt_emu_store(
+              t, DW, out,
+              alpha * sum +
+                  (beta != 0.0 ? beta * soaprt_emu_load(t, DW, out) : 0.0));
         }
 }
 
@@ -697,7 +740,9 @@ cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(
                                    requested, returned, perf, ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  memset(dwp, 0xff, (size_t)dw->k * dw->c * dw->h * dw->w * 4); /* NaN */
+  memset(dwp, 0xff,
+         (size_t)dw->k * dw->c * dw->h * dw->w *
+             (size_t)soaprt_emu_float_bytes(dw->format)); /* NaN */
   gradPerf_t all[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
   int count = listGradAlgorithms(CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, x,
                                  dw, dy, wsBytes, all);
@@ -731,9 +776,8 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(
                     gradWorkspaceOf(algo, x, dw, dy), ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  filterGradient(*(const float *)alpha, x, (const float *)xp, dy,
-                 (const float *)dyp, conv, *(const float *)beta, dw,
-                 (float *)dwp);
+  filterGradient(*(const float *)alpha, x, xp, dy, dyp, conv,
+                 *(const float *)beta, dw, dwp);
   ++soaprt_emu_stats.convFilterGrads;
   return CUDNN_STATUS_SUCCESS;
 }
@@ -761,15 +805,12 @@ cudnnStatus_t cudnnGetConvolutionBackwardDataWorkspaceSize(
 /* dX = alpha dL/dX + beta dX, in double: every dY element times the filter
  * taps that read each input position (the filter flipped for
  * CUDNN_CONVOLUTION, as the forward). */
-static cudnnStatus_t dataGradient(const char *call, double alpha,
-                                  const struct cudnnFilterStruct *w,
-                                  const float *W,
-                                  const struct cudnnTensorStruct *y,
-                                  const float *DY,
-                                  const struct cudnnConvolutionStruct *d,
-                                  double beta,
-                                  const struct cudnnTensorStruct *x,
-                                  float *DX) {
+static cudnnStatus_t
+dataGradient(const char *call, double alpha, const struct cudnnFilterStruct *w,
+             const void *W, const struct cudnnTensorStruct *y, const void *DY,
+             const struct cudnnConvolutionStruct *d, double beta,
+             const struct cudnnTensorStruct *x, void *DX) {
+  soaprt_emu_float_t t = w->format;
   double *sum = (double *)calloc((size_t)x->n * x->c * x->h * x->w,
                                  sizeof(double));
   if (!sum)
@@ -781,8 +822,9 @@ static cudnnStatus_t dataGradient(const char *call, double alpha,
       for (int i = 0; i < y->h; ++i)
         for (int j = 0; j < y->w; ++j) {
           int c0 = f / perGroup * w->c;
-          double g = DY[(long)n * y->ns + (long)f * y->cs + (long)i * y->hs +
-                        (long)j * y->ws];
+          double g = soaprt_emu_load(t, DY,
+                                     (long)n * y->ns + (long)f * y->cs +
+                                         (long)i * y->hs + (long)j * y->ws);
           for (int c = 0; c < w->c; ++c)
             for (int kh = 0; kh < w->h; ++kh) {
               int r = i * d->sh + kh * d->dh - d->ph;
@@ -795,7 +837,9 @@ static cudnnStatus_t dataGradient(const char *call, double alpha,
                 int fh = flip ? w->h - 1 - kh : kh;
                 int fw = flip ? w->w - 1 - kw : kw;
                 sum[(((long)n * x->c + c0 + c) * x->h + r) * x->w + q] +=
-                    g * W[(((long)f * w->c + c) * w->h + fh) * w->w + fw];
+                    g *
+                    soaprt_emu_load(
+                        t, W, (((long)f * w->c + c) * w->h + fh) * w->w + fw);
               }
             }
         }
@@ -803,10 +847,13 @@ static cudnnStatus_t dataGradient(const char *call, double alpha,
     for (int c = 0; c < x->c; ++c)
       for (int r = 0; r < x->h; ++r)
         for (int q = 0; q < x->w; ++q) {
-          float *out = &DX[(long)n * x->ns + (long)c * x->cs + (long)r * x->hs +
-                           (long)q * x->ws];
+          long out = (long)n * x->ns + (long)c * x->cs + (long)r * x->hs +
+                     (long)q * x->ws;
           double s = sum[(((long)n * x->c + c) * x->h + r) * x->w + q];
-          *out = (float)(alpha * s + (beta != 0.0 ? beta * *out : 0.0));
+          soaprt_emu_store(t, DX, out,
+                           alpha * s + (beta != 0.0
+                                            ? beta * soaprt_emu_load(t, DX, out)
+                                            : 0.0));
         }
   free(sum);
   return CUDNN_STATUS_SUCCESS;
@@ -823,7 +870,9 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(
                                    requested, returned, perf, ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  memset(dxp, 0xff, (size_t)tensorExtent(dx) * 4); /* trial results: NaN */
+  memset(dxp, 0xff,
+         (size_t)(tensorExtent(dx) *
+                  soaprt_emu_float_bytes(dx->format))); /* trial results: NaN */
   gradPerf_t all[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
   int count = listGradAlgorithms(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, dx, w,
                                  dy, wsBytes, all);
@@ -859,9 +908,8 @@ cudnnStatus_t cudnnConvolutionBackwardData(
                     gradWorkspaceOf((int)algo, dx, w, dy), ws, wsBytes);
   if (status != CUDNN_STATUS_SUCCESS)
     return status;
-  status = dataGradient(call, *(const float *)alpha, w, (const float *)wp, dy,
-                        (const float *)dyp, conv, *(const float *)beta, dx,
-                        (float *)dxp);
+  status = dataGradient(call, *(const float *)alpha, w, wp, dy, dyp, conv,
+                        *(const float *)beta, dx, dxp);
   if (status == CUDNN_STATUS_SUCCESS)
     ++soaprt_emu_stats.convDataGrads;
   return status;

@@ -196,6 +196,26 @@ func.func @overwrite(%a: memref<4x8xf32>, %b: memref<8x16xf32>, %c: memref<4x16x
 
 // -----
 
+// 16-bit convolutions go to cuDNN's tensor cores (fp32 compute): X, W and Y
+// of bf16, or of f16. Operands of mixed types stay generated kernels.
+// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_bf16(memref<*xbf16>, memref<*xbf16>, memref<*xbf16>, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-DAG:   func.func private @soaprt_cuda_conv2d_f16(memref<*xf16>, memref<*xf16>, memref<*xf16>, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @half_convs(
+// CHECK:         call @soaprt_cuda_conv2d_bf16(
+// CHECK:         call @soaprt_cuda_conv2d_f16(
+// CHECK:         linalg.conv_2d_nchw_fchw
+// CHECK-SAME:      memref<2x3x9x9xbf16>, memref<8x3x3x3xf32>
+func.func @half_convs(%x: memref<2x3x9x9xbf16>, %w: memref<8x3x3x3xbf16>, %y: memref<2x8x7x7xbf16>,
+                      %hx: memref<2x3x9x9xf16>, %hw: memref<8x3x3x3xf16>, %hy: memref<2x8x7x7xf16>,
+                      %fw: memref<8x3x3x3xf32>, %fy: memref<2x8x7x7xf32>) {
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<2x3x9x9xbf16>, memref<8x3x3x3xbf16>) outs(%y : memref<2x8x7x7xbf16>)
+  linalg.conv_2d_nchw_fchw ins(%hx, %hw : memref<2x3x9x9xf16>, memref<8x3x3x3xf16>) outs(%hy : memref<2x8x7x7xf16>)
+  linalg.conv_2d_nchw_fchw ins(%x, %fw : memref<2x3x9x9xbf16>, memref<8x3x3x3xf32>) outs(%fy : memref<2x8x7x7xf32>)
+  return
+}
+
+// -----
+
 // A zero-padded input (tensor.pad bufferized: alloc, zero map, copy into the
 // interior) that only the convolution reads: cuDNN pads by itself (padding
 // 2x1), so the padded buffer and both kernels go.
