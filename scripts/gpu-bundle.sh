@@ -86,7 +86,7 @@ DIFF_BATCH=${DIFF_BATCH:-2}
 if [ -z "${DIFF_MODELS+x}" ]; then
   DIFF_MODELS="$(printf '%s ' "$ROOT"/test/Numerics/Inputs/*.mlir)alexnet resnet101 inception_v3 mobilenet_v2"
 fi
-TRAIN_DIFF_MODELS=${TRAIN_DIFF_MODELS-"small_mlp small_cnn strided_cnn inception_block transformer_block residual_bn constant_weights gelu_softmax scalar_loss grouped_convs nhwc_convs dilated_convs"}
+TRAIN_DIFF_MODELS=${TRAIN_DIFF_MODELS-"small_mlp small_cnn strided_cnn inception_block transformer_block residual_bn constant_weights gelu_softmax scalar_loss grouped_convs nhwc_convs dilated_convs bf16_mlp strided_cnn_bf16"}
 TIMING_MODELS=${TIMING_MODELS-"alexnet:256 resnet101:64 inception_v3:64"}
 TRAIN_TIMING=${TRAIN_TIMING:-1}
 read -r -a TRAIN_FLAGS <<< "${TRAIN_FLAGS:-}"

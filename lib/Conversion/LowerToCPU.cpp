@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/Builders.h"
@@ -653,7 +654,16 @@ void mlir::soap::buildHostToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(arith::createArithExpandOpsPass());
+  // bf16 (and f16 math) in f32, the conversions as integer bit operations:
+  // LLVM would call compiler-rt's __truncsfbf2 for the rounding to bf16 on
+  // x86 CPUs without AVX512-BF16 (--mcpu=x86-64-v3 and up), which libgcc
+  // before GCC 13 does not have. The same arithmetic: LLVM computes bf16
+  // and f16 ops in f32 and rounds each result too.
+  pm.addPass(math::createMathExtendToSupportedTypes());
+  pm.addPass(arith::createArithEmulateUnsupportedFloats(
+      arith::ArithEmulateUnsupportedFloatsOptions{{"bf16"}, "f32"}));
+  pm.addPass(arith::createArithExpandOpsPass(
+      arith::ArithExpandOpsPassOptions{/*includeBf16=*/true}));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

@@ -13,6 +13,7 @@
  *
  *===----------------------------------------------------------------------===*/
 
+#include "soaprt_float16.h"
 #include "soaprt_internal.h"
 
 #include <limits.h>
@@ -419,9 +420,63 @@ soaprt_group_t *soaprt_group(const int64_t *devices, int64_t n,
 #endif
 
 #if defined(SOAPRT_HAVE_MPI) && !defined(SOAPRT_HAVE_CUDA)
+/* MPI has no bf16 or f16: they travel as 16-bit integers and reduce by
+ * user operations that combine each pair in float and round once (to
+ * nearest even), as NCCL does. */
+static void combine16(const uint16_t *in, uint16_t *inout, int len, int bf16,
+                      int64_t kind) {
+  for (int i = 0; i < len; ++i) {
+    float a = bf16 ? soaprt_bf16_to_float(in[i]) : soaprt_half_to_float(in[i]);
+    float b =
+        bf16 ? soaprt_bf16_to_float(inout[i]) : soaprt_half_to_float(inout[i]);
+    float r = kind == SOAPRT_SUM   ? a + b
+              : kind == SOAPRT_MAX ? (a > b || a != a ? a : b)
+                                   : (a < b || a != a ? a : b);
+    inout[i] = bf16 ? soaprt_float_to_bf16(r) : soaprt_float_to_half(r);
+  }
+}
+#define SOAPRT_OP16(name, bf16, kind)                                          \
+  static void name(void *in, void *inout, int *len, MPI_Datatype *type) {      \
+    (void)type;                                                                \
+    combine16((const uint16_t *)in, (uint16_t *)inout, *len, bf16, kind);      \
+  }
+SOAPRT_OP16(sumF16, 0, SOAPRT_SUM)
+SOAPRT_OP16(maxF16, 0, SOAPRT_MAX)
+SOAPRT_OP16(minF16, 0, SOAPRT_MIN)
+SOAPRT_OP16(sumBF16, 1, SOAPRT_SUM)
+SOAPRT_OP16(maxBF16, 1, SOAPRT_MAX)
+SOAPRT_OP16(minBF16, 1, SOAPRT_MIN)
+#undef SOAPRT_OP16
+
+/* The reduction `kind` of `dtype` elements: MPI's own, or one of the 16-bit
+ * float operations above (made once). */
+static MPI_Op mpiOp(int64_t dtype, int64_t kind) {
+  if (dtype == SOAPRT_F16 || dtype == SOAPRT_BF16) {
+    static MPI_Op ops[2][3];
+    static int made[2][3];
+    static MPI_User_function *const fns[2][3] = {{sumF16, maxF16, minF16},
+                                                 {sumBF16, maxBF16, minBF16}};
+    int b = dtype == SOAPRT_BF16;
+    int k = kind == SOAPRT_SUM ? 0 : kind == SOAPRT_MAX ? 1 : 2;
+    if (!made[b][k]) {
+      if (MPI_Op_create(fns[b][k], /*commute=*/1, &ops[b][k]) != MPI_SUCCESS)
+        soaprt_fatal("soaprt: cannot make the MPI reduction of %s",
+                     b ? "bf16" : "f16");
+      made[b][k] = 1;
+    }
+    return ops[b][k];
+  }
+  if (dtype == SOAPRT_I1 && kind == SOAPRT_SUM)
+    return MPI_BOR;
+  return kind == SOAPRT_SUM ? MPI_SUM : kind == SOAPRT_MAX ? MPI_MAX : MPI_MIN;
+}
+
 static MPI_Datatype mpiType(int64_t dtype) {
   switch (dtype) {
   case SOAPRT_F32: return MPI_FLOAT;
+  case SOAPRT_F16:
+  case SOAPRT_BF16:
+    return MPI_UINT16_T; /* reduced by mpiOp's operations */
   case SOAPRT_F64: return MPI_DOUBLE;
   case SOAPRT_I32: return MPI_INT32_T;
   case SOAPRT_I64: return MPI_INT64_T;
@@ -430,7 +485,7 @@ static MPI_Datatype mpiType(int64_t dtype) {
   case SOAPRT_I1: return MPI_UINT8_T;
   default:
     soaprt_fatal("soaprt_all_reduce: element type %s is not supported "
-                 "(f32, f64, i1, i8, i16, i32, i64 are)",
+                 "(f32, f64, f16, bf16, i1, i8, i16, i32, i64 are)",
                  soaprt_dtype_npy(dtype));
   }
 }
@@ -481,10 +536,7 @@ void soaprt_run_all_reduce(const region_t *r, int64_t dtype, int64_t kind,
 #elif defined(SOAPRT_HAVE_MPI)
   int64_t count = soaprt_region_elements(r);
   MPI_Datatype type = mpiType(dtype);
-  MPI_Op op = kind == SOAPRT_SUM ? MPI_SUM : kind == SOAPRT_MAX ? MPI_MAX
-                                                                : MPI_MIN;
-  if (dtype == SOAPRT_I1 && kind == SOAPRT_SUM)
-    op = MPI_BOR;
+  MPI_Op op = mpiOp(dtype, kind);
   MPI_Comm comm = soaprt_group(devices, n, "soaprt_all_reduce")->comm;
   int owned;
   char *packed = packRegion(r, &owned);
@@ -791,11 +843,7 @@ void soaprt_run_reduce_scatter(const region_t *r, int64_t dtype, int64_t kind,
   region_t p = soaprt_region_dim_first(r, dim, sizes, strides);
   int count = chunkCount(r, n, op);
   MPI_Datatype type = mpiType(dtype);
-  MPI_Op reduction = kind == SOAPRT_SUM   ? MPI_SUM
-                     : kind == SOAPRT_MAX ? MPI_MAX
-                                          : MPI_MIN;
-  if (dtype == SOAPRT_I1 && kind == SOAPRT_SUM)
-    reduction = MPI_BOR;
+  MPI_Op reduction = mpiOp(dtype, kind);
   MPI_Comm comm = soaprt_group(devices, n, op)->comm;
   int owned;
   char *packed = packRegion(&p, &owned);

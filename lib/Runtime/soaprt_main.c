@@ -7,8 +7,9 @@
  *
  *===----------------------------------------------------------------------===*/
 
-#include "soaprt_internal.h"
 #include "soap/Runtime/soaprt_cuda.h" /* soaprt_device_synchronize */
+#include "soaprt_float16.h"
+#include "soaprt_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -265,21 +266,6 @@ static uint64_t splitmix64At(uint64_t state, uint64_t i) {
   return z ^ (z >> 31);
 }
 
-static uint16_t floatToHalfBits(float x, int bf16) {
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  if (bf16)
-    return (uint16_t)(u >> 16);
-  uint32_t sign = (u >> 16) & 0x8000;
-  int32_t exp = (int32_t)((u >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = (u >> 13) & 0x3ff;
-  if (exp <= 0)
-    return (uint16_t)sign;
-  if (exp >= 31)
-    return (uint16_t)(sign | 0x7c00);
-  return (uint16_t)(sign | ((uint32_t)exp << 10) | mant);
-}
-
 typedef struct randomRows {
   uint64_t state;
 } randomRows;
@@ -299,8 +285,12 @@ static void randomRow(const soaprt_binding_t *b, int64_t first, int64_t at,
     /* float64 gets the float32 values, widened: the float64 version of a
      * model (scripts/diff-test.sh REFERENCE=f64) sees the same inputs. */
     case SOAPRT_F64: ((double *)b->data)[i] = (double)(float)x; break;
-    case SOAPRT_F16: ((uint16_t *)b->data)[i] = floatToHalfBits((float)x, 0); break;
-    case SOAPRT_BF16: ((uint16_t *)b->data)[i] = floatToHalfBits((float)x, 1); break;
+    case SOAPRT_F16:
+      ((uint16_t *)b->data)[i] = soaprt_float_to_half((float)x);
+      break;
+    case SOAPRT_BF16:
+      ((uint16_t *)b->data)[i] = soaprt_float_to_bf16((float)x);
+      break;
     case SOAPRT_I32: ((int32_t *)b->data)[i] = (int32_t)k; break;
     case SOAPRT_I64: ((int64_t *)b->data)[i] = k; break;
     case SOAPRT_I16: ((int16_t *)b->data)[i] = (int16_t)k; break;

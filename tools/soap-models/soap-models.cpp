@@ -5,7 +5,8 @@
 // Transformer, an MLP) at their real sizes, in linalg on tensors, built with
 // MLIR's C++ builders:
 //
-//   soap-models NAME [--batch=N] [--small] [-o FILE] [--stats]
+//   soap-models NAME [--batch=N] [--small] [--dtype=f32|bf16|f16] [-o FILE]
+//               [--stats]
 //   soap-models --list
 //
 // Weights are function arguments marked {soap.parameter}; every op carries a
@@ -119,12 +120,15 @@ static void printStatistics(ModuleOp module, const ModelInfo &info,
 }
 
 static void printUsage(llvm::raw_ostream &os) {
-  os << "usage: soap-models NAME [--batch=N] [--small] [-o FILE] [--stats]\n"
+  os << "usage: soap-models NAME [--batch=N] [--small] [--dtype=T] [-o FILE] "
+        "[--stats]\n"
         "       soap-models --list\n"
         "Writes a benchmark model in linalg on tensors (MLIR).\n"
         "  --batch=N   batch size (default: the model's)\n"
         "  --small     the recurrent models (rnntc, rnnlm, nmt) at test size:\n"
         "              4 steps, hidden and embeddings 16, vocabularies 50\n"
+        "  --dtype=T   the float type of every tensor and constant: f32\n"
+        "              (default), bf16 or f16\n"
         "  -o FILE     output file (default: stdout)\n"
         "  --stats     print op and parameter counts instead of the module\n"
         "              (the module is still written when -o is given)\n"
@@ -135,7 +139,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   // A small hand-written parser: LLVM's command-line library already owns
   // `-stats` (statistics), which this tool's interface needs.
-  std::string modelName, batchOption, outputFilename = "-";
+  std::string modelName, batchOption, dtypeOption = "f32", outputFilename = "-";
   bool listModels = false, printStats = false, haveBatch = false,
        haveOutput = false, small = false;
   for (int i = 1; i < argc; ++i) {
@@ -177,6 +181,9 @@ int main(int argc, char **argv) {
       if (r < 0)
         return 1;
       haveBatch = true;
+    } else if (int r = valueOf("dtype", dtypeOption)) {
+      if (r < 0)
+        return 1;
     } else if (int r = valueOf("o", outputFilename)) {
       if (r < 0)
         return 1;
@@ -229,6 +236,16 @@ int main(int argc, char **argv) {
   }
 
   MLIRContext context;
+  FloatType floatType;
+  if (dtypeOption == "bf16")
+    floatType = BFloat16Type::get(&context);
+  else if (dtypeOption == "f16")
+    floatType = Float16Type::get(&context);
+  else if (dtypeOption != "f32") {
+    llvm::errs() << "soap-models: invalid --dtype '" << dtypeOption
+                 << "': expected f32, bf16 or f16\n";
+    return 1;
+  }
   context.loadDialect<func::FuncDialect, arith::ArithDialect,
                       math::MathDialect, tensor::TensorDialect,
                       linalg::LinalgDialect, mlir::soap::SOAPDialect>();
@@ -241,6 +258,8 @@ int main(int argc, char **argv) {
   }
   OwningOpRef<ModuleOp> module =
       small ? info->buildSmall(&context, batch) : info->build(&context, batch);
+  if (floatType)
+    convertFloatType(*module, floatType);
   if (failed(verify(*module))) {
     llvm::errs() << "soap-models: internal error: the generated " << info->name
                  << " model does not verify\n";
