@@ -1286,6 +1286,24 @@ static void testStrictLibraries(void) {
          "cuBLAS accepted fp64 compute, host A, overlapping C batches or C "
          "past its allocation");
 #undef GEMM
+  /* 16-bit operands: fp32 compute only (no TF32 type), A and B of one type,
+     C of theirs or fp32 (cuBLAS's table). */
+#define GEMM16(at, bt, ct, compute)                                            \
+  cublasGemmStridedBatchedEx(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A,  \
+                             at, M, 0, B, bt, K, N *K, &beta, C, ct, M, M *N,  \
+                             1, compute, CUBLAS_GEMM_DEFAULT)
+  EXPECT(GEMM16(CUDA_R_16BF, CUDA_R_16BF, CUDA_R_16BF,
+                CUBLAS_COMPUTE_32F_FAST_TF32) == CUBLAS_STATUS_NOT_SUPPORTED &&
+             GEMM16(CUDA_R_16BF, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F) ==
+                 CUBLAS_STATUS_NOT_SUPPORTED &&
+             GEMM16(CUDA_R_16F, CUDA_R_16F, CUDA_R_16BF, CUBLAS_COMPUTE_32F) ==
+                 CUBLAS_STATUS_NOT_SUPPORTED &&
+             GEMM16(CUDA_R_32F, CUDA_R_32F, CUDA_R_16BF, CUBLAS_COMPUTE_32F) ==
+                 CUBLAS_STATUS_NOT_SUPPORTED &&
+             GEMM16(CUDA_R_16BF, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F) ==
+                 CUBLAS_STATUS_SUCCESS,
+         "cuBLAS's 16-bit type combinations");
+#undef GEMM16
   EXPECT(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS &&
              cublasDestroy(h) == CUBLAS_STATUS_NOT_INITIALIZED,
          "cublasDestroy");
@@ -1383,6 +1401,14 @@ static void testStrictLibraries(void) {
         ok &= fabs(hy[f * 16 + i * 4 + j] - sum) <= 1e-5 * (fabs(sum) + 1);
       }
   EXPECT(ok, "CUDNN_CONVOLUTION (flipped filter)");
+  /* X, W and Y of different types: cuDNN has no such configuration. */
+  ok = cudnnSetTensor4dDescriptorEx(x, CUDNN_DATA_BFLOAT16, 1, 2, 4, 4, 32, 16,
+                                    4, 1) == CUDNN_STATUS_SUCCESS;
+  EXPECT(ok && cudnnConvolutionForward(dnn, &one, x, dx, w, dw, conv,
+                                       CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                       ws, 0, &zero, y,
+                                       dy) == CUDNN_STATUS_NOT_SUPPORTED,
+         "cuDNN accepted a bf16 X with an fp32 filter");
   cudnnDestroyTensorDescriptor(x);
   cudnnDestroyTensorDescriptor(y);
   cudnnDestroyFilterDescriptor(w);
