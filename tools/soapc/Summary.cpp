@@ -74,13 +74,25 @@ static double speedupOverDataParallel(const SummaryInputs &in) {
                                  : 1.0;
 }
 
+/// A parameter count as "159.2M", "1.3k" or "40".
+static std::string countText(int64_t n) {
+  if (n >= 1000000)
+    return llvm::formatv("{0:f1}M", n / 1e6).str();
+  if (n >= 1000)
+    return llvm::formatv("{0:f1}k", n / 1e3).str();
+  return std::to_string(n);
+}
+
 void soapc::printSummary(llvm::raw_ostream &os, const SummaryInputs &in) {
   const soap::Machine &m = in.machine;
-  os << "SOAP: " << in.model << " (" << in.graph.nodes.size() << " layers, "
-     << llvm::formatv("{0:f1}", in.graph.numParameters() / 1e6)
-     << "M parameters) on " << m.name << " (" << m.numNodes << " x "
-     << m.devicesPerNode << " " << m.device.name << ", " << m.numDevices()
-     << " devices)\n";
+  auto plural = [](int64_t n, llvm::StringRef what) {
+    return std::to_string(n) + " " + what.str() + (n == 1 ? "" : "s");
+  };
+  os << "SOAP: " << in.model << " ("
+     << plural(int64_t(in.graph.nodes.size()), "layer") << ", "
+     << countText(in.graph.numParameters()) << " parameters) on " << m.name
+     << " (" << m.numNodes << " x " << m.devicesPerNode << " " << m.device.name
+     << ", " << plural(m.numDevices(), "device") << ")\n";
   os << "strategy: " << in.strategyKind;
   if (in.strategyKind == "search")
     os << llvm::formatv(" ({0:f1} s, {1} simulations)", in.searchSeconds,
