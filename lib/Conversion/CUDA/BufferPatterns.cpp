@@ -224,6 +224,58 @@ std::optional<StringRef> libraryMatmulVariant(Type a, Type b, Type c) {
   return std::nullopt;
 }
 
+std::optional<WidenedMatmul> widenedMatmul(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  Type types[2] = {getElementTypeOrSelf(op.getDpsInputOperand(0)->get()),
+                   getElementTypeOrSelf(op.getDpsInputOperand(1)->get())};
+  int narrow = types[0].isF32() ? 1 : 0;
+  if (!types[1 - narrow].isF32() ||
+      !(types[narrow].isBF16() || types[narrow].isF16()))
+    return std::nullopt;
+  Type output = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
+  bool narrowOutput = output == types[narrow];
+  if (!output.isF32() && !narrowOutput)
+    return std::nullopt;
+  // The body: yield(acc + x * y), the product in f32 of the narrow operand
+  // extended and the f32 one; rounded to the narrow type before the sum
+  // where the output is narrow.
+  Block &body = *op.getBlock();
+  auto yield = body.getTerminator();
+  auto add = yield->getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add || body.getOperations().size() != (narrowOutput ? 5u : 4u))
+    return std::nullopt;
+  Value acc = body.getArgument(2);
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  if (narrowOutput) {
+    auto trunc = product.getDefiningOp<arith::TruncFOp>();
+    if (!trunc)
+      return std::nullopt;
+    product = trunc.getIn();
+  }
+  auto mul = product.getDefiningOp<arith::MulFOp>();
+  if ((add.getLhs() != acc && add.getRhs() != acc) || !mul ||
+      !mul.getType().isF32())
+    return std::nullopt;
+  auto operandOf = [&](Value v) -> int {
+    if (auto ext = v.getDefiningOp<arith::ExtFOp>()) {
+      auto arg = dyn_cast<BlockArgument>(ext.getIn());
+      return arg && arg.getOwner() == &body && int(arg.getArgNumber()) == narrow
+                 ? narrow
+                 : -1;
+    }
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &body &&
+                   int(arg.getArgNumber()) == 1 - narrow
+               ? 1 - narrow
+               : -1;
+  };
+  int x = operandOf(mul.getLhs()), y = operandOf(mul.getRhs());
+  if (x < 0 || y < 0 || x == y)
+    return std::nullopt;
+  return WidenedMatmul{narrow, narrowOutput};
+}
+
 std::optional<linalg::ContractionDimensions>
 matchLibraryContraction(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
@@ -234,7 +286,8 @@ matchLibraryContraction(linalg::LinalgOp op) {
   };
   if (!libraryMatmulVariant(elementType(op.getDpsInputOperand(0)),
                             elementType(op.getDpsInputOperand(1)),
-                            elementType(op.getDpsInitOperand(0))))
+                            elementType(op.getDpsInitOperand(0))) &&
+      !widenedMatmul(op))
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);

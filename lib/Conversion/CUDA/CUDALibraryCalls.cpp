@@ -6,7 +6,9 @@
 //
 //   contraction (1 batch?, 1 M, 1 N, 1 K)  -> soaprt_cuda_matmul_f32(A, B, C)
 //     (bf16 / f16 operands: ..._matmul_bf16, _f16, and with an f32 C
-//     _bf16_f32, _f16_f32: tensor cores, fp32 accumulation)
+//     _bf16_f32, _f16_f32: tensor cores, fp32 accumulation; an f32
+//     operand times a 16-bit one into f32: the 16-bit one widened into an
+//     f32 copy, then ..._matmul_f32)
 //   a 2-D convolution (NCHW, NHWC, depthwise, grouped: ConvolutionPatterns.h)
 //                                           -> soaprt_cuda_conv2d_f32(X, W, Y)
 //     (X, W and Y of bf16 or f16: ..._conv2d_bf16, _f16, and likewise the
@@ -178,6 +180,66 @@ struct CUDALibraryCalls
       return failure();
     std::optional<StringRef> variant = libraryMatmulVariant(
         aType.getElementType(), bType.getElementType(), cType.getElementType());
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    // An f32 operand times a 16-bit one: the 16-bit one widened into an f32
+    // copy (a kernel, exact), freed after the f32 GEMM; a 16-bit output
+    // gets the GEMM's f32 sums (in a buffer of their own) rounded once.
+    std::optional<WidenedMatmul> widen =
+        variant ? std::nullopt : widenedMatmul(op);
+    // `widening`: what goes with the op (zeroFillBefore passes over it);
+    // `made`: everything made here, erased again if the views fail.
+    SmallVector<Operation *> widening, made;
+    SmallVector<Value> temporaries;
+    Value narrowC;
+    linalg::FillOp fillC;
+    if (widen) {
+      Type f32 = builder.getF32Type();
+      auto elementwise = [&](ValueRange ins, Value out, auto body) {
+        int64_t rank = cast<MemRefType>(out.getType()).getRank();
+        SmallVector<AffineMap> identity(ins.size() + 1,
+                                        builder.getMultiDimIdentityMap(rank));
+        SmallVector<utils::IteratorType> parallel(
+            rank, utils::IteratorType::parallel);
+        return linalg::GenericOp::create(
+            builder, loc, ins, ValueRange{out}, identity, parallel,
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(b, l, body(b, l, args));
+            });
+      };
+      auto wideAlloc = [&](Value like) {
+        auto type = cast<MemRefType>(like.getType());
+        auto alloc = memref::AllocOp::create(
+            builder, loc, MemRefType::get(type.getShape(), f32));
+        temporaries.push_back(alloc);
+        widening.push_back(alloc);
+        made.push_back(alloc);
+        return alloc.getResult();
+      };
+      Value &source = widen->narrow == 0 ? a : b;
+      Value wide = wideAlloc(source);
+      widening.push_back(
+          elementwise(ValueRange{source}, wide,
+                      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+                        return arith::ExtFOp::create(nb, l, f32, args[0]);
+                      }));
+      made.push_back(widening.back());
+      source = wide;
+      if (widen->narrowOutput) {
+        // The sums in f32 from zero (the fill becomes the call's overwrite
+        // flag); C's own zero fill, if any, goes: C is then written, not
+        // added to.
+        fillC = zeroFillBefore(op, c, widening);
+        narrowC = c;
+        c = wideAlloc(c);
+        Value zero =
+            arith::ConstantOp::create(builder, loc, builder.getZeroAttr(f32));
+        made.push_back(zero.getDefiningOp());
+        made.push_back(linalg::FillOp::create(builder, loc, ValueRange{zero},
+                                              ValueRange{c}));
+      }
+      variant = StringRef("f32");
+    }
     if (!variant)
       return failure();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -189,15 +251,43 @@ struct CUDALibraryCalls
       return o;
     };
     unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
-    OpBuilder builder(op);
-    Location loc = op.getLoc();
     Value va = orderedView(builder, loc, a, maps[0], order(m, k));
     Value vb = orderedView(builder, loc, b, maps[1], order(k, n));
     Value vc = orderedView(builder, loc, c, maps[2], order(m, n));
-    if (!va || !vb || !vc)
+    if (!va || !vb || !vc) {
+      for (Operation *madeOp : llvm::reverse(made))
+        madeOp->erase();
       return failure();
+    }
     call(builder, op, ("soaprt_cuda_matmul_" + *variant).str(), {va, vb, vc},
-         {}, c);
+         {}, c, widening);
+    if (narrowC) {
+      bool overwriteC = fillC != nullptr;
+      if (fillC)
+        erase(fillC);
+      Type narrowType = cast<MemRefType>(narrowC.getType()).getElementType();
+      SmallVector<Value> ins = {c};
+      if (!overwriteC)
+        ins.push_back(narrowC);
+      int64_t rank = cast<MemRefType>(c.getType()).getRank();
+      SmallVector<AffineMap> identity(ins.size() + 1,
+                                      builder.getMultiDimIdentityMap(rank));
+      SmallVector<utils::IteratorType> parallel(rank,
+                                                utils::IteratorType::parallel);
+      linalg::GenericOp::create(
+          builder, loc, ins, ValueRange{narrowC}, identity, parallel,
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value sum = args[0];
+            if (!overwriteC)
+              sum = arith::AddFOp::create(
+                  nb, l, sum,
+                  arith::ExtFOp::create(nb, l, nb.getF32Type(), args[1]));
+            Value rounded = arith::TruncFOp::create(nb, l, narrowType, sum);
+            linalg::YieldOp::create(nb, l, rounded);
+          });
+    }
+    for (Value temporary : temporaries)
+      memref::DeallocOp::create(builder, loc, temporary);
     erase(op);
     return success();
   }

@@ -100,8 +100,100 @@ func.func @half_matmuls(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: memref<
 
 // -----
 
+// An f32 operand times a bf16 one into f32 (a mixed-precision layer's
+// gradient: the f32 cotangent times the bf16 weights): the bf16 operand is
+// widened into an f32 copy (a kernel; exact), the product is the f32 GEMM,
+// and the copy is freed after it. The zero fill before the product stays
+// the call's job.
+// CHECK-LABEL: func.func @widened(
+// CHECK-SAME:    %[[DY:.*]]: memref<4x16xf32>, %[[W:.*]]: memref<8x16xbf16>, %[[DX:.*]]: memref<4x8xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[WIDE:.*]] = memref.alloc() : memref<8x16xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[W]] : memref<8x16xbf16>) outs(%[[WIDE]] : memref<8x16xf32>)
+// CHECK:           arith.extf %{{.*}} : bf16 to f32
+// CHECK:         memref.transpose %[[WIDE]]
+// CHECK:         %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %{{.*}})
+// CHECK-NEXT:    memref.dealloc %[[WIDE]] : memref<8x16xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+#wdY = affine_map<(m, n, k) -> (m, k)>
+#wW = affine_map<(m, n, k) -> (n, k)>
+#wdX = affine_map<(m, n, k) -> (m, n)>
+func.func @widened(%dy: memref<4x16xf32>, %w: memref<8x16xbf16>, %dx: memref<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dx : memref<4x8xf32>)
+  linalg.generic {indexing_maps = [#wdY, #wW, #wdX], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%dy, %w : memref<4x16xf32>, memref<8x16xbf16>) outs(%dx : memref<4x8xf32>) {
+  ^bb0(%g: f32, %x: bf16, %acc: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %p = arith.mulf %g, %xe : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// The same product into a bf16 output, as the training step writes a
+// mixed-precision layer's weight gradient (each product rounded to bf16,
+// the sum in bf16): the f32 GEMM sums into an f32 buffer of its own (its
+// zero fill the overwrite flag), rounded into the output once. Where the
+// output was zero-filled right before, it is written; otherwise added to.
+// CHECK-LABEL: func.func @widened_narrow_output(
+// CHECK-SAME:    %[[X:.*]]: memref<4x8xbf16>, %[[DY:.*]]: memref<4x16xf32>, %[[DW:.*]]: memref<8x16xbf16>, %[[ACC:.*]]: memref<8x16xbf16>
+// CHECK:         %[[WIDE:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[X]] : memref<4x8xbf16>) outs(%[[WIDE]] : memref<4x8xf32>)
+// CHECK:         %[[SUMS:.*]] = memref.alloc() : memref<8x16xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %{{.*}})
+// CHECK:         linalg.generic {{.*}} ins(%[[SUMS]] : memref<8x16xf32>) outs(%[[DW]] : memref<8x16xbf16>)
+// CHECK-NEXT:    ^bb0(%[[S:.*]]: f32, %{{.*}}: bf16):
+// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[S]] : f32 to bf16
+// CHECK-NEXT:      linalg.yield %[[R]]
+// CHECK:         memref.dealloc %[[WIDE]]
+// CHECK:         memref.dealloc %[[SUMS]]
+// The second, added to what its output holds:
+// CHECK:         call @soaprt_cuda_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %{{.*}})
+// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[ACC]] : memref<8x16xf32>, memref<8x16xbf16>) outs(%[[ACC]] : memref<8x16xbf16>)
+// CHECK:           %[[E:.*]] = arith.extf %{{.*}} : bf16 to f32
+// CHECK:           arith.addf %{{.*}}, %[[E]] : f32
+// CHECK:           arith.truncf
+#gX = affine_map<(k, m, n) -> (k, m)>
+#gDY = affine_map<(k, m, n) -> (k, n)>
+#gDW = affine_map<(k, m, n) -> (m, n)>
+func.func @widened_narrow_output(%x: memref<4x8xbf16>, %dy: memref<4x16xf32>, %dw: memref<8x16xbf16>, %acc: memref<8x16xbf16>) {
+  %zero = arith.constant 0.0 : bf16
+  linalg.fill ins(%zero : bf16) outs(%dw : memref<8x16xbf16>)
+  linalg.generic {indexing_maps = [#gX, #gDY, #gDW], iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%x, %dy : memref<4x8xbf16>, memref<4x16xf32>) outs(%dw : memref<8x16xbf16>) {
+  ^bb0(%a: bf16, %g: f32, %o: bf16):
+    %ae = arith.extf %a : bf16 to f32
+    %p = arith.mulf %g, %ae : f32
+    %pt = arith.truncf %p : f32 to bf16
+    %r = arith.addf %o, %pt : bf16
+    linalg.yield %r : bf16
+  }
+  linalg.generic {indexing_maps = [#gX, #gDY, #gDW], iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%x, %dy : memref<4x8xbf16>, memref<4x16xf32>) outs(%acc : memref<8x16xbf16>) {
+  ^bb0(%a: bf16, %g: f32, %o: bf16):
+    %ae = arith.extf %a : bf16 to f32
+    %p = arith.mulf %g, %ae : f32
+    %pt = arith.truncf %p : f32 to bf16
+    %r = arith.addf %o, %pt : bf16
+    linalg.yield %r : bf16
+  }
+  return
+}
+
+// -----
+
 // Mixed operand types cuBLAS has no matmul for stay generated kernels: bf16
-// times f16, f32 operands summed into bf16, f64.
+// times f16, f32 operands summed into bf16, f64, and an f32 operand times a
+// bf16 one whose product is rounded to bf16 (the f32 operand truncated: a
+// widened copy would not compute that).
 #mixA2 = affine_map<(m, n, k) -> (m, k)>
 #mixB2 = affine_map<(m, n, k) -> (k, n)>
 #mixC2 = affine_map<(m, n, k) -> (m, n)>
@@ -111,9 +203,13 @@ func.func @half_matmuls(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: memref<
 // CHECK-SAME:      ins(%{{.*}}, %{{.*}} : memref<4x8xbf16>, memref<8x16xf16>) outs(%{{.*}} : memref<4x16xf32>)
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xf32>, memref<8x16xf32>) outs(%{{.*}} : memref<4x16xbf16>)
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xf64>, memref<8x16xf64>)
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : memref<4x8xf32>, memref<8x16xbf16>) outs(%{{.*}} : memref<4x16xf32>)
+// CHECK:           arith.truncf
 func.func @half_not_library(%a: memref<4x8xbf16>, %hb: memref<8x16xf16>, %c: memref<4x16xbf16>,
                             %fa: memref<4x8xf32>, %fb: memref<8x16xf32>, %fc: memref<4x16xf32>,
-                            %da: memref<4x8xf64>, %db: memref<8x16xf64>, %dc: memref<4x16xf64>) {
+                            %da: memref<4x8xf64>, %db: memref<8x16xf64>, %dc: memref<4x16xf64>,
+                            %hbb: memref<8x16xbf16>) {
   linalg.generic {indexing_maps = [#mixA2, #mixB2, #mixC2], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %hb : memref<4x8xbf16>, memref<8x16xf16>) outs(%fc : memref<4x16xf32>) {
   ^bb0(%x: bf16, %y: f16, %acc: f32):
@@ -125,6 +221,15 @@ func.func @half_not_library(%a: memref<4x8xbf16>, %hb: memref<8x16xf16>, %c: mem
   }
   linalg.matmul ins(%fa, %fb : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xbf16>)
   linalg.matmul ins(%da, %db : memref<4x8xf64>, memref<8x16xf64>) outs(%dc : memref<4x16xf64>)
+  linalg.generic {indexing_maps = [#mixA2, #mixB2, #mixC2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%fa, %hbb : memref<4x8xf32>, memref<8x16xbf16>) outs(%fc : memref<4x16xf32>) {
+  ^bb0(%x: f32, %y: bf16, %acc: f32):
+    %xt = arith.truncf %x : f32 to bf16
+    %p = arith.mulf %xt, %y : bf16
+    %pe = arith.extf %p : bf16 to f32
+    %s = arith.addf %acc, %pe : f32
+    linalg.yield %s : f32
+  }
   return
 }
 
