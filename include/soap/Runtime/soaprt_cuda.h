@@ -114,22 +114,15 @@ void _mlir_ciface_soaprt_cuda_matmul_f32(soaprt_unranked_memref_t *a,
  * (CUBLAS_COMPUTE_32F; SOAPRT_CUDA_ALLOW_TF32 changes nothing): A, B and C
  * bf16 (C rounded once, after the whole sum), or f16; A and B bf16 (f16)
  * and C f32 (mixed precision). */
-void _mlir_ciface_soaprt_cuda_matmul_bf16(soaprt_unranked_memref_t *a,
-                                          soaprt_unranked_memref_t *b,
-                                          soaprt_unranked_memref_t *c,
-                                          int64_t flags, const char *op);
-void _mlir_ciface_soaprt_cuda_matmul_f16(soaprt_unranked_memref_t *a,
-                                         soaprt_unranked_memref_t *b,
-                                         soaprt_unranked_memref_t *c,
-                                         int64_t flags, const char *op);
-void _mlir_ciface_soaprt_cuda_matmul_bf16_f32(soaprt_unranked_memref_t *a,
-                                              soaprt_unranked_memref_t *b,
-                                              soaprt_unranked_memref_t *c,
-                                              int64_t flags, const char *op);
-void _mlir_ciface_soaprt_cuda_matmul_f16_f32(soaprt_unranked_memref_t *a,
-                                             soaprt_unranked_memref_t *b,
-                                             soaprt_unranked_memref_t *c,
-                                             int64_t flags, const char *op);
+#define SOAPRT_CUDA_DECLARE_MATMUL(suffix)                                     \
+  void _mlir_ciface_soaprt_cuda_matmul_##suffix(                               \
+      soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,                \
+      soaprt_unranked_memref_t *c, int64_t flags, const char *op);
+SOAPRT_CUDA_DECLARE_MATMUL(bf16)
+SOAPRT_CUDA_DECLARE_MATMUL(f16)
+SOAPRT_CUDA_DECLARE_MATMUL(bf16_f32)
+SOAPRT_CUDA_DECLARE_MATMUL(f16_f32)
+#undef SOAPRT_CUDA_DECLARE_MATMUL
 /* Y += conv2d(X, W) for rank-4 strided views X: NxCxHxW, W: Fx(C/G)xKHxKW,
  * Y: NxFxOHxOW (f32; Y = conv with SOAPRT_CUDA_OVERWRITE), X zero-padded by
  * padH rows above and below and padW columns left and right, with the given
