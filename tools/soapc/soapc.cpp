@@ -83,7 +83,9 @@ static cl::opt<std::string>
                 cl::value_desc("PRESET|FILE.json"), cl::init("p100-4x4"),
                 cl::cat(soapcCategory));
 static cl::opt<int> devicesOpt(
-    "devices", cl::desc("Use only the first N devices of the machine"),
+    "devices",
+    cl::desc("Use only the first N devices of the machine (0, the default: "
+             "all of them)"),
     cl::value_desc("N"), cl::init(0), cl::cat(soapcCategory));
 static cl::opt<std::string> strategyOpt(
     "strategy",
@@ -126,7 +128,8 @@ static cl::opt<int32_t> searchThreads(
 static cl::opt<uint64_t> seed("seed", cl::desc("Random seed"), cl::init(1),
                               cl::cat(soapcCategory));
 static cl::opt<int64_t> batch("batch",
-                              cl::desc("Rescale the model's batch to N"),
+                              cl::desc("Rescale the model's batch to N (0, "
+                                       "the default: keep it)"),
                               cl::value_desc("N"), cl::init(0),
                               cl::cat(soapcCategory));
 static cl::opt<std::string> entry("entry", cl::desc("Entry function"),
@@ -501,6 +504,8 @@ int main(int argc, char **argv) {
     return fail("--train-returns and --learning-rate need --train");
   if (train && emit == "none")
     return fail("--train needs --emit (the training step is generated code)");
+  if (!std::isfinite(learningRate.getValue()))
+    return fail("--learning-rate must be a finite number");
   if (codegen && outputFile == "-" && (emit == "obj" || emit == "exe"))
     return fail("--emit=" + emit + " needs an output file (-o OUT)");
   if (!strategyIn.empty()) {
