@@ -58,6 +58,23 @@ using namespace mlir::soap::cuda;
 
 namespace {
 
+/// An elementwise linalg.generic of `ins` into `out` (identity maps, all of
+/// one shape) yielding `body` of the block's arguments.
+static linalg::GenericOp
+buildElementwise(OpBuilder &builder, Location loc, ValueRange ins, Value out,
+                 function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  int64_t rank = cast<MemRefType>(out.getType()).getRank();
+  SmallVector<AffineMap> identity(ins.size() + 1,
+                                  builder.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> parallel(rank,
+                                            utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+      builder, loc, ins, ValueRange{out}, identity, parallel,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, body(b, l, args));
+      });
+}
+
 /// A view of `value` whose dims are `order` (loop dims) given that dim r of
 /// `value` is loop dim `map.getResult(r)`; null if the map does not allow it.
 static Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
@@ -182,64 +199,12 @@ struct CUDALibraryCalls
         aType.getElementType(), bType.getElementType(), cType.getElementType());
     OpBuilder builder(op);
     Location loc = op.getLoc();
-    // An f32 operand times a 16-bit one: the 16-bit one widened into an f32
-    // copy (a kernel, exact), freed after the f32 GEMM; a 16-bit output
-    // gets the GEMM's f32 sums (in a buffer of their own) rounded once.
-    std::optional<WidenedMatmul> widen =
-        variant ? std::nullopt : widenedMatmul(op);
-    // `widening`: what goes with the op (zeroFillBefore passes over it);
-    // `made`: everything made here, erased again if the views fail.
-    SmallVector<Operation *> widening, made;
-    SmallVector<Value> temporaries;
-    Value narrowC;
-    linalg::FillOp fillC;
-    if (widen) {
-      Type f32 = builder.getF32Type();
-      auto elementwise = [&](ValueRange ins, Value out, auto body) {
-        int64_t rank = cast<MemRefType>(out.getType()).getRank();
-        SmallVector<AffineMap> identity(ins.size() + 1,
-                                        builder.getMultiDimIdentityMap(rank));
-        SmallVector<utils::IteratorType> parallel(
-            rank, utils::IteratorType::parallel);
-        return linalg::GenericOp::create(
-            builder, loc, ins, ValueRange{out}, identity, parallel,
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              linalg::YieldOp::create(b, l, body(b, l, args));
-            });
-      };
-      auto wideAlloc = [&](Value like) {
-        auto type = cast<MemRefType>(like.getType());
-        auto alloc = memref::AllocOp::create(
-            builder, loc, MemRefType::get(type.getShape(), f32));
-        temporaries.push_back(alloc);
-        widening.push_back(alloc);
-        made.push_back(alloc);
-        return alloc.getResult();
-      };
-      Value &source = widen->narrow == 0 ? a : b;
-      Value wide = wideAlloc(source);
-      widening.push_back(
-          elementwise(ValueRange{source}, wide,
-                      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
-                        return arith::ExtFOp::create(nb, l, f32, args[0]);
-                      }));
-      made.push_back(widening.back());
-      source = wide;
-      if (widen->narrowOutput) {
-        // The sums in f32 from zero (the fill becomes the call's overwrite
-        // flag); C's own zero fill, if any, goes: C is then written, not
-        // added to.
-        fillC = zeroFillBefore(op, c, widening);
-        narrowC = c;
-        c = wideAlloc(c);
-        Value zero =
-            arith::ConstantOp::create(builder, loc, builder.getZeroAttr(f32));
-        made.push_back(zero.getDefiningOp());
-        made.push_back(linalg::FillOp::create(builder, loc, ValueRange{zero},
-                                              ValueRange{c}));
+    Widening widening;
+    if (!variant)
+      if (std::optional<WidenedMatmul> widen = widenedMatmul(op)) {
+        widening = widen16BitOperand(builder, op, *widen, a, b, c);
+        variant = StringRef("f32");
       }
-      variant = StringRef("f32");
-    }
     if (!variant)
       return failure();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -255,41 +220,98 @@ struct CUDALibraryCalls
     Value vb = orderedView(builder, loc, b, maps[1], order(k, n));
     Value vc = orderedView(builder, loc, c, maps[2], order(m, n));
     if (!va || !vb || !vc) {
-      for (Operation *madeOp : llvm::reverse(made))
-        madeOp->erase();
+      // The views made (transposes) before what was made for them.
+      for (auto [view, value] : llvm::zip(SmallVector<Value>{va, vb, vc},
+                                          SmallVector<Value>{a, b, c}))
+        if (view && view != value)
+          view.getDefiningOp()->erase();
+      for (Operation *made : llvm::reverse(widening.made))
+        made->erase();
       return failure();
     }
     call(builder, op, ("soaprt_cuda_matmul_" + *variant).str(), {va, vb, vc},
-         {}, c, widening);
-    if (narrowC) {
-      bool overwriteC = fillC != nullptr;
-      if (fillC)
-        erase(fillC);
+         {}, c, widening.withOp);
+    if (widening.narrowC) {
+      // The f32 sums rounded into the 16-bit output once (added to it
+      // unless its zero fill was right before the op).
+      bool overwrite = widening.fillC != nullptr;
+      if (overwrite)
+        erase(widening.fillC);
+      Value narrowC = widening.narrowC;
       Type narrowType = cast<MemRefType>(narrowC.getType()).getElementType();
       SmallVector<Value> ins = {c};
-      if (!overwriteC)
+      if (!overwrite)
         ins.push_back(narrowC);
-      int64_t rank = cast<MemRefType>(c.getType()).getRank();
-      SmallVector<AffineMap> identity(ins.size() + 1,
-                                      builder.getMultiDimIdentityMap(rank));
-      SmallVector<utils::IteratorType> parallel(rank,
-                                                utils::IteratorType::parallel);
-      linalg::GenericOp::create(
-          builder, loc, ins, ValueRange{narrowC}, identity, parallel,
+      buildElementwise(
+          builder, loc, ins, narrowC,
           [&](OpBuilder &nb, Location l, ValueRange args) {
             Value sum = args[0];
-            if (!overwriteC)
+            if (!overwrite)
               sum = arith::AddFOp::create(
                   nb, l, sum,
                   arith::ExtFOp::create(nb, l, nb.getF32Type(), args[1]));
-            Value rounded = arith::TruncFOp::create(nb, l, narrowType, sum);
-            linalg::YieldOp::create(nb, l, rounded);
+            return arith::TruncFOp::create(nb, l, narrowType, sum).getResult();
           });
     }
-    for (Value temporary : temporaries)
+    for (Value temporary : widening.temporaries)
       memref::DeallocOp::create(builder, loc, temporary);
     erase(op);
     return success();
+  }
+
+  /// What widen16BitOperand made for a contraction of an f32 and a 16-bit
+  /// operand (widenedMatmul).
+  struct Widening {
+    /// What goes with the op (zeroFillBefore passes over it).
+    SmallVector<Operation *> withOp;
+    /// Everything made, erased again if the call cannot be made.
+    SmallVector<Operation *> made;
+    /// The f32 buffers, freed after the call.
+    SmallVector<Value> temporaries;
+    /// A 16-bit output (the call writes an f32 buffer instead), and its
+    /// zero fill right before the op, if any.
+    Value narrowC;
+    linalg::FillOp fillC;
+  };
+
+  /// Before `op`: the 16-bit operand (`a` or `b`) widened into an f32 copy
+  /// (a kernel; exact), and for a 16-bit output an f32 buffer of zeros for
+  /// the sums (`c`; its fill becomes the call's overwrite flag).
+  Widening widen16BitOperand(OpBuilder &builder, linalg::LinalgOp op,
+                             const WidenedMatmul &widen, Value &a, Value &b,
+                             Value &c) {
+    Widening w;
+    Location loc = op.getLoc();
+    Type f32 = builder.getF32Type();
+    auto wideAlloc = [&](Value like) {
+      auto type = cast<MemRefType>(like.getType());
+      auto alloc = memref::AllocOp::create(
+          builder, loc, MemRefType::get(type.getShape(), f32));
+      w.temporaries.push_back(alloc);
+      w.withOp.push_back(alloc);
+      w.made.push_back(alloc);
+      return alloc.getResult();
+    };
+    Value &source = widen.narrow == 0 ? a : b;
+    Value wide = wideAlloc(source);
+    w.withOp.push_back(buildElementwise(
+        builder, loc, source, wide,
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          return arith::ExtFOp::create(nb, l, f32, args[0]).getResult();
+        }));
+    w.made.push_back(w.withOp.back());
+    source = wide;
+    if (widen.narrowOutput) {
+      w.fillC = zeroFillBefore(op, c, w.withOp);
+      w.narrowC = c;
+      c = wideAlloc(c);
+      Value zero =
+          arith::ConstantOp::create(builder, loc, builder.getZeroAttr(f32));
+      w.made.push_back(zero.getDefiningOp());
+      w.made.push_back(linalg::FillOp::create(builder, loc, ValueRange{zero},
+                                              ValueRange{c}));
+    }
+    return w;
   }
 
   /// A convolution or filter gradient cuDNN computes on buffers.
