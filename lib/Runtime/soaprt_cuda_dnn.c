@@ -4,10 +4,10 @@
  * dX += dL/dX (from W and dY): NCHW, cross-correlation, fp32 (TF32 tensor
  * cores only when the op allows it: CUDNN_DEFAULT_MATH; strict fp32 is
  * CUDNN_FMA_MATH), or bf16 / f16 (X, W and Y of one type, fp32 compute:
- * cuDNN's PSEUDO_BFLOAT16 / PSEUDO_HALF configurations, on tensor cores). Uses
- *only the long-standing legacy API (present in every cuDNN 9):
- *cudnnFindConvolution{Forward,BackwardFilter,BackwardData}- AlgorithmEx and
- *cudnnConvolution{Forward,BackwardFilter,BackwardData}.
+ * cuDNN's PSEUDO_BFLOAT16 / PSEUDO_HALF configurations, on tensor cores).
+ * Uses only the long-standing legacy API (present in every cuDNN 9):
+ * cudnnFindConvolution{Forward,BackwardFilter,BackwardData}AlgorithmEx and
+ * cudnnConvolution{Forward,BackwardFilter,BackwardData}.
  *
  * A plan (descriptors, algorithm, workspace size) is made once per shape:
  * the key holds every size, stride, flag and the alignment of the three
