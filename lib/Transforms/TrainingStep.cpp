@@ -675,9 +675,37 @@ private:
   struct GradientChain {
     SmallVector<int64_t> constantAt;
     Value sum;
+    /// A sum in f32 of a bf16 or f16 value's gradient (differentiateOperand):
+    /// the last reader that added to it and, for each dim of the sum, the
+    /// reader's loop it is, for the config of its rounding.
+    Operation *lastReader = nullptr;
+    SmallVector<int32_t> loopMap;
   };
+  /// `sum` (f32) rounded to `type`'s elements, with `reader`'s config mapped
+  /// through `loopMap` (for each dim, the reader's loop).
+  Value roundSum(Location loc, Value sum, RankedTensorType type,
+                 Operation *reader, ArrayRef<int32_t> loopMap);
   llvm::DenseMap<Value, SmallVector<GradientChain>> reductionChains;
 };
+
+Value TrainingStepBuilder::roundSum(Location loc, Value sum,
+                                    RankedTensorType type, Operation *reader,
+                                    ArrayRef<int32_t> loopMap) {
+  Type element = type.getElementType();
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), element);
+  SmallVector<AffineMap> identity(2, b.getMultiDimIdentityMap(type.getRank()));
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  auto round = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{sum}, ValueRange{empty}, identity,
+      parallel, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value rounded = arith::TruncFOp::create(nb, l, element, args[0]);
+        linalg::YieldOp::create(nb, l, rounded);
+      });
+  if (reader)
+    mapForwardConfig(round, reader, loopMap);
+  return round.getResult(0);
+}
 
 Value TrainingStepBuilder::zeros(Location loc, Type type) {
   auto tensorType = cast<RankedTensorType>(type);
@@ -692,8 +720,16 @@ TrainingStepBuilder::takeContributions(Value value) {
   SmallVector<Contribution, 2> &parts = contributions[value];
   if (auto chains = reductionChains.find(value);
       chains != reductionChains.end()) {
-    for (GradientChain &chain : chains->second)
-      parts.emplace_back(chain.sum, chain.constantAt);
+    for (GradientChain &chain : chains->second) {
+      Value sum = chain.sum;
+      auto sumType = cast<RankedTensorType>(sum.getType());
+      Type element = getElementTypeOrSelf(value.getType());
+      if (sumType.getElementType() != element)
+        sum = roundSum(value.getLoc(), sum,
+                       RankedTensorType::get(sumType.getShape(), element),
+                       chain.lastReader, chain.loopMap);
+      parts.emplace_back(sum, chain.constantAt);
+    }
     reductionChains.erase(chains);
   }
   return parts;
@@ -1093,8 +1129,14 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
   GradientChain *chain = nullptr;
   if (reduces && active.contains(read)) {
     SmallVector<GradientChain> &chains = reductionChains[read];
+    Type element = type.getElementType();
+    RankedTensorType chainType =
+        (element.isBF16() || element.isF16()) &&
+                linalg::isaContractionOpInterface(op)
+            ? RankedTensorType::get(type.getShape(), b.getF32Type())
+            : type;
     auto it = llvm::find_if(chains, [&](const GradientChain &c) {
-      return c.constantAt == constantAt && c.sum.getType() == type;
+      return c.constantAt == constantAt && c.sum.getType() == chainType;
     });
     if (it == chains.end()) {
       chains.push_back({SmallVector<int64_t>(constantAt), Value()});
@@ -1102,14 +1144,26 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
     }
     chain = &*it;
   }
+  // A contraction's bf16 or f16 operand: its gradient accumulates in f32
+  // and is rounded once, after the sum (as cuBLAS computes a 16-bit
+  // product: the CUDA target makes it one f32 or mixed-precision GEMM),
+  // not at every product and partial sum; along a chain of readers the sum
+  // stays f32 until the gradient is taken (takeContributions). (A
+  // convolution's filter gradient stays in the operand's type: cuDNN's
+  // call for it, with fp32 compute, wants X, dY and dW of one type.)
+  Type element = type.getElementType();
+  bool wideSum = reduces && (element.isBF16() || element.isF16()) &&
+                 linalg::isaContractionOpInterface(op);
+  RankedTensorType sumType =
+      wideSum ? RankedTensorType::get(type.getShape(), b.getF32Type()) : type;
   Value init = chain && chain->sum ? chain->sum
-               : reduces           ? zeros(loc, type)
+               : reduces           ? zeros(loc, sumType)
                          : tensor::EmptyOp::create(b, loc, type.getShape(),
                                                    type.getElementType())
                                .getResult();
   LogicalResult status = success();
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{type}, inputs, ValueRange{init}, maps, iterators,
+      b, loc, TypeRange{sumType}, inputs, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         IRMapping mapping;
         for (auto [arg, value] : llvm::zip(mapped, args))
@@ -1144,6 +1198,15 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
                           : floatConstant(nb, l, type.getElementType(), 0.0);
         if (failed(adj))
           status = failure();
+        if (wideSum) {
+          // The product before its rounding to the operand's type (an
+          // operand extended in the forward body), else the value widened.
+          auto trunc = value.getDefiningOp<arith::TruncFOp>();
+          value = trunc && trunc.getIn().getType().isF32()
+                      ? trunc.getIn()
+                      : arith::ExtFOp::create(nb, l, nb.getF32Type(), value)
+                            .getResult();
+        }
         if (reduces)
           value = arith::AddFOp::create(nb, l, out, value);
         linalg::YieldOp::create(nb, l, value);
@@ -1166,12 +1229,20 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
   if (Attribute config = op->getAttr(SOAPDialect::kConfigAttrName))
     generic->setAttr(SOAPDialect::kConfigAttrName, config);
   Value result = generic.getResult(0);
+  SmallVector<int32_t> loopMap; // dim of the gradient -> loop of `op`
+  for (AffineExpr e : map.getResults())
+    loopMap.push_back(
+        static_cast<int32_t>(cast<AffineDimExpr>(e).getPosition()));
   if (chain) {
     // Placed at its constant indices when the argument's gradient is asked
     // for (gradient()).
     chain->sum = result;
+    chain->lastReader = op;
+    chain->loopMap = loopMap;
     return success();
   }
+  if (wideSum)
+    result = roundSum(loc, result, type, op, loopMap);
   contribute(operand->get(), result, constantAt);
   return success();
 }

@@ -767,3 +767,29 @@ func.func @concat(%x: tensor<4x2xf32>, %w: tensor<2x3xf32> {soap.parameter}, %v:
   %c1 = tensor.insert_slice %b into %c0[0, 3] [4, 5] [1, 1] : tensor<4x5xf32> into tensor<4x8xf32>
   return %c1 : tensor<4x8xf32>
 }
+
+// -----
+
+// A contraction's bf16 operands (mixed precision: bf16 products summed into
+// f32): their gradients, f32 cotangent times bf16, sum in f32 and are
+// rounded to bf16 once, after the sum (as cuBLAS computes them), not at
+// every product and partial sum.
+// GRAD-LABEL: func.func @mixed_precision(
+// GRAD-SAME:    -> (tensor<4x16xf32>, tensor<4x8xbf16>, tensor<8x16xbf16>)
+// GRAD:         %[[DX:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x16xbf16>, tensor<4x16xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// GRAD:           %[[E:.*]] = arith.extf %{{.*}} : bf16 to f32
+// GRAD:           %[[P:.*]] = arith.mulf %{{.*}}, %[[E]] : f32
+// GRAD-NOT:       truncf
+// GRAD:           arith.addf %{{.*}}, %[[P]] : f32
+// GRAD:         %[[DW:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<8x16xf32>)
+// GRAD:         %[[RX:.*]] = linalg.generic {{.*}} ins(%[[DX]] : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xbf16>)
+// GRAD:           arith.truncf %{{.*}} : f32 to bf16
+// GRAD:         %[[RW:.*]] = linalg.generic {{.*}} ins(%[[DW]] : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xbf16>)
+// GRAD:         return %{{.*}}, %[[RX]], %[[RW]]
+func.func @mixed_precision(%x: tensor<4x8xbf16>, %w: tensor<8x16xbf16> {soap.parameter}) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x8xbf16>, tensor<8x16xbf16>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
