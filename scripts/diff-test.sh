@@ -32,8 +32,12 @@
 # reference is the model with every f32 in its text made f64, on the same
 # input values widened: tells a wrong result from float32 rounding, e.g. a
 # ReLU whose input is within rounding of zero taking the other branch; for
-# models whose text names f32 only as a type), KEEP=1 to keep the work
-# folder.
+# models whose text names f32 only as a type), REFERENCE=f32 (with
+# SCALED_INPUTS=1: a bf16 / f16 model's reference is its f32 version,
+# soap-change-float-type, on its input values widened, scripts/widen-npy.py:
+# the IR's 16-bit arithmetic rounds every partial sum, which at a zoo
+# model's sizes is far from what cuBLAS and cuDNN compute), KEEP=1 to keep
+# the work folder.
 set -euo pipefail
 
 if [ $# -lt 3 ]; then
@@ -63,12 +67,21 @@ fi
 NAME=$(basename "$SRC" .mlir)
 
 REF_SRC=$SRC
-case "${REFERENCE:=f32}" in
-  f32) ;;
+case "${REFERENCE:=same}" in
+  same) ;;
   f64)
     REF_SRC=$WORK/$NAME.f64.mlir
     sed 's/f32/f64/g' "$SRC" > "$REF_SRC" ;;
-  *) echo "diff-test: unknown REFERENCE=$REFERENCE (f32 or f64)"; exit 2 ;;
+  f32)
+    # A bf16 / f16 model's f32 version (soap-change-float-type), on the
+    # same input values widened: sums without 16-bit partial sums.
+    [ "${SCALED_INPUTS:-0}" = 1 ] ||
+      { echo "diff-test: REFERENCE=f32 needs SCALED_INPUTS=1 (input files to widen)"; exit 2; }
+    REF_SRC=$WORK/$NAME.f32.mlir
+    "$SOAP_BIN/soap-opt" "$SRC" --soap-change-float-type="from=bf16 to=f32" \
+      --soap-change-float-type="from=f16 to=f32" -o "$REF_SRC" ||
+      { echo "diff-test: FAIL: cannot make the f32 reference"; exit 1; } ;;
+  *) echo "diff-test: unknown REFERENCE=$REFERENCE (same, f64 or f32)"; exit 2 ;;
 esac
 
 COMMON=(--machine="$MACHINE" --seed="$SEED" --emit=exe --quiet "$@")
@@ -104,6 +117,12 @@ if [ "${SCALED_INPUTS:-0}" = 1 ]; then
   if [ "$REFERENCE" = f64 ]; then # the same values, widened
     mapfile -t FILES < <(scaled_inputs "$REF_SRC" "$WORK/ref-inputs") && [ "${#FILES[@]}" -gt 0 ] || exit 1
     REF_INPUTS=(--inputs "${FILES[@]}")
+  elif [ "$REFERENCE" = f32 ]; then # the 16-bit values, widened to f32
+    mkdir -p "$WORK/ref-inputs"
+    python3 "$ROOT/scripts/widen-npy.py" "$WORK/ref-inputs" "${FILES[@]}" ||
+      { echo "diff-test: FAIL: cannot widen the inputs"; exit 1; }
+    REF_INPUTS=(--inputs)
+    for f in "${FILES[@]}"; do REF_INPUTS+=("$WORK/ref-inputs/$(basename "$f")"); done
   fi
 fi
 
@@ -140,7 +159,7 @@ if [ "$status" = 0 ]; then
   what="$count result(s)"
   [ "$updated" = 0 ] || what+=" and $updated updated input(s)"
   [ "$ITERATIONS" = 1 ] || what+=" after $ITERATIONS runs"
-  echo "diff-test: PASS: $NAME, $STRATEGY on $NRANKS ranks ($TARGET), $what match the single-device run$([ "$REFERENCE" = f64 ] && echo " in f64")"
+  echo "diff-test: PASS: $NAME, $STRATEGY on $NRANKS ranks ($TARGET), $what match the single-device run$(case $REFERENCE in f64|f32) echo " in $REFERENCE" ;; esac)"
 else
   echo "diff-test: FAIL: $NAME, $STRATEGY on $NRANKS ranks ($TARGET); the strategy:"
   cat "$WORK/strategy.json"

@@ -5,7 +5,8 @@
  * Writes OUTDIR/in0.npy, in1.npy, ... for an executable soapc built, one per
  * entry-function argument, as SPEC.txt lists them (one line per argument,
  * in order: "INDEX DTYPE SHAPE ROLE [NAME]", e.g.
- * "1 f32 64x3x11x11 param features.0.weight"; DTYPE f32, f64, i32 or i64;
+ * "1 f32 64x3x11x11 param features.0.weight"; DTYPE f32, f64, bf16, f16,
+ * i32 or i64;
  * SHAPE dimensions joined by 'x', "scalar" for rank 0; ROLE "param" for a
  * {soap.parameter} argument, "data" otherwise; NAME the argument's loc name;
  * benchmarks/gpu/input-spec.py writes such a list from the MLIR).
@@ -25,10 +26,12 @@
  * output: the scale makes the samples' results differ, so that a mix-up of
  * samples shows); integer inputs in [0, 1000); float64 arguments get the
  * float32 values, widened (a float64 version of the model, diff-test.sh
- * REFERENCE=f64, sees the same inputs). At batch 2 the logits are
- * finite and the two samples' differ by ~50% of the largest: alexnet
- * max|logit| ~21, inception_v3 ~24, resnet101 ~1e8 (its residual sums grow;
- * the comparison is relative to the largest value).
+ * REFERENCE=f64, sees the same inputs); bf16 ('<u2', as libsoaprt writes
+ * it) and f16 arguments the float32 values rounded to nearest even (their
+ * f32 version, REFERENCE=f32, reads those widened: diff-test.sh). At batch 2
+ *the logits are finite and the two samples' differ by ~50% of the largest:
+ *alexnet max|logit| ~21, inception_v3 ~24, resnet101 ~1e8 (its residual sums
+ *grow; the comparison is relative to the largest value).
  *
  * Deterministic: splitmix64 from (SEED, INDEX) and exactly rounded IEEE
  * arithmetic, so the same binary writes the same bytes on any x86-64 machine
@@ -36,6 +39,8 @@
  * Plain C, no dependencies: gpu-bundle.sh links it statically.
  *
  *===----------------------------------------------------------------------===*/
+
+#include "../../lib/Runtime/soaprt_float16.h"
 
 #include <errno.h>
 #include <math.h>
@@ -128,8 +133,14 @@ int main(int argc, char **argv) {
     int isParam = !strcmp(role, "param");
     const char *descr;
     int size;
+    int isFloat = !strcmp(dtype, "f32") || !strcmp(dtype, "f64") ||
+                  !strcmp(dtype, "bf16") || !strcmp(dtype, "f16");
     if (!strcmp(dtype, "f32")) descr = "<f4", size = 4;
     else if (!strcmp(dtype, "f64")) descr = "<f8", size = 8;
+    else if (!strcmp(dtype, "bf16"))
+      descr = "<u2", size = 2; /* soaprt's */
+    else if (!strcmp(dtype, "f16"))
+      descr = "<f2", size = 2;
     else if (!strcmp(dtype, "i32")) descr = "<i4", size = 4;
     else if (!strcmp(dtype, "i64")) descr = "<i8", size = 8;
     else {
@@ -174,11 +185,15 @@ int main(int argc, char **argv) {
         uint64_t r = splitmix64(&state);
         double unit = (double)(r >> 11) * (1.0 / 9007199254740992.0);
         double x = lo + width * unit;
-        if (!isParam && rank >= 2 && descr[1] == 'f')
+        if (!isParam && rank >= 2 && isFloat)
           x *= (double)(1 + (i + j) / sampleSize); /* sample s: x (s + 1) */
         int64_t k = (int64_t)(r % 1000);
         unsigned char *out = buffer + j * size;
-        if (size == 4 && descr[1] == 'f') {
+        if (size == 2) { /* the f32 value rounded to nearest even */
+          uint16_t v = descr[1] == 'u' ? soaprt_float_to_bf16((float)x)
+                                       : soaprt_float_to_half((float)x);
+          memcpy(out, &v, 2);
+        } else if (size == 4 && descr[1] == 'f') {
           float v = (float)x;
           memcpy(out, &v, 4);
         } else if (descr[1] == 'f') {

@@ -207,10 +207,6 @@ private:
   llvm::DenseMap<std::pair<mlir::Type, uint64_t>, Value> constants;
 };
 
-/// Makes every f32 in `module` (element types, scalar and dense constants)
-/// `to`: soap-models --dtype.
-void convertFloatType(mlir::ModuleOp module, mlir::FloatType to);
-
 /// A model of the zoo.
 struct ModelInfo {
   const char *name;

@@ -16,6 +16,8 @@
 
 #include "ModelBuilder.h"
 
+#include "soap/Transforms/ChangeFloatType.h"
+
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -236,12 +238,8 @@ int main(int argc, char **argv) {
   }
 
   MLIRContext context;
-  FloatType floatType;
-  if (dtypeOption == "bf16")
-    floatType = BFloat16Type::get(&context);
-  else if (dtypeOption == "f16")
-    floatType = Float16Type::get(&context);
-  else if (dtypeOption != "f32") {
+  FloatType floatType = mlir::soap::parseFloatType(&context, dtypeOption);
+  if (!floatType) {
     llvm::errs() << "soap-models: invalid --dtype '" << dtypeOption
                  << "': expected f32, bf16 or f16\n";
     return 1;
@@ -258,8 +256,8 @@ int main(int argc, char **argv) {
   }
   OwningOpRef<ModuleOp> module =
       small ? info->buildSmall(&context, batch) : info->build(&context, batch);
-  if (floatType)
-    convertFloatType(*module, floatType);
+  if (!floatType.isF32())
+    mlir::soap::changeFloatType(*module, Float32Type::get(&context), floatType);
   if (failed(verify(*module))) {
     llvm::errs() << "soap-models: internal error: the generated " << info->name
                  << " model does not verify\n";

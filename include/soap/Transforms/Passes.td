@@ -206,6 +206,25 @@ def RescaleBatch : Pass<"soap-rescale-batch", "ModuleOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def ChangeFloatType : Pass<"soap-change-float-type", "ModuleOp"> {
+  let summary = "Make every float of one type another (f32, bf16, f16)";
+  let description = [{
+    Every `from` in the module becomes `to`: element types (results, block
+    arguments, function types), scalar constants (rounded to nearest even;
+    infinities stay infinities) and dense constants, with upstream's
+    `AttrTypeReplacer`. `soap-models --dtype=bf16` writes the zoo in bf16
+    with it (from f32), and `scripts/diff-test.sh REFERENCE=f32` makes a
+    16-bit model's f32 reference (to f32), which sums without rounding each
+    partial sum to 16 bits.
+  }];
+  let options = [
+    Option<"from", "from", "std::string", /*default=*/"\"f32\"",
+           "The type replaced: f32, bf16 or f16">,
+    Option<"to", "to", "std::string", /*default=*/"\"bf16\"",
+           "The type it becomes: f32, bf16 or f16">,
+  ];
+}
+
 def AssignNames : Pass<"soap-assign-names", "ModuleOp"> {
   let summary = "Give every layer of the entry function a stable name";
   let description = [{
