@@ -1126,24 +1126,6 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
   // whose readers hold partial sums of the same rows on the same devices
   // reduced once, not once per reader.
   Value read = operand->get();
-  GradientChain *chain = nullptr;
-  if (reduces && active.contains(read)) {
-    SmallVector<GradientChain> &chains = reductionChains[read];
-    Type element = type.getElementType();
-    RankedTensorType chainType =
-        (element.isBF16() || element.isF16()) &&
-                linalg::isaContractionOpInterface(op)
-            ? RankedTensorType::get(type.getShape(), b.getF32Type())
-            : type;
-    auto it = llvm::find_if(chains, [&](const GradientChain &c) {
-      return c.constantAt == constantAt && c.sum.getType() == chainType;
-    });
-    if (it == chains.end()) {
-      chains.push_back({SmallVector<int64_t>(constantAt), Value()});
-      it = std::prev(chains.end());
-    }
-    chain = &*it;
-  }
   // A contraction's bf16 or f16 operand: its gradient accumulates in f32
   // and is rounded once, after the sum (as cuBLAS computes a 16-bit
   // product: the CUDA target makes it one f32 or mixed-precision GEMM),
@@ -1156,6 +1138,18 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
                  linalg::isaContractionOpInterface(op);
   RankedTensorType sumType =
       wideSum ? RankedTensorType::get(type.getShape(), b.getF32Type()) : type;
+  GradientChain *chain = nullptr;
+  if (reduces && active.contains(read)) {
+    SmallVector<GradientChain> &chains = reductionChains[read];
+    auto it = llvm::find_if(chains, [&](const GradientChain &c) {
+      return c.constantAt == constantAt && c.sum.getType() == sumType;
+    });
+    if (it == chains.end()) {
+      chains.push_back({SmallVector<int64_t>(constantAt), Value()});
+      it = std::prev(chains.end());
+    }
+    chain = &*it;
+  }
   Value init = chain && chain->sum ? chain->sum
                : reduces           ? zeros(loc, sumType)
                          : tensor::EmptyOp::create(b, loc, type.getShape(),
