@@ -52,6 +52,11 @@
 # strided_cnn_bf16: with seed 1's inputs cuDNN's once-rounded sums make a
 # max pooling window pick another maximum than the CPU's bf16 partial sums,
 # and its gradients differ by ~20%),
+# HALF_DIFF_MODELS (16-bit entries checked against the model's f32 version
+# on the same input values, as diff-test.sh REFERENCE=f32 does: the CPU's
+# own 16-bit sums are far from cuBLAS's and cuDNN's at a zoo model's sizes;
+# default "alexnet:bf16": zoo NAME:DTYPE at DIFF_BATCH, or 16-bit .mlir
+# paths; named NAME_DTYPE or the file's name; "" for none),
 # TIMING_MODELS (default "alexnet:256 resnet101:64 inception_v3:64": zoo
 # names and batches, or .mlir paths; "" for none), TRAIN_TIMING (1, the default: also the training step of each
 # TIMING_MODELS entry; 0: forward only), TRAIN_FLAGS (extra soapc flags of
@@ -90,6 +95,7 @@ if [ -z "${DIFF_MODELS+x}" ]; then
   DIFF_MODELS="$(printf '%s ' "$ROOT"/test/Numerics/Inputs/*.mlir)alexnet resnet101 inception_v3 mobilenet_v2"
 fi
 TRAIN_DIFF_MODELS=${TRAIN_DIFF_MODELS-"small_mlp small_cnn strided_cnn inception_block transformer_block residual_bn constant_weights gelu_softmax scalar_loss grouped_convs nhwc_convs dilated_convs bf16_mlp"}
+HALF_DIFF_MODELS=${HALF_DIFF_MODELS-"alexnet:bf16"}
 TIMING_MODELS=${TIMING_MODELS-"alexnet:256 resnet101:64 inception_v3:64"}
 TRAIN_TIMING=${TRAIN_TIMING:-1}
 read -r -a TRAIN_FLAGS <<< "${TRAIN_FLAGS:-}"
@@ -233,7 +239,10 @@ MANIFEST=$BUNDLE/manifest.tsv
 
 DIFF_NAMES=()
 # diff_entry NAME SRC INPUTS BATCH [FLAG...]: the manifest row and the three
-# compile jobs of diff/NAME (the FLAGs go to every slot's soapc).
+# compile jobs of diff/NAME (the FLAGs go to every slot's soapc). With
+# REF_SRC set, the CPU reference compiles that instead (a 16-bit model's f32
+# version; its inputs are widened: REF_WIDEN).
+declare -A REF_WIDEN=()
 diff_entry() {
   local name=$1 src=$2 inputs=$3 batch=$4 dir=$BUNDLE/diff/$1
   shift 4
@@ -243,7 +252,12 @@ diff_entry() {
   fi
   printf 'diff\t%s\t%s\t%s\t%s\n' "$name" "$batch" "$inputs" "$SEED" >> "$MANIFEST"
   DIFF_NAMES+=("$name")
-  run_job "$src" "$dir/cpu" cpu "$@"
+  if [ -n "${REF_SRC:-}" ]; then
+    REF_WIDEN[$name]=1
+    run_job "$REF_SRC" "$dir/cpu" cpu "$@"
+  else
+    run_job "$src" "$dir/cpu" cpu "$@"
+  fi
   if [ "$CUDA_OK" = 1 ]; then
     run_job "$src" "$dir/cuda-fp32" fp32 "$@"
     if [ "$TF32_OK" = 1 ]; then run_job "$src" "$dir/cuda-tf32" tf32 "$@"
@@ -261,6 +275,22 @@ for model in $DIFF_MODELS; do
     "$SOAP_BIN/soap-models" "$model" --batch="$DIFF_BATCH" -o "$src"
     diff_entry "$model" "$src" scaled "$DIFF_BATCH"
   fi
+done
+# 16-bit models against their f32 versions (scaled inputs, widened for the
+# reference).
+for spec in $HALF_DIFF_MODELS; do
+  if [[ "$spec" == *.mlir ]]; then
+    src=$spec name=$(basename "$spec" .mlir) batch=-
+  else
+    model=${spec%%:*} dtype=${spec#*:} name=${spec%%:*}_${spec#*:} batch=$DIFF_BATCH
+    src=$WORK/$name-b$DIFF_BATCH.mlir
+    "$SOAP_BIN/soap-models" "$model" --batch="$DIFF_BATCH" --dtype="$dtype" -o "$src"
+  fi
+  REF_SRC=$WORK/$name.f32.mlir
+  "$SOAP_BIN/soap-opt" "$src" --soap-change-float-type="from=bf16 to=f32" \
+    --soap-change-float-type="from=f16 to=f32" -o "$REF_SRC"
+  diff_entry "$name" "$src" scaled "$batch"
+  REF_SRC=
 done
 # Training steps of small models on random inputs (the zoo models would need
 # scaled inputs for the cotangents too: not covered).
@@ -339,6 +369,12 @@ for name in "${DIFF_NAMES[@]}"; do
     names=()
     for ((i = 0; i < n; i++)); do names+=("in$i.npy"); done
     (cd "$WORK/in-$name" && sha256sum "${names[@]}") > "$dir/inputs.sha256"
+    if [ -n "${REF_WIDEN[$name]:-}" ]; then # the f32 reference: values widened
+      mkdir -p "$WORK/wide-$name"
+      python3 "$ROOT/scripts/widen-npy.py" "$WORK/wide-$name" "$WORK/in-$name"/in*.npy
+      args=(--inputs)
+      for ((i = 0; i < n; i++)); do args+=("$WORK/wide-$name/in$i.npy"); done
+    fi
   fi
   t0=$(date +%s)
   if ! timeout -k 10 "$REF_TIMEOUT" "${MPIRUN[@]}" "$dir/cpu" "${args[@]}" --quiet \
