@@ -34,7 +34,7 @@
 # ReLU whose input is within rounding of zero taking the other branch; for
 # models whose text names f32 only as a type), REFERENCE=f32 (with
 # SCALED_INPUTS=1: a bf16 / f16 model's reference is its f32 version,
-# soap-change-float-type, on its input values widened, scripts/widen-npy.py:
+# soap-change-float-type, on its input values widened, soap-npy-compare --to-f32:
 # the IR's 16-bit arithmetic rounds every partial sum, which at a zoo
 # model's sizes is far from what cuBLAS and cuDNN compute), KEEP=1 to keep
 # the work folder.
@@ -119,7 +119,7 @@ if [ "${SCALED_INPUTS:-0}" = 1 ]; then
     REF_INPUTS=(--inputs "${FILES[@]}")
   elif [ "$REFERENCE" = f32 ]; then # the 16-bit values, widened to f32
     mkdir -p "$WORK/ref-inputs"
-    python3 "$ROOT/scripts/widen-npy.py" "$WORK/ref-inputs" "${FILES[@]}" ||
+    "$SOAP_BIN/soap-npy-compare" --to-f32 "$WORK/ref-inputs" "${FILES[@]}" ||
       { echo "diff-test: FAIL: cannot widen the inputs"; exit 1; }
     REF_INPUTS=(--inputs)
     for f in "${FILES[@]}"; do REF_INPUTS+=("$WORK/ref-inputs/$(basename "$f")"); done

@@ -371,7 +371,7 @@ for name in "${DIFF_NAMES[@]}"; do
     (cd "$WORK/in-$name" && sha256sum "${names[@]}") > "$dir/inputs.sha256"
     if [ -n "${REF_WIDEN[$name]:-}" ]; then # the f32 reference: values widened
       mkdir -p "$WORK/wide-$name"
-      python3 "$ROOT/scripts/widen-npy.py" "$WORK/wide-$name" "$WORK/in-$name"/in*.npy
+      "$BUNDLE/bin/soap-npy-compare" --to-f32 "$WORK/wide-$name" "$WORK/in-$name"/in*.npy
       args=(--inputs)
       for ((i = 0; i < n; i++)); do args+=("$WORK/wide-$name/in$i.npy"); done
     fi

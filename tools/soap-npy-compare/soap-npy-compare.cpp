@@ -2,6 +2,13 @@
 //
 // soap-npy-compare EXPECTED.npy ACTUAL.npy [--rtol=R]
 // soap-npy-compare --print FILE.npy      (dtype, shape, one line per row)
+// soap-npy-compare --to-f32 OUTDIR FILE.npy...
+//
+// --to-f32 writes each FILE to OUTDIR under its name with float16 and
+// bfloat16 elements widened to float32 (exactly; other files copied): the
+// inputs of a 16-bit model's f32 reference (scripts/diff-test.sh
+// REFERENCE=f32, scripts/gpu-bundle.sh HALF_DIFF_MODELS). Exit 0, or 2 on
+// errors.
 //
 // Same dtype and shape (except that float16, bfloat16, float32 and float64
 // compare with each other: a float64 reference of a float32 program,
@@ -16,6 +23,8 @@
 // when they match, 1 when not, 2 on errors.
 //
 //===----------------------------------------------------------------------===//
+
+#include "../../lib/Runtime/soaprt_float16.h"
 
 #include <cmath>
 #include <cstdint>
@@ -95,15 +104,6 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return s.empty() ? "scalar" : s;
 }
 
-/// IEEE half (numpy's float16, '<f2') to double.
-double halfToDouble(uint16_t h) {
-  int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-  double v = exponent == 0    ? std::ldexp(mantissa, -24)
-             : exponent == 31 ? (mantissa ? NAN : INFINITY)
-                              : std::ldexp(mantissa | 0x400, exponent - 25);
-  return h & 0x8000 ? -v : v;
-}
-
 /// Whether `descr` holds floats: numpy's '<f2', '<f4', '<f8', and '<u2',
 /// which libsoaprt writes bfloat16 as (numpy has no bfloat16; soaprt writes
 /// no other type as '<u2': i16 is '<i2').
@@ -118,13 +118,8 @@ double loadFloat(const std::string &descr, const char *data, int64_t i) {
   if (width == 2) {
     uint16_t h;
     std::memcpy(&h, p, 2);
-    if (descr == "<u2") { // bfloat16: the top half of a float
-      uint32_t bits = uint32_t(h) << 16;
-      float f;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }
-    return halfToDouble(h);
+    return descr == "<u2" ? soaprt_bf16_to_float(h) // bfloat16
+                          : soaprt_half_to_float(h);
   }
   if (width == 8) {
     double v;
@@ -134,6 +129,44 @@ double loadFloat(const std::string &descr, const char *data, int64_t i) {
   float v;
   std::memcpy(&v, p, 4);
   return v;
+}
+
+/// Writes `npy` to `path` with its 16-bit float elements as float32.
+bool writeAsF32(const Npy &npy, const std::string &path, std::string &error) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) {
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  bool widen = npy.descr == "<u2" || npy.descr == "<f2";
+  std::string dims;
+  for (int64_t d : npy.shape)
+    dims += std::to_string(d) + ", ";
+  if (npy.shape.size() > 1)
+    dims.resize(dims.size() - 2);
+  else if (!npy.shape.empty())
+    dims.resize(dims.size() - 1); // "(n,)"
+  std::string header = "{'descr': '" + (widen ? "<f4" : npy.descr) +
+                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";
+  uint16_t headerLen = static_cast<uint16_t>(header.size());
+  out.write("\x93NUMPY\x01\x00", 8);
+  char len[2] = {char(headerLen & 0xff), char(headerLen >> 8)};
+  out.write(len, 2);
+  out << header;
+  if (!widen) {
+    out.write(npy.data.data(), std::streamsize(npy.data.size()));
+  } else {
+    for (size_t i = 0; i + 1 < npy.data.size(); i += 2) {
+      float v = float(loadFloat(npy.descr, npy.data.data(), int64_t(i / 2)));
+      out.write(reinterpret_cast<const char *>(&v), 4);
+    }
+  }
+  if (!out) {
+    error = "cannot write '" + path + "'";
+    return false;
+  }
+  return true;
 }
 
 template <typename T>
@@ -148,6 +181,20 @@ int main(int argc, char **argv) {
   double rtol = 1e-5;
   bool print = false;
   std::vector<const char *> files;
+  if (argc >= 3 && !std::strcmp(argv[1], "--to-f32")) {
+    std::string dir = argv[2];
+    for (int i = 3; i < argc; ++i) {
+      Npy npy;
+      std::string error, name = argv[i];
+      name = name.substr(name.find_last_of('/') + 1);
+      if (!readNpy(argv[i], npy, error) ||
+          !writeAsF32(npy, dir + "/" + name, error)) {
+        std::fprintf(stderr, "soap-npy-compare: error: %s\n", error.c_str());
+        return 2;
+      }
+    }
+    return 0;
+  }
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--print"))
       print = true;
