@@ -224,8 +224,10 @@ std::optional<StringRef> libraryMatmulVariant(Type a, Type b, Type c) {
   return std::nullopt;
 }
 
-std::optional<WidenedMatmul> widenedMatmul(linalg::LinalgOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+std::optional<int> widenedMatmulOperand(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !getElementTypeOrSelf(op.getDpsInitOperand(0)->get()).isF32() ||
+      !linalg::isaContractionOpInterface(op))
     return std::nullopt;
   Type types[2] = {getElementTypeOrSelf(op.getDpsInputOperand(0)->get()),
                    getElementTypeOrSelf(op.getDpsInputOperand(1)->get())};
@@ -233,47 +235,14 @@ std::optional<WidenedMatmul> widenedMatmul(linalg::LinalgOp op) {
   if (!types[1 - narrow].isF32() ||
       !(types[narrow].isBF16() || types[narrow].isF16()))
     return std::nullopt;
-  Type output = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
-  bool narrowOutput = output == types[narrow];
-  if (!output.isF32() && !narrowOutput)
-    return std::nullopt;
-  // The body: yield(acc + x * y), the product in f32 of the narrow operand
-  // extended and the f32 one; rounded to the narrow type before the sum
-  // where the output is narrow.
+  // A contraction's body (mul, add) whose one other op extends the narrow
+  // operand: the product and the sum in f32.
   Block &body = *op.getBlock();
-  auto yield = body.getTerminator();
-  auto add = yield->getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add || body.getOperations().size() != (narrowOutput ? 5u : 4u))
+  BlockArgument arg = body.getArgument(narrow);
+  if (body.getOperations().size() != 4 || !arg.hasOneUse() ||
+      !isa<arith::ExtFOp>(*arg.getUsers().begin()))
     return std::nullopt;
-  Value acc = body.getArgument(2);
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  if (narrowOutput) {
-    auto trunc = product.getDefiningOp<arith::TruncFOp>();
-    if (!trunc)
-      return std::nullopt;
-    product = trunc.getIn();
-  }
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if ((add.getLhs() != acc && add.getRhs() != acc) || !mul ||
-      !mul.getType().isF32())
-    return std::nullopt;
-  auto operandOf = [&](Value v) -> int {
-    if (auto ext = v.getDefiningOp<arith::ExtFOp>()) {
-      auto arg = dyn_cast<BlockArgument>(ext.getIn());
-      return arg && arg.getOwner() == &body && int(arg.getArgNumber()) == narrow
-                 ? narrow
-                 : -1;
-    }
-    auto arg = dyn_cast<BlockArgument>(v);
-    return arg && arg.getOwner() == &body &&
-                   int(arg.getArgNumber()) == 1 - narrow
-               ? 1 - narrow
-               : -1;
-  };
-  int x = operandOf(mul.getLhs()), y = operandOf(mul.getRhs());
-  if (x < 0 || y < 0 || x == y)
-    return std::nullopt;
-  return WidenedMatmul{narrow, narrowOutput};
+  return narrow;
 }
 
 std::optional<linalg::ContractionDimensions>
@@ -287,7 +256,7 @@ matchLibraryContraction(linalg::LinalgOp op) {
   if (!libraryMatmulVariant(elementType(op.getDpsInputOperand(0)),
                             elementType(op.getDpsInputOperand(1)),
                             elementType(op.getDpsInitOperand(0))) &&
-      !widenedMatmul(op))
+      !widenedMatmulOperand(op))
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);

@@ -84,23 +84,17 @@ matchZeroPadded(memref::AllocOp alloc,
 /// products exact in fp32). None for other types.
 std::optional<StringRef> libraryMatmulVariant(Type a, Type b, Type c);
 
-/// A contraction of a bf16 or f16 operand (`narrow`: input 0 or 1) and an
-/// f32 one, its products in f32: `acc + extf(narrow) * wide` into f32, or
-/// `acc + truncf(extf(narrow) * wide)` into the narrow type
-/// (`narrowOutput`: a mixed-precision layer's gradients in the training
-/// step, the f32 cotangent times bf16 weights or activations). Widened to
-/// an f32 copy (exact), it is cuBLAS's f32 GEMM; a narrow output is summed
-/// in f32 and rounded once (the op rounds every product and partial sum).
-struct WidenedMatmul {
-  int narrow;
-  bool narrowOutput;
-};
-std::optional<WidenedMatmul> widenedMatmul(linalg::LinalgOp op);
+/// Which input of `op` (0 or 1) is a bf16 or f16 operand of a contraction
+/// with an f32 one into f32, the product and sum in f32 of the 16-bit one
+/// extended (a mixed-precision layer's gradients in the training step: the
+/// f32 cotangent times bf16 weights or inputs). Widened to an f32 copy
+/// (exact), it is cuBLAS's f32 GEMM.
+std::optional<int> widenedMatmulOperand(linalg::LinalgOp op);
 
 /// The contraction dimensions of `op` if it is one cuBLAS computes (two
 /// inputs, one M, N and K loop, at most one batch loop; tensors or buffers
 /// of element types libraryMatmulVariant takes, or one operand to widen:
-/// widenedMatmul).
+/// widenedMatmulOperand).
 std::optional<linalg::ContractionDimensions>
 matchLibraryContraction(linalg::LinalgOp op);
 

@@ -197,16 +197,13 @@ struct CUDALibraryCalls
       return failure();
     std::optional<StringRef> variant = libraryMatmulVariant(
         aType.getElementType(), bType.getElementType(), cType.getElementType());
+    // An f32 operand times a 16-bit one: the f32 GEMM of a widened copy.
+    std::optional<int> narrow =
+        variant ? std::nullopt : widenedMatmulOperand(op);
+    if (!variant && !narrow)
+      return failure();
     OpBuilder builder(op);
     Location loc = op.getLoc();
-    Widening widening;
-    if (!variant)
-      if (std::optional<WidenedMatmul> widen = widenedMatmul(op)) {
-        widening = widen16BitOperand(builder, op, *widen, a, b, c);
-        variant = StringRef("f32");
-      }
-    if (!variant)
-      return failure();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
     auto order = [&](unsigned x, unsigned y) {
@@ -216,102 +213,44 @@ struct CUDALibraryCalls
       return o;
     };
     unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
-    Value va = orderedView(builder, loc, a, maps[0], order(m, k));
-    Value vb = orderedView(builder, loc, b, maps[1], order(k, n));
-    Value vc = orderedView(builder, loc, c, maps[2], order(m, n));
-    if (!va || !vb || !vc) {
-      // The views made (transposes) before what was made for them.
-      for (auto [view, value] : llvm::zip(SmallVector<Value>{va, vb, vc},
-                                          SmallVector<Value>{a, b, c}))
-        if (view && view != value)
-          view.getDefiningOp()->erase();
-      for (Operation *made : llvm::reverse(widening.made))
-        made->erase();
+    SmallVector<unsigned> orders[3] = {order(m, k), order(k, n), order(m, n)};
+    Value operands[3] = {a, b, c}, views[3];
+    for (int i = 0; i < 3; ++i)
+      views[i] = orderedView(builder, loc, operands[i], maps[i], orders[i]);
+    auto dropView = [&](int i) {
+      if (views[i] && views[i] != operands[i])
+        views[i].getDefiningOp()->erase();
+    };
+    if (!views[0] || !views[1] || !views[2]) {
+      for (int i = 0; i < 3; ++i)
+        dropView(i);
       return failure();
     }
-    call(builder, op, ("soaprt_cuda_matmul_" + *variant).str(), {va, vb, vc},
-         {}, c, widening.withOp);
-    if (widening.narrowC) {
-      // The f32 sums rounded into the 16-bit output once (added to it
-      // unless its zero fill was right before the op).
-      bool overwrite = widening.fillC != nullptr;
-      if (overwrite)
-        erase(widening.fillC);
-      Value narrowC = widening.narrowC;
-      Type narrowType = cast<MemRefType>(narrowC.getType()).getElementType();
-      SmallVector<Value> ins = {c};
-      if (!overwrite)
-        ins.push_back(narrowC);
-      buildElementwise(
-          builder, loc, ins, narrowC,
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value sum = args[0];
-            if (!overwrite)
-              sum = arith::AddFOp::create(
-                  nb, l, sum,
-                  arith::ExtFOp::create(nb, l, nb.getF32Type(), args[1]));
-            return arith::TruncFOp::create(nb, l, narrowType, sum).getResult();
+    // The 16-bit operand's f32 copy (a kernel; exact), freed after the call.
+    SmallVector<Operation *> widening;
+    Value wide;
+    if (narrow) {
+      auto type = cast<MemRefType>(operands[*narrow].getType());
+      wide = memref::AllocOp::create(
+          builder, loc, MemRefType::get(type.getShape(), builder.getF32Type()));
+      Operation *extend = buildElementwise(
+          builder, loc, operands[*narrow], wide,
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            return arith::ExtFOp::create(nb, l, nb.getF32Type(), args[0])
+                .getResult();
           });
+      dropView(*narrow);
+      views[*narrow] =
+          orderedView(builder, loc, wide, maps[*narrow], orders[*narrow]);
+      widening = {wide.getDefiningOp(), extend};
+      variant = StringRef("f32");
     }
-    for (Value temporary : widening.temporaries)
-      memref::DeallocOp::create(builder, loc, temporary);
+    call(builder, op, ("soaprt_cuda_matmul_" + *variant).str(),
+         {views[0], views[1], views[2]}, {}, c, widening);
+    if (wide)
+      memref::DeallocOp::create(builder, loc, wide);
     erase(op);
     return success();
-  }
-
-  /// What widen16BitOperand made for a contraction of an f32 and a 16-bit
-  /// operand (widenedMatmul).
-  struct Widening {
-    /// What goes with the op (zeroFillBefore passes over it).
-    SmallVector<Operation *> withOp;
-    /// Everything made, erased again if the call cannot be made.
-    SmallVector<Operation *> made;
-    /// The f32 buffers, freed after the call.
-    SmallVector<Value> temporaries;
-    /// A 16-bit output (the call writes an f32 buffer instead), and its
-    /// zero fill right before the op, if any.
-    Value narrowC;
-    linalg::FillOp fillC;
-  };
-
-  /// Before `op`: the 16-bit operand (`a` or `b`) widened into an f32 copy
-  /// (a kernel; exact), and for a 16-bit output an f32 buffer of zeros for
-  /// the sums (`c`; its fill becomes the call's overwrite flag).
-  Widening widen16BitOperand(OpBuilder &builder, linalg::LinalgOp op,
-                             const WidenedMatmul &widen, Value &a, Value &b,
-                             Value &c) {
-    Widening w;
-    Location loc = op.getLoc();
-    Type f32 = builder.getF32Type();
-    auto wideAlloc = [&](Value like) {
-      auto type = cast<MemRefType>(like.getType());
-      auto alloc = memref::AllocOp::create(
-          builder, loc, MemRefType::get(type.getShape(), f32));
-      w.temporaries.push_back(alloc);
-      w.withOp.push_back(alloc);
-      w.made.push_back(alloc);
-      return alloc.getResult();
-    };
-    Value &source = widen.narrow == 0 ? a : b;
-    Value wide = wideAlloc(source);
-    w.withOp.push_back(buildElementwise(
-        builder, loc, source, wide,
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          return arith::ExtFOp::create(nb, l, f32, args[0]).getResult();
-        }));
-    w.made.push_back(w.withOp.back());
-    source = wide;
-    if (widen.narrowOutput) {
-      w.fillC = zeroFillBefore(op, c, w.withOp);
-      w.narrowC = c;
-      c = wideAlloc(c);
-      Value zero =
-          arith::ConstantOp::create(builder, loc, builder.getZeroAttr(f32));
-      w.made.push_back(zero.getDefiningOp());
-      w.made.push_back(linalg::FillOp::create(builder, loc, ValueRange{zero},
-                                              ValueRange{c}));
-    }
-    return w;
   }
 
   /// A convolution or filter gradient cuDNN computes on buffers.

@@ -136,64 +136,12 @@ func.func @widened(%dy: memref<4x16xf32>, %w: memref<8x16xbf16>, %dx: memref<4x8
 
 // -----
 
-// The same product into a bf16 output, as the training step writes a
-// mixed-precision layer's weight gradient (each product rounded to bf16,
-// the sum in bf16): the f32 GEMM sums into an f32 buffer of its own (its
-// zero fill the overwrite flag), rounded into the output once. Where the
-// output was zero-filled right before, it is written; otherwise added to.
-// CHECK-LABEL: func.func @widened_narrow_output(
-// CHECK-SAME:    %[[X:.*]]: memref<4x8xbf16>, %[[DY:.*]]: memref<4x16xf32>, %[[DW:.*]]: memref<8x16xbf16>, %[[ACC:.*]]: memref<8x16xbf16>
-// CHECK:         %[[WIDE:.*]] = memref.alloc() : memref<4x8xf32>
-// CHECK:         linalg.generic {{.*}} ins(%[[X]] : memref<4x8xbf16>) outs(%[[WIDE]] : memref<4x8xf32>)
-// CHECK:         %[[SUMS:.*]] = memref.alloc() : memref<8x16xf32>
-// CHECK-NOT:     linalg.fill
-// CHECK:         %[[TWO:.*]] = arith.constant 2 : i64
-// CHECK:         call @soaprt_cuda_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %{{.*}})
-// CHECK:         linalg.generic {{.*}} ins(%[[SUMS]] : memref<8x16xf32>) outs(%[[DW]] : memref<8x16xbf16>)
-// CHECK-NEXT:    ^bb0(%[[S:.*]]: f32, %{{.*}}: bf16):
-// CHECK-NEXT:      %[[R:.*]] = arith.truncf %[[S]] : f32 to bf16
-// CHECK-NEXT:      linalg.yield %[[R]]
-// CHECK:         memref.dealloc %[[WIDE]]
-// CHECK:         memref.dealloc %[[SUMS]]
-// The second, added to what its output holds:
-// CHECK:         call @soaprt_cuda_matmul_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[TWO]], %{{.*}})
-// CHECK:         linalg.generic {{.*}} ins(%{{.*}}, %[[ACC]] : memref<8x16xf32>, memref<8x16xbf16>) outs(%[[ACC]] : memref<8x16xbf16>)
-// CHECK:           %[[E:.*]] = arith.extf %{{.*}} : bf16 to f32
-// CHECK:           arith.addf %{{.*}}, %[[E]] : f32
-// CHECK:           arith.truncf
-#gX = affine_map<(k, m, n) -> (k, m)>
-#gDY = affine_map<(k, m, n) -> (k, n)>
-#gDW = affine_map<(k, m, n) -> (m, n)>
-func.func @widened_narrow_output(%x: memref<4x8xbf16>, %dy: memref<4x16xf32>, %dw: memref<8x16xbf16>, %acc: memref<8x16xbf16>) {
-  %zero = arith.constant 0.0 : bf16
-  linalg.fill ins(%zero : bf16) outs(%dw : memref<8x16xbf16>)
-  linalg.generic {indexing_maps = [#gX, #gDY, #gDW], iterator_types = ["reduction", "parallel", "parallel"]}
-      ins(%x, %dy : memref<4x8xbf16>, memref<4x16xf32>) outs(%dw : memref<8x16xbf16>) {
-  ^bb0(%a: bf16, %g: f32, %o: bf16):
-    %ae = arith.extf %a : bf16 to f32
-    %p = arith.mulf %g, %ae : f32
-    %pt = arith.truncf %p : f32 to bf16
-    %r = arith.addf %o, %pt : bf16
-    linalg.yield %r : bf16
-  }
-  linalg.generic {indexing_maps = [#gX, #gDY, #gDW], iterator_types = ["reduction", "parallel", "parallel"]}
-      ins(%x, %dy : memref<4x8xbf16>, memref<4x16xf32>) outs(%acc : memref<8x16xbf16>) {
-  ^bb0(%a: bf16, %g: f32, %o: bf16):
-    %ae = arith.extf %a : bf16 to f32
-    %p = arith.mulf %g, %ae : f32
-    %pt = arith.truncf %p : f32 to bf16
-    %r = arith.addf %o, %pt : bf16
-    linalg.yield %r : bf16
-  }
-  return
-}
-
-// -----
-
 // Mixed operand types cuBLAS has no matmul for stay generated kernels: bf16
-// times f16, f32 operands summed into bf16, f64, and an f32 operand times a
-// bf16 one whose product is rounded to bf16 (the f32 operand truncated: a
-// widened copy would not compute that).
+// times f16, f32 operands summed into bf16, f64, an f32 operand times a bf16
+// one whose product is rounded to bf16 (the f32 operand truncated: a
+// widened copy would not compute that), and the product of an f32 and a
+// bf16 operand summed in bf16 (the training step sums such gradients in
+// f32 and rounds them once: soap-training-step).
 #mixA2 = affine_map<(m, n, k) -> (m, k)>
 #mixB2 = affine_map<(m, n, k) -> (k, n)>
 #mixC2 = affine_map<(m, n, k) -> (m, n)>
@@ -206,6 +154,8 @@ func.func @widened_narrow_output(%x: memref<4x8xbf16>, %dy: memref<4x16xf32>, %d
 // CHECK:         linalg.generic
 // CHECK-SAME:      ins(%{{.*}}, %{{.*}} : memref<4x8xf32>, memref<8x16xbf16>) outs(%{{.*}} : memref<4x16xf32>)
 // CHECK:           arith.truncf
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.*}}, %{{.*}} : memref<4x8xf32>, memref<8x16xbf16>) outs(%{{.*}} : memref<4x16xbf16>)
 func.func @half_not_library(%a: memref<4x8xbf16>, %hb: memref<8x16xf16>, %c: memref<4x16xbf16>,
                             %fa: memref<4x8xf32>, %fb: memref<8x16xf32>, %fc: memref<4x16xf32>,
                             %da: memref<4x8xf64>, %db: memref<8x16xf64>, %dc: memref<4x16xf64>,
@@ -229,6 +179,15 @@ func.func @half_not_library(%a: memref<4x8xbf16>, %hb: memref<8x16xf16>, %c: mem
     %pe = arith.extf %p : bf16 to f32
     %s = arith.addf %acc, %pe : f32
     linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#mixA2, #mixB2, #mixC2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%fa, %hbb : memref<4x8xf32>, memref<8x16xbf16>) outs(%c : memref<4x16xbf16>) {
+  ^bb0(%x: f32, %y: bf16, %o: bf16):
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %x, %ye : f32
+    %pt = arith.truncf %p : f32 to bf16
+    %r = arith.addf %o, %pt : bf16
+    linalg.yield %r : bf16
   }
   return
 }
