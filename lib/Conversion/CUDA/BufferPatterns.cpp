@@ -208,19 +208,14 @@ matchZeroPadded(memref::AllocOp alloc,
   return result;
 }
 
-std::optional<StringRef> libraryMatmulVariant(Type a, Type b, Type c) {
-  if (a != b)
+std::optional<std::string> libraryMatmulVariant(Type a, Type b, Type c) {
+  std::optional<StringRef> suffix = libraryFloatSuffix(a);
+  if (a != b || !suffix)
     return std::nullopt;
-  if (a.isF32())
-    return c.isF32() ? std::optional<StringRef>("f32") : std::nullopt;
-  if (a.isBF16())
-    return c.isBF16()  ? std::optional<StringRef>("bf16")
-           : c.isF32() ? std::optional<StringRef>("bf16_f32")
-                       : std::nullopt;
-  if (a.isF16())
-    return c.isF16()   ? std::optional<StringRef>("f16")
-           : c.isF32() ? std::optional<StringRef>("f16_f32")
-                       : std::nullopt;
+  if (c == a)
+    return suffix->str();
+  if (c.isF32()) // 16-bit operands summed into f32
+    return (*suffix + "_f32").str();
   return std::nullopt;
 }
 

@@ -82,7 +82,7 @@ matchZeroPadded(memref::AllocOp alloc,
 /// once, where the op's own arithmetic would round every partial sum), or
 /// "bf16_f32" / "f16_f32" (16-bit A and B, f32 C: mixed precision, the
 /// products exact in fp32). None for other types.
-std::optional<StringRef> libraryMatmulVariant(Type a, Type b, Type c);
+std::optional<std::string> libraryMatmulVariant(Type a, Type b, Type c);
 
 /// Which input of `op` (0 or 1) is a bf16 or f16 operand of a contraction
 /// with an f32 one into f32, the product and sum in f32 of the 16-bit one

@@ -195,7 +195,7 @@ struct CUDALibraryCalls
     if (!aType || !bType || !cType || !aType.hasStaticShape() ||
         !bType.hasStaticShape() || !cType.hasStaticShape())
       return failure();
-    std::optional<StringRef> variant = libraryMatmulVariant(
+    std::optional<std::string> variant = libraryMatmulVariant(
         aType.getElementType(), bType.getElementType(), cType.getElementType());
     // An f32 operand times a 16-bit one: the f32 GEMM of a widened copy.
     std::optional<int> narrow =
@@ -243,9 +243,9 @@ struct CUDALibraryCalls
       views[*narrow] =
           orderedView(builder, loc, wide, maps[*narrow], orders[*narrow]);
       widening = {wide.getDefiningOp(), extend};
-      variant = StringRef("f32");
+      variant = "f32";
     }
-    call(builder, op, ("soaprt_cuda_matmul_" + *variant).str(),
+    call(builder, op, "soaprt_cuda_matmul_" + *variant,
          {views[0], views[1], views[2]}, {}, c, widening);
     if (wide)
       memref::DeallocOp::create(builder, loc, wide);
