@@ -78,8 +78,8 @@ case "${REFERENCE:=same}" in
     [ "${SCALED_INPUTS:-0}" = 1 ] ||
       { echo "diff-test: REFERENCE=f32 needs SCALED_INPUTS=1 (input files to widen)"; exit 2; }
     REF_SRC=$WORK/$NAME.f32.mlir
-    "$SOAP_BIN/soap-opt" "$SRC" --soap-change-float-type="from=bf16 to=f32" \
-      --soap-change-float-type="from=f16 to=f32" -o "$REF_SRC" ||
+    "$SOAP_BIN/soap-opt" "$SRC" --soap-change-float-type="from=bf16,f16 to=f32" \
+      -o "$REF_SRC" ||
       { echo "diff-test: FAIL: cannot make the f32 reference"; exit 1; } ;;
   *) echo "diff-test: unknown REFERENCE=$REFERENCE (same, f64 or f32)"; exit 2 ;;
 esac

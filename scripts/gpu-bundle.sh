@@ -287,8 +287,8 @@ for spec in $HALF_DIFF_MODELS; do
     "$SOAP_BIN/soap-models" "$model" --batch="$DIFF_BATCH" --dtype="$dtype" -o "$src"
   fi
   REF_SRC=$WORK/$name.f32.mlir
-  "$SOAP_BIN/soap-opt" "$src" --soap-change-float-type="from=bf16 to=f32" \
-    --soap-change-float-type="from=f16 to=f32" -o "$REF_SRC"
+  "$SOAP_BIN/soap-opt" "$src" --soap-change-float-type="from=bf16,f16 to=f32" \
+    -o "$REF_SRC"
   diff_entry "$name" "$src" scaled "$batch"
   REF_SRC=
 done

@@ -1,7 +1,7 @@
 //===- ChangeFloatType.cpp - Every float of one type another --------------===//
 //
-// soap-change-float-type{from=f32 to=bf16}: upstream's AttrTypeReplacer over
-// the module, replacing the float type in element types (results, block
+// soap-change-float-type{from=bf16,f16 to=f32}: upstream's AttrTypeReplacer
+// over the module, replacing the float type in element types (results, block
 // arguments, function types) and converting the values of scalar and dense
 // float constants (rounded to nearest even).
 //
@@ -34,16 +34,17 @@ FloatType mlir::soap::parseFloatType(MLIRContext *context, StringRef name) {
   return {};
 }
 
-void mlir::soap::changeFloatType(ModuleOp module, FloatType from,
+void mlir::soap::changeFloatType(ModuleOp module, ArrayRef<FloatType> from,
                                  FloatType to) {
+  auto replaced = [&](Type t) { return llvm::is_contained(from, t); };
   auto convert = [to](APFloat value) {
     bool lost = false;
     value.convert(to.getFloatSemantics(), APFloat::rmNearestTiesToEven, &lost);
     return value;
   };
   AttrTypeReplacer replacer;
-  replacer.addReplacement([from, to](FloatType t) -> std::optional<Type> {
-    if (t != from)
+  replacer.addReplacement([&](FloatType t) -> std::optional<Type> {
+    if (!replaced(t))
       return std::nullopt;
     return to;
   });
@@ -51,7 +52,7 @@ void mlir::soap::changeFloatType(ModuleOp module, FloatType from,
   // into (their type alone must not change under their bits).
   replacer.addReplacement(
       [&](FloatAttr a) -> std::optional<std::pair<Attribute, WalkResult>> {
-        if (a.getType() != from)
+        if (!replaced(a.getType()))
           return std::nullopt;
         return std::make_pair(
             Attribute(FloatAttr::get(to, convert(a.getValue()))),
@@ -60,7 +61,7 @@ void mlir::soap::changeFloatType(ModuleOp module, FloatType from,
   replacer.addReplacement(
       [&](DenseFPElementsAttr a)
           -> std::optional<std::pair<Attribute, WalkResult>> {
-        if (a.getElementType() != from)
+        if (!replaced(a.getElementType()))
           return std::nullopt;
         Attribute converted = a.mapValues(
             to, [&](const APFloat &v) { return convert(v).bitcastToAPInt(); });
@@ -69,15 +70,40 @@ void mlir::soap::changeFloatType(ModuleOp module, FloatType from,
   replacer.recursivelyReplaceElementsIn(module, /*replaceAttrs=*/true,
                                         /*replaceLocs=*/false,
                                         /*replaceTypes=*/true);
-  // Conversions between the two types are now from a type to itself (a
-  // mixed-precision product's operands extended to f32, made f32): gone.
-  module.walk([](Operation *op) {
-    if (!isa<arith::ExtFOp, arith::TruncFOp>(op) ||
-        op->getOperand(0).getType() != op->getResult(0).getType())
-      return;
-    op->getResult(0).replaceAllUsesWith(op->getOperand(0));
-    op->erase();
+  // The conversions between float types, rebuilt for their new types: gone
+  // where both are one type now (a mixed-precision product's operands
+  // extended to f32, made f32), a truncation where an extension now
+  // narrows and the reverse, through f32 between f16 and bf16.
+  SmallVector<Operation *> casts;
+  module.walk([&](Operation *op) {
+    if (isa<arith::ExtFOp, arith::TruncFOp>(op))
+      casts.push_back(op);
   });
+  for (Operation *op : casts) {
+    Value in = op->getOperand(0);
+    auto from = cast<FloatType>(getElementTypeOrSelf(in.getType()));
+    auto to = cast<FloatType>(getElementTypeOrSelf(op->getResult(0).getType()));
+    Value out = in;
+    if (from != to) {
+      bool valid = isa<arith::ExtFOp>(op) ? from.getWidth() < to.getWidth()
+                                          : from.getWidth() > to.getWidth();
+      if (valid)
+        continue;
+      OpBuilder b(op);
+      auto convert = [&](Value v, FloatType t) -> Value {
+        unsigned w = cast<FloatType>(v.getType()).getWidth();
+        if (w < t.getWidth())
+          return arith::ExtFOp::create(b, op->getLoc(), t, v);
+        return arith::TruncFOp::create(b, op->getLoc(), t, v);
+      };
+      if (from.getWidth() == to.getWidth())
+        out = convert(convert(in, b.getF32Type()), to);
+      else
+        out = convert(in, to);
+    }
+    op->getResult(0).replaceAllUsesWith(out);
+    op->erase();
+  }
 }
 
 namespace {
@@ -87,15 +113,23 @@ struct ChangeFloatType
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    FloatType fromType = soap::parseFloatType(&getContext(), from);
-    FloatType toType = soap::parseFloatType(&getContext(), to);
-    if (!fromType || !toType) {
-      mlir::emitError(module.getLoc())
-          << "soap-change-float-type: unknown type '" << (fromType ? to : from)
-          << "' (expected f32, bf16 or f16)";
-      return signalPassFailure();
+    SmallVector<FloatType> fromTypes;
+    for (const std::string &name : from) {
+      fromTypes.push_back(soap::parseFloatType(&getContext(), name));
+      if (!fromTypes.back())
+        return unknown(name);
     }
-    soap::changeFloatType(module, fromType, toType);
+    FloatType toType = soap::parseFloatType(&getContext(), to);
+    if (!toType)
+      return unknown(to);
+    soap::changeFloatType(module, fromTypes, toType);
+  }
+
+  void unknown(StringRef name) {
+    mlir::emitError(getOperation().getLoc())
+        << "soap-change-float-type: unknown type '" << name
+        << "' (expected f32, bf16 or f16)";
+    signalPassFailure();
   }
 };
 } // namespace

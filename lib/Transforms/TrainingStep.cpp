@@ -1145,7 +1145,8 @@ LogicalResult TrainingStepBuilder::differentiateOperand(
       return c.constantAt == constantAt && c.sum.getType() == sumType;
     });
     if (it == chains.end()) {
-      chains.push_back({SmallVector<int64_t>(constantAt), Value()});
+      chains.emplace_back();
+      chains.back().constantAt.assign(constantAt.begin(), constantAt.end());
       it = std::prev(chains.end());
     }
     chain = &*it;

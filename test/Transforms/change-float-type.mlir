@@ -1,6 +1,7 @@
 // RUN: soap-opt %s -split-input-file --soap-change-float-type="from=f32 to=bf16" | FileCheck %s
-// RUN: soap-opt %s -split-input-file --soap-change-float-type="from=bf16 to=f32" | FileCheck %s --check-prefix=WIDE
-// RUN: not soap-opt %s -split-input-file --soap-change-float-type="from=f64 to=f32" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: soap-opt %s -split-input-file --soap-change-float-type="from=bf16,f16 to=f32" | FileCheck %s --check-prefix=WIDE
+// RUN: not soap-opt %s -split-input-file --soap-change-float-type="from=bf16,f64 to=f32" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not soap-opt %s -split-input-file --soap-change-float-type="from=bf16 to=tf32" 2>&1 | FileCheck %s --check-prefix=BADTO
 
 // Every f32 becomes bf16: arguments, results, tensor types, scalar
 // constants rounded to nearest even (-inf stays -inf), dense constants.
@@ -13,6 +14,7 @@
 // CHECK:         ^bb0(%{{.*}}: bf16, %{{.*}}: bf16, %{{.*}}: bf16):
 // CHECK-NOT:     f32
 // BAD: error: soap-change-float-type: unknown type 'f64' (expected f32, bf16 or f16)
+// BADTO: error: soap-change-float-type: unknown type 'tf32' (expected f32, bf16 or f16)
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (d1)>
 func.func @narrow(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
@@ -33,25 +35,31 @@ func.func @narrow(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 // -----
 
-// bf16 made f32: a mixed-precision product's extensions of its operands to
-// f32 become conversions of f32 to itself, and go.
+// bf16 and f16 made f32 (one pass, both types): a mixed-precision
+// product's extensions of its operands to f32 become conversions of f32 to
+// itself, and go.
 // WIDE-LABEL: func.func @widen(
 // WIDE-SAME:    %{{.*}}: tensor<4x8xf32>, %{{.*}}: tensor<8x2xf32>) -> tensor<4x2xf32>
 // WIDE-NOT:     extf
 // WIDE:         arith.mulf %{{.*}}, %{{.*}} : f32
-// WIDE-NOT:     bf16
+// WIDE-NOT:     {{b?f16}}
+// Made bf16 (f32 to bf16, the first RUN), an f16 operand's extension to
+// f32 becomes f16 to f32 to bf16 (f16 and bf16: neither is wider).
+// CHECK-LABEL: func.func @widen(
+// CHECK:         %[[E:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK:         arith.truncf %[[E]] : f32 to bf16
 #a = affine_map<(m, n, k) -> (m, k)>
 #b = affine_map<(m, n, k) -> (k, n)>
 #c = affine_map<(m, n, k) -> (m, n)>
-func.func @widen(%x: tensor<4x8xbf16>, %w: tensor<8x2xbf16>) -> tensor<4x2xf32> {
+func.func @widen(%x: tensor<4x8xbf16>, %w: tensor<8x2xf16>) -> tensor<4x2xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x2xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x2xf32>) -> tensor<4x2xf32>
   %y = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%x, %w : tensor<4x8xbf16>, tensor<8x2xbf16>) outs(%f : tensor<4x2xf32>) {
-  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+      ins(%x, %w : tensor<4x8xbf16>, tensor<8x2xf16>) outs(%f : tensor<4x2xf32>) {
+  ^bb0(%p: bf16, %q: f16, %acc: f32):
     %pe = arith.extf %p : bf16 to f32
-    %qe = arith.extf %q : bf16 to f32
+    %qe = arith.extf %q : f16 to f32
     %m = arith.mulf %pe, %qe : f32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32

@@ -257,7 +257,8 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module =
       small ? info->buildSmall(&context, batch) : info->build(&context, batch);
   if (!floatType.isF32())
-    mlir::soap::changeFloatType(*module, Float32Type::get(&context), floatType);
+    mlir::soap::changeFloatType(*module, {Float32Type::get(&context)},
+                                floatType);
   if (failed(verify(*module))) {
     llvm::errs() << "soap-models: internal error: the generated " << info->name
                  << " model does not verify\n";

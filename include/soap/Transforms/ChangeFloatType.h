@@ -17,9 +17,9 @@ namespace soap {
 /// "f32", "bf16" or "f16" as a type; null for anything else.
 FloatType parseFloatType(MLIRContext *context, StringRef name);
 
-/// Makes every `from` in `module` `to`: element types, scalar and dense
-/// constants (rounded to nearest even).
-void changeFloatType(ModuleOp module, FloatType from, FloatType to);
+/// Makes every float of a type in `from` in `module` `to`: element types,
+/// scalar and dense constants (rounded to nearest even).
+void changeFloatType(ModuleOp module, ArrayRef<FloatType> from, FloatType to);
 
 } // namespace soap
 } // namespace mlir

@@ -209,7 +209,7 @@ def RescaleBatch : Pass<"soap-rescale-batch", "ModuleOp"> {
 def ChangeFloatType : Pass<"soap-change-float-type", "ModuleOp"> {
   let summary = "Make every float of one type another (f32, bf16, f16)";
   let description = [{
-    Every `from` in the module becomes `to`: element types (results, block
+    Every type of `from` in the module becomes `to`: element types (results, block
     arguments, function types), scalar constants (rounded to nearest even;
     infinities stay infinities) and dense constants, with upstream's
     `AttrTypeReplacer`. `soap-models --dtype=bf16` writes the zoo in bf16
@@ -218,8 +218,8 @@ def ChangeFloatType : Pass<"soap-change-float-type", "ModuleOp"> {
     partial sum to 16 bits.
   }];
   let options = [
-    Option<"from", "from", "std::string", /*default=*/"\"f32\"",
-           "The type replaced: f32, bf16 or f16">,
+    ListOption<"from", "from", "std::string",
+               "The types replaced: f32, bf16, f16 (comma-separated)">,
     Option<"to", "to", "std::string", /*default=*/"\"bf16\"",
            "The type it becomes: f32, bf16 or f16">,
   ];
