@@ -623,33 +623,21 @@ static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
   soaprt_cuda_after_call(op);
 }
 
-#define SOAPRT_CONV_ENTRIES(suffix, type)                                      \
-  void _mlir_ciface_soaprt_cuda_conv2d_##suffix(                               \
-      soaprt_unranked_memref_t *xRef, soaprt_unranked_memref_t *wRef,          \
-      soaprt_unranked_memref_t *yRef, int64_t strideH, int64_t strideW,        \
-      int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,        \
-      int64_t groups, int64_t flags, const char *op) {                         \
-    conv2d(CONV_FORWARD, xRef, wRef, yRef, strideH, strideW, dilationH,        \
-           dilationW, padH, padW, groups, flags, type, op ? op : "conv2d");    \
-  }                                                                            \
-  void _mlir_ciface_soaprt_cuda_conv2d_filter_grad_##suffix(                   \
-      soaprt_unranked_memref_t *xRef, soaprt_unranked_memref_t *dyRef,         \
-      soaprt_unranked_memref_t *dwRef, int64_t strideH, int64_t strideW,       \
-      int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,        \
-      int64_t groups, int64_t flags, const char *op) {                         \
-    conv2d(CONV_FILTER_GRAD, xRef, dwRef, dyRef, strideH, strideW, dilationH,  \
-           dilationW, padH, padW, groups, flags, type,                         \
-           op ? op : "conv2d filter gradient");                                \
-  }                                                                            \
-  void _mlir_ciface_soaprt_cuda_conv2d_input_grad_##suffix(                    \
-      soaprt_unranked_memref_t *wRef, soaprt_unranked_memref_t *dyRef,         \
-      soaprt_unranked_memref_t *dxRef, int64_t strideH, int64_t strideW,       \
-      int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,        \
-      int64_t groups, int64_t flags, const char *op) {                         \
-    conv2d(CONV_DATA_GRAD, dxRef, wRef, dyRef, strideH, strideW, dilationH,    \
-           dilationW, padH, padW, groups, flags, type,                         \
-           op ? op : "conv2d input gradient");                                 \
+/* One entry point: its views `a`, `b`, `c` as conv2d's X, W and Y. */
+#define SOAPRT_CONV_ENTRY(name, a, b, c, direction, X, W, Y, what, type)       \
+  SOAPRT_CUDA_CONV_SIGNATURE(name, a, b, c) {                                  \
+    conv2d(direction, X, W, Y, strideH, strideW, dilationH, dilationW, padH,   \
+           padW, groups, flags, type, op ? op : what);                         \
   }
+#define SOAPRT_CONV_ENTRIES(suffix, type)                                      \
+  SOAPRT_CONV_ENTRY(_mlir_ciface_soaprt_cuda_conv2d_##suffix, x, w, y,         \
+                    CONV_FORWARD, x, w, y, "conv2d", type)                     \
+  SOAPRT_CONV_ENTRY(_mlir_ciface_soaprt_cuda_conv2d_filter_grad_##suffix, x,   \
+                    dy, dw, CONV_FILTER_GRAD, x, dw, dy,                       \
+                    "conv2d filter gradient", type)                            \
+  SOAPRT_CONV_ENTRY(_mlir_ciface_soaprt_cuda_conv2d_input_grad_##suffix, w,    \
+                    dy, dx, CONV_DATA_GRAD, dx, w, dy,                         \
+                    "conv2d input gradient", type)
 SOAPRT_CONV_ENTRIES(f32, CUDNN_DATA_FLOAT)
 SOAPRT_CONV_ENTRIES(bf16, CUDNN_DATA_BFLOAT16)
 SOAPRT_CONV_ENTRIES(f16, CUDNN_DATA_HALF)
