@@ -135,19 +135,6 @@ static int batchesOverlap(long long m, long long n, long long ld,
   return 0;
 }
 
-/* Bytes of an element of the types the emulation computes (0: other). */
-static int typeBytes(cudaDataType t) {
-  switch (t) {
-  case CUDA_R_32F:
-    return 4;
-  case CUDA_R_16F:
-  case CUDA_R_16BF:
-    return 2;
-  default:
-    return 0;
-  }
-}
-
 /* Checks that `batch` rows x cols matrices (leading dimension ld, batch
  * stride in elements) of `bytes`-byte elements at p lie in device memory. */
 static int checkMatrix(const char *what, const void *p, int bytes,
@@ -160,7 +147,7 @@ static int checkMatrix(const char *what, const void *p, int bytes,
                                  lo * bytes, hi * bytes);
 }
 
-/* The emulation's format of a cuBLAS type (typeBytes checked it). */
+/* The emulation's format of a cuBLAS type (supportedTypes checked it). */
 static soaprt_emu_float_t formatOf(cudaDataType t) {
   return t == CUDA_R_16F    ? SOAPRT_EMU_F16
          : t == CUDA_R_16BF ? SOAPRT_EMU_BF16
@@ -247,8 +234,8 @@ cublasStatus_t cublasGemmStridedBatchedEx(
   double al = *(const float *)alpha, be = *(const float *)beta;
   int readAB = k > 0 && al != 0.0;
   int ta = transa != CUBLAS_OP_N, tb = transb != CUBLAS_OP_N;
-  int abBytes = typeBytes(Atype), cBytes = typeBytes(Ctype);
   soaprt_emu_float_t fa = formatOf(Atype), fc = formatOf(Ctype);
+  int abBytes = soaprt_emu_float_bytes(fa), cBytes = soaprt_emu_float_bytes(fc);
   if ((readAB && (!checkMatrix("A", A, abBytes, ta ? k : m, ta ? m : k, lda,
                                strideA, batchCount) ||
                   !checkMatrix("B", B, abBytes, tb ? n : k, tb ? k : n, ldb,
