@@ -239,9 +239,9 @@ MANIFEST=$BUNDLE/manifest.tsv
 
 DIFF_NAMES=()
 # diff_entry NAME SRC INPUTS BATCH [FLAG...]: the manifest row and the three
-# compile jobs of diff/NAME (the FLAGs go to every slot's soapc). With
-# REF_SRC set, the CPU reference compiles that instead (a 16-bit model's f32
-# version; its inputs are widened: REF_WIDEN).
+# compile jobs of diff/NAME (the FLAGs go to every slot's soapc). Called as
+# `REF_SRC=FILE diff_entry ...`, the CPU reference compiles FILE instead (a
+# 16-bit model's f32 version; its inputs are widened: REF_WIDEN).
 declare -A REF_WIDEN=()
 diff_entry() {
   local name=$1 src=$2 inputs=$3 batch=$4 dir=$BUNDLE/diff/$1
@@ -286,11 +286,10 @@ for spec in $HALF_DIFF_MODELS; do
     src=$WORK/$name-b$DIFF_BATCH.mlir
     "$SOAP_BIN/soap-models" "$model" --batch="$DIFF_BATCH" --dtype="$dtype" -o "$src"
   fi
-  REF_SRC=$WORK/$name.f32.mlir
+  ref=$WORK/$name.f32.mlir
   "$SOAP_BIN/soap-opt" "$src" --soap-change-float-type="from=bf16,f16 to=f32" \
-    -o "$REF_SRC"
-  diff_entry "$name" "$src" scaled "$batch"
-  REF_SRC=
+    -o "$ref"
+  REF_SRC=$ref diff_entry "$name" "$src" scaled "$batch"
 done
 # Training steps of small models on random inputs (the zoo models would need
 # scaled inputs for the cotangents too: not covered).
