@@ -250,7 +250,11 @@ diff_entry() {
   if [ "$inputs" = scaled ]; then
     python3 "$ROOT/benchmarks/gpu/input-spec.py" "$src" > "$dir/inputs.spec"
   fi
-  printf 'diff\t%s\t%s\t%s\t%s\n' "$name" "$batch" "$inputs" "$SEED" >> "$MANIFEST"
+  # The tolerance class: half where the model has bf16 or f16 tensors.
+  local precision=full
+  grep -qE 'tensor<([0-9]+x)*b?f16>' "$src" && precision=half
+  printf 'diff\t%s\t%s\t%s\t%s\t%s\n' "$name" "$batch" "$inputs" "$SEED" \
+    "$precision" >> "$MANIFEST"
   DIFF_NAMES+=("$name")
   if [ -n "${REF_SRC:-}" ]; then
     REF_WIDEN[$name]=1

@@ -15,8 +15,8 @@
 #    soap-npy-compare: relative error max|a-b|/max|a| <= RTOL_FP32 (1e-4:
 #    strict fp32 sums in another order than the CPU) or RTOL_TF32 (2e-2:
 #    TF32 tensor cores round the inputs of products to 10-bit mantissas);
-#    a 16-bit model (a name with a bf16 or f16 part: bf16_mlp,
-#    strided_cnn_bf16) RTOL_HALF (2e-2: cuBLAS and cuDNN sum in fp32 and
+#    a 16-bit model (bf16 or f16 tensors: manifest precision "half")
+#    RTOL_HALF (2e-2: cuBLAS and cuDNN sum in fp32 and
 #    round once, the CPU rounds every partial sum to the type, as the IR
 #    says; ~1% measured on the host emulation).
 #    The entries NAME-train are training steps (soapc --train
@@ -237,14 +237,14 @@ DIFF_TSV=$WORK/diff.tsv
 : > "$DIFF_TSV"
 syncs_left=3
 if [ "$HAVE_BUNDLE" = 1 ]; then
-  while IFS=$'\t' read -r _ name batch inputs seed; do
+  while IFS=$'\t' read -r _ name batch inputs seed precision; do
     selected "$name" || continue
     dir=$BUNDLE/diff/$name
     args=(--random-inputs="$seed")
     inputs_ok=1
     for prec in fp32 tf32; do
       exe=$(exe_of "diff/$name/cuda-$prec") note=""
-      if [[ "$name" =~ (^|_)b?f16(_|-|$) ]]; then rtol=$RTOL_HALF
+      if [ "$precision" = half ]; then rtol=$RTOL_HALF
       elif [ "$prec" = fp32 ]; then rtol=$RTOL_FP32; else rtol=$RTOL_TF32; fi
       status="" maxrel="" secs=""
       if [ ! -x "$exe" ] && [ "$FAKE_CUDA" = 1 ] && [ -x "$(exe_of "diff/$name/cpu")" ]; then
