@@ -387,6 +387,26 @@ mlir::soap::getCopyReads(linalg::LinalgOp op) {
   return reads;
 }
 
+/// Whether `op` sums products of its two inputs over its reduction loops:
+/// a matmul, batch matmul, convolution or einsum, named or generic (the
+/// upstream contraction and convolution interfaces, the latter with a
+/// multiply-accumulate body, which pooling has not). The cost model's
+/// contraction class, whatever the op is called.
+static bool isProductSum(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0)
+    return false;
+  if (linalg::isaContractionOpInterface(op))
+    return true;
+  if (!linalg::isaConvolutionOpInterface(op) || op->getNumRegions() != 1)
+    return false;
+  return linalg::detail::isContractionBody(
+      *op.getBlock(), [](Operation *product, Operation *sum) {
+        return (isa<arith::MulFOp>(product) && isa<arith::AddFOp>(sum)) ||
+               (isa<arith::MulIOp>(product) && isa<arith::AddIOp>(sum));
+      });
+}
+
 /// A fill whose result only initializes linalg ops (the accumulator of a
 /// matmul or convolution): it is part of its consumer.
 bool Extractor::isFoldableFill(Operation *op) const {
@@ -895,6 +915,7 @@ LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
   n.extents.assign(space->extents.begin(), space->extents.end());
   n.loopKinds.assign(space->kinds.begin(), space->kinds.end());
   n.flops = bodyFlops(op);
+  n.contraction = isProductSum(op);
   n.reductionSplittable =
       op.getNumReductionLoops() == 0 || succeeded(getSplitCombiner(op));
   for (OpOperand *in : op.getDpsInputOperands()) {

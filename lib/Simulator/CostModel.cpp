@@ -30,6 +30,9 @@ const char *soap::opClassName(OpClass c) {
 }
 
 OpClass soap::classifyNode(const Node &node) {
+  if (node.contraction)
+    return OpClass::Contraction;
+  // Graphs written by hand (JSON, GraphBuilder) may name the kind only.
   StringRef kind = node.kind;
   if (kind.contains("matmul") || kind.contains("conv") ||
       kind.contains("dot") || kind.contains("matvec") ||

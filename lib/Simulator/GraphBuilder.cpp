@@ -46,6 +46,7 @@ int32_t GraphBuilder::matmul(const std::string &name, int32_t x, int32_t w) {
   Node node;
   node.name = name;
   node.kind = "linalg.matmul";
+  node.contraction = true;
   node.extents = {b, n, k};
   node.loopKinds = {LoopKind::Sample, LoopKind::Parameter, LoopKind::Reduction};
   node.inputs.push_back({x, {loopDim(0), loopDim(2)}});
@@ -74,6 +75,7 @@ int32_t GraphBuilder::conv2d(const std::string &name, int32_t x, int32_t w,
   Node node;
   node.name = name;
   node.kind = "linalg.conv_2d_nchw_fchw";
+  node.contraction = true;
   node.extents = {n, k, oh, ow, c, r, s};
   node.loopKinds = {LoopKind::Sample,    LoopKind::Parameter,
                     LoopKind::Attribute, LoopKind::Attribute,

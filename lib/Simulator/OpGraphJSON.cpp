@@ -81,6 +81,8 @@ std::string soap::writeOpGraphJSON(const OpGraph &graph) {
             j.attribute("loops", loops);
             j.attribute("flops", n.flops);
             j.attribute("bytes", n.bytes);
+            if (n.contraction)
+              j.attribute("contraction", true);
             if (!n.reductionSplittable)
               j.attribute("reduction_splittable", false);
             if (n.savedBytes)
@@ -243,7 +245,7 @@ llvm::Expected<OpGraph> soap::readOpGraphJSON(StringRef text) {
     if (!r.asObject((*nodes)[i], path, obj) ||
         !r.checkKeys(*obj, path,
                      {"name", "kind", "extents", "loops", "flops", "bytes",
-                      "grouped_ops", "inputs", "outputs",
+                      "grouped_ops", "inputs", "outputs", "contraction",
                       "reduction_splittable", "saved_bytes"}))
       return r.takeError("op graph");
     Node n;
@@ -257,6 +259,7 @@ llvm::Expected<OpGraph> soap::readOpGraphJSON(StringRef text) {
         !r.getNumber(*obj, path, "flops", n.flops, false) ||
         !r.getNumber(*obj, path, "bytes", n.bytes, false) ||
         !r.getArray(*obj, path, "grouped_ops", grouped, false) ||
+        !r.getBool(*obj, path, "contraction", n.contraction, false) ||
         !r.getBool(*obj, path, "reduction_splittable", n.reductionSplittable,
                    false) ||
         !r.getInt(*obj, path, "saved_bytes", n.savedBytes, false) ||

@@ -98,7 +98,10 @@ std::string soap::printOpGraphText(const OpGraph &graph) {
       os << loopKindLetter(n.loopKinds[l]) << ":" << n.extents[l];
     }
     os << "] flops=" << formatCount(n.flops)
-       << " bytes=" << formatCount(n.bytes) << "\n";
+       << " bytes=" << formatCount(n.bytes);
+    if (n.contraction)
+      os << " contraction";
+    os << "\n";
     auto printOperand = [&](const char *dir, const Operand &op) {
       const Tensor &t = graph.tensors[op.tensor];
       os << "  " << dir << " " << t.name << " " << formatShape(t.shape);

@@ -1320,7 +1320,8 @@ LogicalResult Partitioner::run() {
       for (Operation *op : ops)
         nodeOf[op] = static_cast<int32_t>(n);
     Operation *terminator = body.getTerminator();
-    for (auto [n, ops] : llvm::enumerate(extracted.nodeOps)) {
+    for (const auto &[n, layerOps] : llvm::enumerate(extracted.nodeOps)) {
+      ArrayRef<Operation *> ops = layerOps;
       // Only a layer whose results only the function returns moves (no
       // later layer reads them before where it goes).
       bool onlyReturned = llvm::all_of(ops, [&](Operation *op) {

@@ -28,6 +28,7 @@ TEST(OpGraphJSON, RoundTripSyntheticGraphs) {
       EXPECT_EQ(back->nodes[n].extents, g.nodes[n].extents);
       EXPECT_EQ(back->nodes[n].loopKinds, g.nodes[n].loopKinds);
       EXPECT_EQ(back->nodes[n].flops, g.nodes[n].flops);
+      EXPECT_EQ(back->nodes[n].contraction, g.nodes[n].contraction);
       EXPECT_EQ(back->nodes[n].inputs.size(), g.nodes[n].inputs.size());
     }
   }

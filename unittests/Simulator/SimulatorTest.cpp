@@ -98,6 +98,33 @@ TEST(CostModel, ContractionOperandsDecideTheTensorCoreRate) {
   EXPECT_EQ(CostModel::computeElementBytes(g, relu, classifyNode(relu)), 2);
 }
 
+TEST(Simulator, ContractionClassFollowsTheNodeNotItsName) {
+  // A linalg.generic the extraction found to sum products (a mixed-precision
+  // matmul, an einsum) is costed at the GEMM rate like linalg.matmul; the
+  // same node without the flag is a reduction (a quarter of the peak).
+  OpGraph g = makeMLPGraph(64, {128, 256});
+  Machine m = testMachine(1);
+  m.device.memoryBandwidth = 1e18;
+  CostModel costs(m);
+  Node fc = g.nodes[0];
+  ASSERT_TRUE(fc.contraction);
+  fc.kind = "linalg.generic";
+  EXPECT_EQ(classifyNode(fc), OpClass::Contraction);
+  std::vector<int64_t> extents = {64, 256, 128};
+  double flops = 2.0 * 64 * 256 * 128;
+  double asContraction =
+      costs.tileCosts(g, fc, extents.data(), flops, 1.0).forward;
+  fc.contraction = false;
+  EXPECT_EQ(classifyNode(fc), OpClass::Reduction);
+  double asReduction =
+      costs.tileCosts(g, fc, extents.data(), flops, 1.0).forward;
+  EXPECT_NEAR(asContraction, flops / (1e12 * 0.70), 1e-15);
+  EXPECT_NEAR(asReduction, flops / (1e12 * 0.25), 1e-15);
+  // A graph written by hand may name the kind only.
+  fc.kind = "linalg.batch_matmul";
+  EXPECT_EQ(classifyNode(fc), OpClass::Contraction);
+}
+
 TEST(Simulator, TwoOpChainAcrossTwoDevices) {
   OpGraph g = makeMLPGraph(64, {128, 256}); // fc0 -> relu0
   Machine m = testMachine(2);

@@ -40,7 +40,8 @@ namespace soap {
 
 /// Cost classes of ops.
 enum class OpClass : uint8_t {
-  /// matmul, batch_matmul, conv, dot: compute-bound products.
+  /// Products summed over reduction loops (Node::contraction, or a kind
+  /// named matmul/conv/dot): compute-bound.
   Contraction,
   /// Other ops with a reduction loop (pooling, sums, softmax statistics).
   Reduction,
@@ -51,7 +52,8 @@ enum class OpClass : uint8_t {
 };
 
 const char *opClassName(OpClass c);
-/// Class of a node: by kind (matmul/conv/dot), else by its loops.
+/// Class of a node: Node::contraction (or a kind named matmul/conv/dot, for
+/// graphs written by hand), else by its loops.
 OpClass classifyNode(const Node &node);
 
 struct Efficiency {

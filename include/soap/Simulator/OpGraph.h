@@ -79,7 +79,7 @@ struct Operand {
   /// tensor that picks part k where the index is k (`select(index(l) ==
   /// k, part, 0)`); a tile of gates 0-1 reads parts 0 and 1 only. Inputs
   /// of rank 1 or more only.
-  std::vector<LoopAt> onlyAt;
+  std::vector<LoopAt> onlyAt = {};
 
   /// Whether a tile whose loops range over `lo[l] <= l < hi[l]` reads the
   /// operand at all.
@@ -114,6 +114,10 @@ struct Node {
   /// pre-activation of a fused ReLU). Kept from the forward to the backward
   /// pass with the outputs; a tile keeps its outputs' share of them.
   int64_t savedBytes = 0;
+  /// Whether the node sums products of two operands over its reduction
+  /// loops (a matmul or convolution, named or a `linalg.generic`): the cost
+  /// model's Contraction class (GEMM / cuDNN rates).
+  bool contraction = false;
   /// Whether the Reduction loops may be split: the partial results combine
   /// with a sum, max or min (an argmax, say, does not).
   bool reductionSplittable = true;
