@@ -680,6 +680,8 @@ void mlir::soap::buildHostToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+  // One body for the ranks that differ only in constants.
+  pm.addPass(createMergeRankFunctions());
 }
 
 void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,

@@ -1,10 +1,13 @@
 //===- OutlineLoopNests.cpp - soap-outline-loop-nests ---------------------===//
 //
-// Each outermost loop nest becomes a function of its own (Passes.td).
+// Each outermost loop nest becomes a function of its own; nests equal but
+// for their locations share one (Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
 #include "soap/Conversion/Passes.h"
+
+#include "FunctionEquivalence.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -24,10 +27,11 @@ using namespace mlir;
 
 namespace {
 
-/// Replaces `loop` by a call to a new private function `name` that runs it,
-/// inserted into `symbols` after `previous`; returns the function.
+/// Replaces `loop` by a call (`call`) to a new private function `name` that
+/// runs it, inserted into `symbols` after `previous`; returns the function.
 static func::FuncOp outline(scf::ForOp loop, Operation *previous,
-                            StringRef name, SymbolTable &symbols) {
+                            StringRef name, SymbolTable &symbols,
+                            func::CallOp &call) {
   SetVector<Value> above;
   getUsedValuesDefinedAbove(loop->getRegions(), above);
   above.insert(loop->getOperands().begin(), loop->getOperands().end());
@@ -68,7 +72,7 @@ static func::FuncOp outline(scf::ForOp loop, Operation *previous,
   func::ReturnOp::create(body, loc, clone->getResults());
 
   builder.setInsertionPoint(loop);
-  auto call = func::CallOp::create(builder, loc, func, arguments);
+  call = func::CallOp::create(builder, loc, func, arguments);
   loop->replaceAllUsesWith(call.getResults());
   loop->erase();
   return func;
@@ -79,6 +83,7 @@ struct OutlineLoopNestsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    mlir::soap::EquivalentFunctions outlined;
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
       if (func.isExternal())
@@ -94,10 +99,22 @@ struct OutlineLoopNestsPass
         return WalkResult::skip();
       });
       Operation *previous = func;
-      for (auto [index, loop] : llvm::enumerate(nests))
-        previous = outline(loop, previous,
-                           (func.getSymName() + "_loop" + Twine(index)).str(),
-                           symbols);
+      for (auto [index, loop] : llvm::enumerate(nests)) {
+        func::CallOp call;
+        func::FuncOp nest = outline(
+            loop, previous, (func.getSymName() + "_loop" + Twine(index)).str(),
+            symbols, call);
+        // A nest outlined before (another rank's copy of a layer, a
+        // repeated block): call that one; LLVM compiles each once.
+        if (FunctionOpInterface equal = outlined.find(nest)) {
+          call.setCallee(equal.getName());
+          symbols.erase(nest);
+          ++numShared;
+          continue;
+        }
+        outlined.add(nest);
+        previous = nest;
+      }
     }
   }
 };

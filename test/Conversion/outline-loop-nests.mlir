@@ -69,3 +69,86 @@ func.func @calls(%y: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A nest equal to one outlined before but for its locations (another
+// rank's copy of a layer, a repeated block) calls that function; LLVM
+// compiles it once. Nests that differ in a constant, an argument type or
+// an op are functions of their own.
+// CHECK-LABEL: func.func @rank0(
+// CHECK-SAME:      %[[A:.*]]: memref<4xf32>, %[[B:.*]]: memref<4xf32>, %[[C:.*]]: memref<5xf32>)
+// CHECK-NOT:     scf.for
+// CHECK:         call @rank0_loop0(%[[A]])
+// CHECK-NEXT:    call @rank0_loop0(%[[B]])
+// CHECK-NEXT:    call @rank0_loop2(%[[A]])
+// CHECK-NEXT:    call @rank0_loop3(%[[C]])
+// CHECK-NEXT:    call @rank0_loop4(%[[A]])
+// CHECK-NEXT:    return
+// CHECK:       func.func private @rank0_loop0(
+// CHECK:         arith.constant 2.000000e+00
+// CHECK-NOT:   func.func private @rank0_loop1(
+// CHECK:       func.func private @rank0_loop2(
+// CHECK:         arith.constant 3.000000e+00
+// CHECK:       func.func private @rank0_loop3(%{{.*}}: memref<5xf32>)
+// CHECK:       func.func private @rank0_loop4(
+// CHECK:         arith.mulf
+// CHECK-LABEL: func.func @rank1(
+// CHECK-SAME:      %[[A1:.*]]: memref<4xf32>
+// CHECK-NOT:     scf.for
+// CHECK:         call @rank0_loop0(%[[A1]])
+// CHECK-NEXT:    call @rank0_loop2(%[[A1]])
+// CHECK-NEXT:    return
+// CHECK-NOT:   func.func private @rank1_loop
+func.func @rank0(%a: memref<4xf32>, %b: memref<4xf32>, %c: memref<5xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c5 = arith.constant 5 : index
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %a[%i] : memref<4xf32>
+    %w = arith.addf %v, %two : f32
+    memref.store %w, %a[%i] : memref<4xf32>
+  } loc("layer1")
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %b[%i] : memref<4xf32>
+    %w = arith.addf %v, %two : f32
+    memref.store %w, %b[%i] : memref<4xf32>
+  } loc("layer2")
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %a[%i] : memref<4xf32>
+    %w = arith.addf %v, %three : f32
+    memref.store %w, %a[%i] : memref<4xf32>
+  }
+  scf.for %i = %c0 to %c5 step %c1 {
+    %v = memref.load %c[%i] : memref<5xf32>
+    %w = arith.addf %v, %two : f32
+    memref.store %w, %c[%i] : memref<5xf32>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %a[%i] : memref<4xf32>
+    %w = arith.mulf %v, %two : f32
+    memref.store %w, %a[%i] : memref<4xf32>
+  }
+  return
+}
+func.func @rank1(%a: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %a[%i] : memref<4xf32>
+    %w = arith.addf %v, %two : f32
+    memref.store %w, %a[%i] : memref<4xf32>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %v = memref.load %a[%i] : memref<4xf32>
+    %w = arith.addf %v, %three : f32
+    memref.store %w, %a[%i] : memref<4xf32>
+  }
+  return
+}

@@ -260,9 +260,46 @@ def OutlineLoopNests : Pass<"soap-outline-loop-nests", "ModuleOp"> {
     `passthrough`) so that LLVM keeps it apart: the values the nest uses from above become its
     arguments, constants are cloned into it. The loops, their order and the
     arithmetic are unchanged. Loops that contain a call (to the runtime) are
-    left in place.
+    left in place. A nest that is one outlined before but for its
+    locations (the same loops, arithmetic, constants and argument types:
+    another rank's copy of a layer in a data-parallel program, a repeated
+    block of a network) calls that function instead, so LLVM compiles it
+    once.
   }];
   let dependentDialects = ["func::FuncDialect", "LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numShared", "shared-nests",
+              "Loop nests that call a function outlined before">
+  ];
+}
+
+def MergeRankFunctions : Pass<"soap-merge-rank-functions", "ModuleOp"> {
+  let summary = "Rank functions that differ only in constants become one "
+                "function";
+  let description = [{
+    On the LLVM dialect, at the end of both lowerings. `soap-specialize-ranks`
+    gives every rank a function of its own (its tiles' shapes, its peers),
+    and a data-parallel program's ranks after the first differ only in a
+    few constants: their offsets into the inputs, their rank in each
+    communication. LLVM would compile every copy (64 ranks: 64 copies).
+    First, internal functions only called directly (the outlined loop
+    nests) that are the same but for the globals of `llvm.mlir.addressof`
+    ops and the offsets of one-index GEPs (a zero fill of a rank's part of
+    an output) become one internal function `<first>_merged` with an
+    argument for each such value that differs between them (a GEP's offset
+    becomes a dynamic index; a nest's loop bounds stay constants), and
+    their calls call it with their values. Then the rank functions
+    (`soap_model_function`) that are the same but for those and the values
+    of `llvm.mlir.constant` ops become one such function, and each rank
+    function keeps its name and calls it with its own values.
+  }];
+  let dependentDialects = ["LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numMergedNests", "merged-nests",
+              "Internal functions replaced by a merged function">,
+    Statistic<"numMerged", "merged-functions",
+              "Rank functions that call a merged function">
+  ];
 }
 
 def CUDAFuseElementwise : Pass<"soap-cuda-fuse-elementwise"> {
@@ -459,6 +496,26 @@ def CUDACopies : Pass<"soap-cuda-copies", "func::FuncOp"> {
     becomes a `linalg.copy`, which later becomes a kernel.
   }];
   let dependentDialects = ["linalg::LinalgDialect"];
+}
+
+def CUDAShareKernels : Pass<"soap-cuda-share-kernels", "ModuleOp"> {
+  let summary = "Launches of kernels that compute the same share one kernel";
+  let description = [{
+    After kernel outlining, which gives every launch a `gpu.module` of its
+    own. A data-parallel program's ranks launch the same kernels on their
+    own buffers, and a network's repeated blocks launch equal kernels
+    within a rank (resnet101's training step on 4 ranks: 3,160 launches of
+    130 distinct kernels). A module whose one kernel is equal to an
+    earlier module's but for its name and locations (the same body, types
+    and attributes) goes, and its launches name the earlier kernel: NVVM
+    and PTX code generation compile each kernel once, and each rank loads
+    (the driver JIT-compiles) only distinct kernels.
+  }];
+  let dependentDialects = ["gpu::GPUDialect"];
+  let statistics = [
+    Statistic<"numShared", "shared-kernels",
+              "Kernels that are another's and went">
+  ];
 }
 
 def CUDADeviceMemory : Pass<"soap-cuda-device-memory", "ModuleOp"> {

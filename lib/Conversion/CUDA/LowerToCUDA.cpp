@@ -71,6 +71,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   // constants become multiplications; fewer kernel arguments).
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createCUDAShareKernels());
   pm.addPass(createCUDADeviceMemory());
   pm.addPass(createCanonicalizerPass());
   // Communication on its own stream, waited for where its data is used.
@@ -131,6 +132,7 @@ void mlir::soap::buildLowerToCUDAPipeline(OpPassManager &pm,
   binary.toolkitPath = options.toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createMergeRankFunctions());
 }
 
 void mlir::soap::registerLowerToCUDAPasses() {
