@@ -236,12 +236,16 @@ static LLVM::LLVMFuncOp buildMerged(const Group &group,
   return merged;
 }
 
-/// Whether every use of `func` is a direct call in `module`.
-static bool onlyCalled(LLVM::LLVMFuncOp func, ModuleOp module) {
-  std::optional<SymbolTable::UseRange> uses = func.getSymbolUses(module);
-  return uses && llvm::all_of(*uses, [](const SymbolTable::SymbolUse &use) {
-           return isa<LLVM::CallOp>(use.getUser());
-         });
+/// The ops that refer to each symbol in `module` (one walk: asking
+/// SymbolTable per function walks the module each time).
+static DenseMap<StringAttr, SmallVector<Operation *>>
+usersBySymbol(ModuleOp module) {
+  DenseMap<StringAttr, SmallVector<Operation *>> users;
+  if (std::optional<SymbolTable::UseRange> uses =
+          SymbolTable::getSymbolUses(&module.getBodyRegion()))
+    for (const SymbolTable::SymbolUse &use : *uses)
+      users[use.getSymbolRef().getRootReference()].push_back(use.getUser());
+  return users;
 }
 
 struct MergeRankFunctionsPass
@@ -249,15 +253,29 @@ struct MergeRankFunctionsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    // First the internal functions the rank functions call (loop nests
-    // that differ only in their offsets into a rank's part): their calls
+    // First the internal functions the rank functions call that call
+    // nothing (loop nests that differ only in their offsets into a rank's
+    // part): their calls
     // go to one function with the offsets as arguments, so that the rank
     // functions that call them differ only in constants too.
+    DenseMap<StringAttr, SmallVector<Operation *>> users =
+        usersBySymbol(module);
+    auto onlyCalled = [&](LLVM::LLVMFuncOp func) {
+      return llvm::all_of(users[func.getSymNameAttr()], [](Operation *user) {
+        return isa<LLVM::CallOp>(user);
+      });
+    };
+    // Leaves only: a merged function's calls are not in `users`.
+    auto callsNothing = [](LLVM::LLVMFuncOp func) {
+      return !func.getBody()
+                  .walk([](CallOpInterface) { return WalkResult::interrupt(); })
+                  .wasInterrupted();
+    };
     SmallVector<LLVM::LLVMFuncOp> internal;
     for (auto func : module.getOps<LLVM::LLVMFuncOp>())
       if (!func.isExternal() && func.getLinkage() == LLVM::Linkage::Internal &&
-          !func->hasAttr(soap::kModelFunctionAttrName) &&
-          onlyCalled(func, module))
+          !func->hasAttr(soap::kModelFunctionAttrName) && onlyCalled(func) &&
+          callsNothing(func))
         internal.push_back(func);
     for (const Group &group :
          groupByStructure(internal, /*anyConstant=*/false)) {
@@ -266,12 +284,8 @@ struct MergeRankFunctionsPass
       SmallVector<unsigned> positions = positionsOf(group);
       LLVM::LLVMFuncOp merged = buildMerged(group, positions, symbols);
       for (LLVM::LLVMFuncOp member : group.members) {
-        SmallVector<LLVM::CallOp> calls;
-        std::optional<SymbolTable::UseRange> uses =
-            SymbolTable::getSymbolUses(member, module);
-        for (const SymbolTable::SymbolUse &use : *uses)
-          calls.push_back(cast<LLVM::CallOp>(use.getUser()));
-        for (LLVM::CallOp call : calls) {
+        for (Operation *user : users[member.getSymNameAttr()]) {
+          auto call = cast<LLVM::CallOp>(user);
           OpBuilder at(call);
           SmallVector<Value> operands(call.getArgOperands());
           llvm::append_range(operands,
