@@ -6,7 +6,8 @@
 # For each case (zoo model, batch, strategy, devices, target) it times
 # `soapc --train --emit=exe` (wall seconds, one run each) and prints the
 # executable's size and the functions LLVM compiled (--target=cpu: the
-# outlined loop nests; --target=cuda: the kernels in the PTX). With
+# internal ones, outlined loop nests and merged rank bodies; --target=cuda:
+# the kernels in the PTX). With
 # BASELINE_SOAPC (another build's soapc, e.g. one made before a change) the
 # same cases run with it too, for a speedup column. SOAP_BIN (default
 # build/bin) has soapc and soap-models; CASES overrides the list

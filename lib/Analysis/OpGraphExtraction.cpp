@@ -393,18 +393,15 @@ mlir::soap::getCopyReads(linalg::LinalgOp op) {
 /// multiply-accumulate body, which pooling has not). The cost model's
 /// contraction class, whatever the op is called.
 static bool isProductSum(linalg::LinalgOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() == 0)
-    return false;
   if (linalg::isaContractionOpInterface(op))
     return true;
-  if (!linalg::isaConvolutionOpInterface(op) || op->getNumRegions() != 1)
-    return false;
-  return linalg::detail::isContractionBody(
-      *op.getBlock(), [](Operation *product, Operation *sum) {
-        return (isa<arith::MulFOp>(product) && isa<arith::AddFOp>(sum)) ||
-               (isa<arith::MulIOp>(product) && isa<arith::AddIOp>(sum));
-      });
+  return linalg::isaConvolutionOpInterface(op) &&
+         linalg::detail::isContractionBody(
+             *op.getBlock(), [](Operation *product, Operation *sum) {
+               return (isa<arith::MulFOp>(product) &&
+                       isa<arith::AddFOp>(sum)) ||
+                      (isa<arith::MulIOp>(product) && isa<arith::AddIOp>(sum));
+             });
 }
 
 /// A fill whose result only initializes linalg ops (the accumulator of a

@@ -253,10 +253,9 @@ struct MergeRankFunctionsPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
-    // First the internal functions the rank functions call that call
-    // nothing (loop nests that differ only in their offsets into a rank's
-    // part): their calls
-    // go to one function with the offsets as arguments, so that the rank
+    // First the internal functions that call nothing (loop nests that
+    // differ only in their offsets into a rank's part): their calls go to
+    // one function with the offsets as arguments, so that the rank
     // functions that call them differ only in constants too.
     DenseMap<StringAttr, SmallVector<Operation *>> users =
         usersBySymbol(module);
@@ -326,13 +325,10 @@ struct MergeRankFunctionsPass
         member.getFunctionType().getParams(),
         SmallVector<Location>(member.getNumArguments(), member.getLoc()));
     OpBuilder at = OpBuilder::atBlockEnd(body);
+    // The new block is empty: the values are the old body's.
     SmallVector<Value> operands(body->getArguments());
-    // The old body (after the new block) still holds the values.
-    SmallVector<Operation *> ops;
-    for (Block &old : llvm::drop_begin(region))
-      old.walk<WalkOrder::PreOrder>([&](Operation *op) { ops.push_back(op); });
-    for (unsigned p : positions)
-      operands.push_back(parameterValue(at, member.getLoc(), ops[p]));
+    llvm::append_range(operands,
+                       valuesOf(at, member.getLoc(), member, positions));
     auto call = LLVM::CallOp::create(at, member.getLoc(), merged, operands);
     LLVM::ReturnOp::create(at, member.getLoc(), call.getResults());
     for (Block &old : llvm::drop_begin(region))

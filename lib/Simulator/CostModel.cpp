@@ -32,12 +32,6 @@ const char *soap::opClassName(OpClass c) {
 OpClass soap::classifyNode(const Node &node) {
   if (node.contraction)
     return OpClass::Contraction;
-  // Graphs written by hand (JSON, GraphBuilder) may name the kind only.
-  StringRef kind = node.kind;
-  if (kind.contains("matmul") || kind.contains("conv") ||
-      kind.contains("dot") || kind.contains("matvec") ||
-      kind.contains("vecmat") || kind.contains("contract"))
-    return OpClass::Contraction;
   for (LoopKind k : node.loopKinds)
     if (k == LoopKind::Reduction)
       return OpClass::Reduction;

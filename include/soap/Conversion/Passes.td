@@ -282,8 +282,8 @@ def MergeRankFunctions : Pass<"soap-merge-rank-functions", "ModuleOp"> {
     and a data-parallel program's ranks after the first differ only in a
     few constants: their offsets into the inputs, their rank in each
     communication. LLVM would compile every copy (64 ranks: 64 copies).
-    First, internal functions only called directly (the outlined loop
-    nests) that are the same but for the globals of `llvm.mlir.addressof`
+    First, internal functions that call nothing and are only called
+    directly (the outlined loop nests) and are the same but for the globals of `llvm.mlir.addressof`
     ops and the offsets of one-index GEPs (a zero fill of a rank's part of
     an output) become one internal function `<first>_merged` with an
     argument for each such value that differs between them (a GEP's offset

@@ -40,8 +40,7 @@ namespace soap {
 
 /// Cost classes of ops.
 enum class OpClass : uint8_t {
-  /// Products summed over reduction loops (Node::contraction, or a kind
-  /// named matmul/conv/dot): compute-bound.
+  /// Products summed over reduction loops (Node::contraction): compute-bound.
   Contraction,
   /// Other ops with a reduction loop (pooling, sums, softmax statistics).
   Reduction,
@@ -52,8 +51,7 @@ enum class OpClass : uint8_t {
 };
 
 const char *opClassName(OpClass c);
-/// Class of a node: Node::contraction (or a kind named matmul/conv/dot, for
-/// graphs written by hand), else by its loops.
+/// Class of a node: Node::contraction, else by its loops.
 OpClass classifyNode(const Node &node);
 
 struct Efficiency {
