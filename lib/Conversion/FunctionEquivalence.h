@@ -2,8 +2,8 @@
 //
 // Generated code repeats itself: a data-parallel program's ranks run the
 // same loop nests and kernels on their own buffers, and a network's repeated
-// blocks (resnet101's 23 bottlenecks of one shape) give equal nests within
-// a rank. Functions equal but for their symbol names and locations are
+// blocks (resnet101's layer3: 22 bottlenecks of one shape) give equal nests
+// within a rank. Functions equal but for their symbol names and locations are
 // found by a structural hash and compared with upstream's
 // OperationEquivalence, so that the lowering compiles each once.
 //
