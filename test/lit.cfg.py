@@ -79,3 +79,8 @@ if shutil.which("nvidia-smi"):
             config.available_features.add("cuda-gpu")
     except Exception:
         pass
+
+# The host's architecture (platform.machine(): x86_64, aarch64), for tests of
+# code-model choices that only one architecture has.
+import platform
+config.available_features.add("host-" + platform.machine())

@@ -58,11 +58,22 @@ LogicalResult mlir::soap::emitObjectFile(ModuleOp module,
       : optLevel == 1 ? llvm::CodeGenOptLevel::Less
       : optLevel == 2 ? llvm::CodeGenOptLevel::Default
                       : llvm::CodeGenOptLevel::Aggressive;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, cpuName, features, targetOptions, llvm::Reloc::PIC_,
-      std::nullopt, codegenLevel));
+  // x86-64's small code model addresses all data within 2 GiB of the code:
+  // a model's input, parameter or output buffers (module globals) past that
+  // fail to link ("relocation truncated to fit"). The medium code model puts
+  // globals over 64 KiB (clang's -mlarge-data-threshold default) in .lbss /
+  // .ldata, out of that range, and keeps the small ones where the small model
+  // has them.
+  std::optional<llvm::CodeModel::Model> codeModel;
+  if (triple.getArch() == llvm::Triple::x86_64)
+    codeModel = llvm::CodeModel::Medium;
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, cpuName, features, targetOptions,
+                                  llvm::Reloc::PIC_, codeModel, codegenLevel));
   if (!machine)
     return module.emitError("cannot create an LLVM target machine");
+  if (codeModel)
+    machine->setLargeDataThreshold(64 * 1024);
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(triple);
 

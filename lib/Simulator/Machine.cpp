@@ -125,28 +125,38 @@ std::string Machine::linkName(int32_t link) const {
 
 std::string Machine::validate() const {
   std::ostringstream err;
+  // A rate is a positive finite number of at least one per second: below
+  // that a task's time overflows to infinity. A latency is at most a
+  // second: more is a unit error (microseconds written as seconds), and
+  // the predicted times would say nothing.
+  auto rate = [](double v) { return std::isfinite(v) && v >= 1; };
+  auto latency = [](double v) { return std::isfinite(v) && v >= 0 && v <= 1; };
   if (numNodes < 1)
     err << "'nodes' must be at least 1";
   else if (devicesPerNode < 1)
     err << "'devices_per_node' must be at least 1";
-  else if (!(device.fp32Flops > 0))
-    err << "'device.fp32_flops' must be positive";
-  else if (!(device.tensorFlops > 0))
-    err << "'device.tensor_flops' must be positive";
-  else if (!(device.memoryBandwidth > 0))
-    err << "'device.memory_bandwidth' must be positive";
+  else if (int64_t(numNodes) * devicesPerNode > kMaxDevices)
+    err << "the machine has " << int64_t(numNodes) * devicesPerNode
+        << " devices ('nodes' x 'devices_per_node'); at most " << kMaxDevices
+        << " are supported";
+  else if (!rate(device.fp32Flops))
+    err << "'device.fp32_flops' must be a finite number >= 1 (FLOP/s)";
+  else if (!rate(device.tensorFlops))
+    err << "'device.tensor_flops' must be a finite number >= 1 (FLOP/s)";
+  else if (!rate(device.memoryBandwidth))
+    err << "'device.memory_bandwidth' must be a finite number >= 1 (bytes/s)";
   else if (device.memoryBytes <= 0)
     err << "'device.memory_bytes' must be positive";
-  else if (!(device.launchOverhead >= 0))
-    err << "'device.launch_overhead' must not be negative";
-  else if (devicesPerNode > 1 && !(intraBandwidth > 0))
-    err << "'intra.bandwidth' must be positive";
-  else if (!(intraLatency >= 0))
-    err << "'intra.latency' must not be negative";
-  else if (numNodes > 1 && !(interBandwidth > 0))
-    err << "'inter.bandwidth' must be positive";
-  else if (!(interLatency >= 0))
-    err << "'inter.latency' must not be negative";
+  else if (!latency(device.launchOverhead))
+    err << "'device.launch_overhead' must be between 0 and 1 (seconds)";
+  else if (devicesPerNode > 1 && !rate(intraBandwidth))
+    err << "'intra.bandwidth' must be a finite number >= 1 (bytes/s)";
+  else if (!latency(intraLatency))
+    err << "'intra.latency' must be between 0 and 1 (seconds)";
+  else if (numNodes > 1 && !rate(interBandwidth))
+    err << "'inter.bandwidth' must be a finite number >= 1 (bytes/s)";
+  else if (!latency(interLatency))
+    err << "'inter.latency' must be between 0 and 1 (seconds)";
   return err.str();
 }
 
@@ -306,9 +316,12 @@ llvm::Expected<Machine> soap::readMachineJSON(StringRef text) {
       !r.getObject(top, "", "intra", intra) ||
       !r.getObject(top, "", "inter", inter, /*required=*/nodes > 1))
     return r.takeError("machine");
-  if (nodes < 1 || nodes > (1 << 20) || perNode < 1 || perNode > (1 << 16)) {
-    r.fail(nodes < 1 || nodes > (1 << 20) ? "nodes" : "devices_per_node",
-           "must be a positive integer (at most 2^20 nodes, 2^16 devices)");
+  if (nodes < 1 || nodes > Machine::kMaxDevices || perNode < 1 ||
+      perNode > Machine::kMaxDevices) {
+    r.fail(nodes < 1 || nodes > Machine::kMaxDevices ? "nodes"
+                                                     : "devices_per_node",
+           "must be a positive integer (at most " +
+               std::to_string(Machine::kMaxDevices) + ")");
     return r.takeError("machine");
   }
   m.numNodes = static_cast<int32_t>(nodes);

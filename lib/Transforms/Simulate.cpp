@@ -37,8 +37,20 @@ struct SimulatePass : public mlir::soap::impl::SimulateBase<SimulatePass> {
       target = *loaded;
     } else if (auto attr = module->getAttrOfType<MachineAttr>(
                    SOAPDialect::kMachineAttrName)) {
+      if (attr.getNodes() * attr.getDevicesPerNode() >
+          ::soap::Machine::kMaxDevices) {
+        module.emitError() << "the 'soap.machine' attribute has "
+                           << attr.getNodes() * attr.getDevicesPerNode()
+                           << " devices; at most "
+                           << ::soap::Machine::kMaxDevices << " are supported";
+        return signalPassFailure();
+      }
       target = machineFromAttr(attr);
       target.name = "soap.machine";
+      if (std::string invalid = target.validate(); !invalid.empty()) {
+        module.emitError() << "the 'soap.machine' attribute: " << invalid;
+        return signalPassFailure();
+      }
     } else {
       module.emitError() << "soap-simulate needs a machine: give "
                             "machine=PRESET|FILE.json or a 'soap.machine' "

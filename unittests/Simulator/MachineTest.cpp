@@ -75,7 +75,24 @@ TEST(Machine, JSONErrors) {
                 .find("intra.bandwidth"),
             std::string::npos);
   EXPECT_NE(replaced(R"("bandwidth":1e9)", R"("bandwidth":0)")
-                .find("'intra.bandwidth' must be positive"),
+                .find("'intra.bandwidth' must be a finite number >= 1"),
+            std::string::npos);
+  // Rates so small that a task's time overflows to infinity, latencies
+  // that are unit errors and device counts past the simulator's tables
+  // are refused, not simulated.
+  EXPECT_NE(replaced(R"("fp32_flops":1e12)", R"("fp32_flops":1e-300)")
+                .find("'device.fp32_flops' must be a finite number >= 1"),
+            std::string::npos);
+  EXPECT_NE(replaced(R"("latency":1e-6)", R"("latency":2)")
+                .find("'intra.latency' must be between 0 and 1 (seconds)"),
+            std::string::npos);
+  EXPECT_EQ(replaced(R"("nodes":2)", R"("nodes":2048)"), "");
+  EXPECT_NE(replaced(R"("nodes":2)", R"("nodes":2049)")
+                .find("the machine has 4098 devices ('nodes' x "
+                      "'devices_per_node'); at most 4096 are supported"),
+            std::string::npos);
+  EXPECT_NE(replaced(R"("nodes":2)", R"("nodes":4294967296)")
+                .find("nodes: must be a positive integer (at most 4096)"),
             std::string::npos);
   EXPECT_NE(replaced(R"("latency":1e-5})", R"("latency":1e-5,"mtu":4096})")
                 .find("inter: unknown key 'mtu'"),

@@ -49,6 +49,10 @@ struct DeviceSpec {
 };
 
 struct Machine {
+  /// The most devices a machine may have: the simulator keeps a table per
+  /// device pair (4096^2 entries, 64 MiB, per search chain).
+  static constexpr int32_t kMaxDevices = 4096;
+
   std::string name;
   int32_t numNodes = 1;
   int32_t devicesPerNode = 1;

@@ -65,17 +65,22 @@ func.func @no_devices() attributes {x = #soap.machine<nodes = 1, devices_per_nod
 
 // -----
 
-// expected-error @below {{machine 'inter_gbps' must be positive, got -5}}
+// expected-error @below {{machine must have at most 32768 nodes and 32768 devices per node, got 4294967296 x 8}}
+func.func @too_many_nodes() attributes {x = #soap.machine<nodes = 4294967296, devices_per_node = 8, peak_tflops = 1, memory_gbps = 1, memory_gib = 1, intra_gbps = 1, intra_latency_us = 0, inter_gbps = 1, inter_latency_us = 0>} { return }
+
+// -----
+
+// expected-error @below {{machine 'inter_gbps' must be positive and finite, got -5}}
 func.func @negative_bandwidth() attributes {x = #soap.machine<nodes = 1, devices_per_node = 1, peak_tflops = 1, memory_gbps = 1, memory_gib = 1, intra_gbps = 1, intra_latency_us = 0, inter_gbps = -5, inter_latency_us = 0>} { return }
 
 // -----
 
-// expected-error @below {{machine 'intra_latency_us' must not be negative, got -1.5}}
+// expected-error @below {{machine 'intra_latency_us' must be finite and not negative, got -1.5}}
 func.func @negative_latency() attributes {x = #soap.machine<nodes = 1, devices_per_node = 1, peak_tflops = 1, memory_gbps = 1, memory_gib = 1, intra_gbps = 1, intra_latency_us = -1.5, inter_gbps = 1, inter_latency_us = 0>} { return }
 
 // -----
 
-// expected-error @below {{machine 'peak_tflops' must be positive, got 0}}
+// expected-error @below {{machine 'peak_tflops' must be positive and finite, got 0}}
 func.func @zero_peak() attributes {x = #soap.machine<nodes = 1, devices_per_node = 1, peak_tflops = 0.0, memory_gbps = 1, memory_gib = 1, intra_gbps = 1, intra_latency_us = 0, inter_gbps = 1, inter_latency_us = 0>} { return }
 
 // -----

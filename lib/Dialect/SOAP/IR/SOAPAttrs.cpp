@@ -20,6 +20,8 @@ void SOAPDialect::registerAttributes() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "soap/Dialect/SOAP/IR/SOAPAttrs.cpp.inc"
+
+#include <cmath>
       >();
 }
 
@@ -39,20 +41,25 @@ MachineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (devicesPerNode < 1)
     return emitError() << "machine must have at least one device per node, got "
                        << devicesPerNode;
+  // The device count (their product) must fit an int32_t.
+  if (nodes > (1 << 15) || devicesPerNode > (1 << 15))
+    return emitError() << "machine must have at most 32768 nodes and 32768 "
+                          "devices per node, got "
+                       << nodes << " x " << devicesPerNode;
   auto positive = [&](StringRef name, const APFloat &quantity) -> LogicalResult {
     double value = quantity.convertToDouble();
-    if (value > 0)
+    if (value > 0 && std::isfinite(value))
       return success();
-    return emitError() << "machine '" << name << "' must be positive, got "
-                       << value;
+    return emitError() << "machine '" << name
+                       << "' must be positive and finite, got " << value;
   };
   auto nonNegative = [&](StringRef name,
                          const APFloat &quantity) -> LogicalResult {
     double value = quantity.convertToDouble();
-    if (value >= 0)
+    if (value >= 0 && std::isfinite(value))
       return success();
     return emitError() << "machine '" << name
-                       << "' must not be negative, got " << value;
+                       << "' must be finite and not negative, got " << value;
   };
   if (failed(positive("peak_tflops", peakTflops)) ||
       failed(positive("memory_gbps", memoryGbps)) ||
