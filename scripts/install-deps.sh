@@ -8,6 +8,7 @@ packages=(
   ninja-build ccache cmake
   libopenmpi-dev openmpi-bin
   libgtest-dev libbenchmark-dev
+  libopenblas-serial-dev
 )
 
 missing=()

@@ -84,3 +84,12 @@ if shutil.which("nvidia-smi"):
 # code-model choices that only one architecture has.
 import platform
 config.available_features.add("host-" + platform.machine())
+
+# The CPU target computes matmuls with OpenBLAS (libsoaprt_blas.a) where
+# the build found it; %cpu_blas_link links a test program with both.
+if config.soap_cpu_blas_link:
+    config.available_features.add("cpu-blas")
+    config.substitutions.append(
+        ("%cpu_blas_link",
+         os.path.join(config.soap_lib_dir, "libsoaprt_blas.a") + " " +
+         " ".join(config.soap_cpu_blas_link.split(";"))))

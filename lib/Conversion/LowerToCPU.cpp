@@ -699,6 +699,9 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createDeallocAfterLastUse());
   // Embedding gradients: atomic adds into the ids' rows.
   pm.addNestedPass<func::FuncOp>(createScatterLookupGradients());
+  // Matmuls as OpenBLAS GEMMs.
+  if (options.blas)
+    pm.addPass(createCPULibraryCalls());
 
   // Loops.
   pm.addNestedPass<func::FuncOp>(std::make_unique<CPULoopOrderPass>());

@@ -53,6 +53,42 @@ static StringRef parameterAttrName(Operation *op) {
   return {};
 }
 
+/// A copy of the parametrizable op that defines `operand` (and, in turn,
+/// of those that define its operands) right before the operand's owner.
+static void copyParameterBeforeUser(OpOperand &operand) {
+  Operation *def = operand.get().getDefiningOp();
+  if (!def || parameterAttrName(def).empty())
+    return;
+  OpBuilder b(operand.getOwner());
+  Operation *copy = b.clone(*def);
+  for (OpOperand &inner : copy->getOpOperands())
+    copyParameterBeforeUser(inner);
+  operand.set(copy->getResult(cast<OpResult>(operand.get()).getResultNumber()));
+}
+
+/// Gives each use of a parametrizable op of `func` (parameterAttrName) its
+/// own copy right before the user, in the users' order, and drops the
+/// originals. Canonicalization makes equal constants one op, so two rank
+/// functions that differ only in values could differ in their ops where
+/// values coincide (rank 1's id and an OpenBLAS call's flag, both the i64
+/// constant 1, are one op there; rank 2's id is 2, and its two constants
+/// stay two). With a copy per use, placed by its user, their ops are the
+/// same whatever the values. LLVM makes equal constants one again.
+static void copyParametersPerUse(LLVM::LLVMFuncOp func) {
+  SmallVector<Operation *> originals, users;
+  func.getBody().walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op == func.getOperation())
+      return;
+    (parameterAttrName(op).empty() ? users : originals).push_back(op);
+  });
+  for (Operation *user : users)
+    for (OpOperand &operand : user->getOpOperands())
+      copyParameterBeforeUser(operand);
+  for (Operation *op : llvm::reverse(originals))
+    if (op->use_empty())
+      op->erase();
+}
+
 /// A hash of `func` that parameters do not change: its type, its ops'
 /// names and result types, the attributes of the ops that are no parameter.
 static llvm::hash_code shapeHash(LLVM::LLVMFuncOp func) {
@@ -305,6 +341,9 @@ struct MergeRankFunctionsPass
     for (auto func : module.getOps<LLVM::LLVMFuncOp>())
       if (!func.isExternal() && func->hasAttr(soap::kModelFunctionAttrName))
         ranks.push_back(func);
+    if (ranks.size() > 1)
+      for (LLVM::LLVMFuncOp func : ranks)
+        copyParametersPerUse(func);
     for (const Group &group : groupByStructure(ranks, /*anyConstant=*/true)) {
       if (group.members.size() < 2)
         continue;

@@ -18,10 +18,10 @@
  *===----------------------------------------------------------------------===*/
 
 #include "soaprt_cuda_internal.h"
+#include "soaprt_gemm.h"
 
 #include <cublas_v2.h>
 
-#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -70,65 +70,14 @@ void soaprt_cuda_blas_finalize(void) {
   gWorkspace = NULL;
 }
 
-/* One operand: a batch of R x Cc matrices. */
-typedef struct matrix {
-  soaprt_region_t view; /* rank 3 */
-  char *base;           /* what cuBLAS reads (the view or a packed copy) */
-  int64_t rows, cols, rs, cs, batch, bs;
-  char *packed; /* from soaprt_cuda_pack, or NULL */
-} matrix_t;
-
-enum { LAYOUT_NONE, LAYOUT_ROW, LAYOUT_COL };
-
-/* The layout of m usable in place, and its leading dimension. */
-static int layoutOf(const matrix_t *m, int64_t *ld) {
-  if (m->bs < 0)
-    return LAYOUT_NONE;
-  if (m->cs == 1 || m->cols == 1) {
-    int64_t l = m->rows == 1 ? m->cols : m->rs;
-    if (l >= m->cols && l >= 1) {
-      *ld = l;
-      return LAYOUT_ROW;
-    }
-  }
-  if (m->rs == 1 || m->rows == 1) {
-    int64_t l = m->cols == 1 ? m->rows : m->cs;
-    if (l >= m->rows && l >= 1) {
-      *ld = l;
-      return LAYOUT_COL;
-    }
-  }
-  return LAYOUT_NONE;
-}
-
-static void describe(matrix_t *m, soaprt_unranked_memref_t *ref,
-                     int64_t elemSize, const char *name, const char *op) {
-  if (ref->rank != 3 && ref->rank != 2)
-    soaprt_fatal("%s: matmul operand %s must be a rank-3 (batch x rows x "
-                 "columns) or rank-2 view, not rank %lld",
-                 op, name, (long long)ref->rank);
-  m->view = soaprt_view(ref, elemSize);
-  m->base = m->view.base;
-  int b = ref->rank == 3; /* index of the rows dim */
-  m->batch = b ? m->view.sizes[0] : 1;
-  m->rows = m->view.sizes[b];
-  m->cols = m->view.sizes[b + 1];
-  m->bs = m->batch == 1 ? 0 : m->view.strides[0];
-  m->rs = m->view.strides[b];
-  m->cs = m->view.strides[b + 1];
-  m->packed = NULL;
-}
-
 /* Replaces m by a packed row-major copy (`fill`: with its values). */
-static void pack(matrix_t *m, int fill, const char *op) {
+static void pack(soaprt_matrix_t *m, int fill, const char *op) {
   m->packed = soaprt_cuda_pack(&m->view, fill, op);
   m->base = m->packed;
   m->rs = m->cols;
   m->cs = 1;
   m->bs = m->batch == 1 ? 0 : m->rows * m->cols;
 }
-
-static int fitsInt(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 /* The element types of a matmul: A's and B's, C's. */
 typedef struct gemm_types {
@@ -141,18 +90,12 @@ static void matmul(soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,
                    gemm_types_t types) {
   if (!op)
     op = "matmul";
-  matrix_t A, B, C;
-  describe(&A, a, types.abSize, "A", op);
-  describe(&B, b, types.abSize, "B", op);
-  describe(&C, c, types.cSize, "C", op);
+  soaprt_matrix_t A, B, C;
+  soaprt_matrix_describe(&A, a, types.abSize, "A", op);
+  soaprt_matrix_describe(&B, b, types.abSize, "B", op);
+  soaprt_matrix_describe(&C, c, types.cSize, "C", op);
   int64_t batch = C.batch, M = C.rows, N = C.cols, K = A.cols;
-  if (A.rows != M || B.rows != K || B.cols != N ||
-      (A.batch != batch && A.batch != 1) || (B.batch != batch && B.batch != 1))
-    soaprt_fatal("%s: matmul shapes do not match: A %lldx%lldx%lld, B "
-                 "%lldx%lldx%lld, C %lldx%lldx%lld",
-                 op, (long long)A.batch, (long long)A.rows, (long long)A.cols,
-                 (long long)B.batch, (long long)B.rows, (long long)B.cols,
-                 (long long)batch, (long long)M, (long long)N);
+  soaprt_matmul_check_shapes(&A, &B, &C, op);
   if (batch == 0 || M == 0 || N == 0 || K == 0)
     return; /* C += nothing */
   cublasHandle_t h = handle(op);
@@ -160,43 +103,41 @@ static void matmul(soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,
   /* C: its batches must not overlap (sufficient: positive strides and the
      batch stride beyond one matrix's extent). */
   int64_t ldc = 0;
-  int layoutC = layoutOf(&C, &ldc);
-  if (layoutC != LAYOUT_NONE && batch > 1) {
-    int64_t extent = (M - 1) * (C.rs < 0 ? -C.rs : C.rs) +
-                     (N - 1) * (C.cs < 0 ? -C.cs : C.cs) + 1;
-    if (C.bs < extent)
-      layoutC = LAYOUT_NONE;
-  }
-  if (layoutC == LAYOUT_NONE) {
+  int layoutC = soaprt_matrix_layout(&C, &ldc);
+  if (!soaprt_matrix_batches_disjoint(&C))
+    layoutC = SOAPRT_LAYOUT_NONE;
+  if (layoutC == SOAPRT_LAYOUT_NONE) {
     pack(&C, 1, op);
-    layoutC = layoutOf(&C, &ldc);
+    layoutC = soaprt_matrix_layout(&C, &ldc);
   }
   int64_t ldA = 0, ldB = 0;
-  int layoutA = layoutOf(&A, &ldA), layoutB = layoutOf(&B, &ldB);
-  if (layoutA == LAYOUT_NONE) {
+  int layoutA = soaprt_matrix_layout(&A, &ldA),
+      layoutB = soaprt_matrix_layout(&B, &ldB);
+  if (layoutA == SOAPRT_LAYOUT_NONE) {
     pack(&A, 1, op);
-    layoutA = layoutOf(&A, &ldA);
+    layoutA = soaprt_matrix_layout(&A, &ldA);
   }
-  if (layoutB == LAYOUT_NONE) {
+  if (layoutB == SOAPRT_LAYOUT_NONE) {
     pack(&B, 1, op);
-    layoutB = layoutOf(&B, &ldB);
+    layoutB = soaprt_matrix_layout(&B, &ldB);
   }
 
   /* cuBLAS operands: (first, second) with C' = op(first) op(second). */
-  int transposed = layoutC == LAYOUT_ROW; /* computes C^T = B^T A^T */
-  const matrix_t *first = transposed ? &B : &A;
-  const matrix_t *second = transposed ? &A : &B;
+  int transposed = layoutC == SOAPRT_LAYOUT_ROW; /* computes C^T = B^T A^T */
+  const soaprt_matrix_t *first = transposed ? &B : &A;
+  const soaprt_matrix_t *second = transposed ? &A : &B;
   int layoutFirst = transposed ? layoutB : layoutA;
   int layoutSecond = transposed ? layoutA : layoutB;
   int64_t ldFirst = transposed ? ldB : ldA, ldSecond = transposed ? ldA : ldB;
-  int inPlace = transposed ? LAYOUT_ROW : LAYOUT_COL;
+  int inPlace = transposed ? SOAPRT_LAYOUT_ROW : SOAPRT_LAYOUT_COL;
   cublasOperation_t opFirst =
       layoutFirst == inPlace ? CUBLAS_OP_N : CUBLAS_OP_T;
   cublasOperation_t opSecond =
       layoutSecond == inPlace ? CUBLAS_OP_N : CUBLAS_OP_T;
   int64_t m = transposed ? N : M, n = transposed ? M : N;
-  if (!fitsInt(m) || !fitsInt(n) || !fitsInt(K) || !fitsInt(ldFirst) ||
-      !fitsInt(ldSecond) || !fitsInt(ldc))
+  if (!soaprt_fits_int(m) || !soaprt_fits_int(n) || !soaprt_fits_int(K) ||
+      !soaprt_fits_int(ldFirst) || !soaprt_fits_int(ldSecond) ||
+      !soaprt_fits_int(ldc))
     soaprt_fatal("%s: matmul dimensions beyond 2^31 are not supported", op);
 
   /* fp32 accumulation for every type (16-bit inputs run on tensor cores

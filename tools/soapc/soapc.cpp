@@ -174,6 +174,18 @@ static cl::opt<std::string> cudaFormat(
              "the driver at start-up), cubin or fatbin (compiled by ptxas "
              "now: needs the CUDA toolkit)"),
     cl::init("ptx"), cl::cat(soapcCategory));
+#ifndef SOAP_CPU_BLAS_LINK_ARGS
+#define SOAP_CPU_BLAS_LINK_ARGS ""
+#endif
+/// Whether the build found OpenBLAS (libsoaprt_blas.a is there).
+static const bool kHaveCPUBlas = !StringRef(SOAP_CPU_BLAS_LINK_ARGS).empty();
+static cl::opt<bool> cpuBlas(
+    "cpu-blas",
+    cl::desc("--target=cpu: compute f32 / f64 matmuls with OpenBLAS "
+             "(single-threaded: one rank per core) instead of generated loops "
+             "(default: on where the build found OpenBLAS; --cpu-blas=false "
+             "for loops)"),
+    cl::init(kHaveCPUBlas), cl::cat(soapcCategory));
 static cl::opt<bool> cudaHostEmulation(
     "cuda-host-emulation",
     cl::desc("--target=cuda, for testing without a GPU: the same lowering, "
@@ -341,6 +353,7 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName,
   if (emit != "partitioned" && target == "cpu") {
     mlir::soap::LowerToCPUOptions lowerOptions;
     lowerOptions.entry = entryName.str();
+    lowerOptions.blas = cpuBlas;
     mlir::soap::buildLowerToCPUPipeline(pm, lowerOptions);
   } else if (emit != "partitioned") {
     mlir::soap::LowerToCUDAOptions lowerOptions;
@@ -417,6 +430,18 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName,
       return failure();
     }
   SmallVector<StringRef> args = {*linkerPath, objectPath, mainLib, rtLib};
+  // The CPU target's matmuls: libsoaprt_blas.a, then OpenBLAS.
+  std::string blasLib = runtimeDir + "/libsoaprt_blas.a";
+  SmallVector<StringRef> blasArgs;
+  if (target == "cpu" && cpuBlas) {
+    if (!llvm::sys::fs::exists(blasLib)) {
+      fail("cannot find the runtime library '" + blasLib + "'");
+      return failure();
+    }
+    args.push_back(blasLib);
+    StringRef(SOAP_CPU_BLAS_LINK_ARGS).split(blasArgs, '|', -1, false);
+    args.append(blasArgs.begin(), blasArgs.end());
+  }
   // The CUDA libraries (cudart, cuBLAS, cuDNN, NCCL), '|'-separated.
   SmallVector<StringRef> cudaArgs;
   if (target == "cuda" && !cudaHostEmulation)
@@ -490,6 +515,10 @@ int main(int argc, char **argv) {
     return fail("--cuda-host-emulation --emit=exe needs libsoaprt_cuda_emu, "
                 "and this soapc was built without the CUDA toolkit, cuDNN "
                 "and NCCL headers");
+  if (cpuBlas && !kHaveCPUBlas && target == "cpu" && emit == "exe")
+    return fail("--cpu-blas needs OpenBLAS, and this soapc was built without "
+                "it (install libopenblas-serial-dev and rebuild, or drop "
+                "--cpu-blas)");
   if (target == "cuda" && emit == "exe" && !cudaHostEmulation &&
       StringRef(SOAP_CUDA_LINK_ARGS).empty())
     return fail("--target=cuda --emit=exe needs libsoaprt_cuda, and this "

@@ -13,7 +13,8 @@
 //   soap-cpu-entry       globals for the inputs, soap_setup / soap_main /
 //                        soap_num_devices / soap_num_inputs / soap_num_outputs
 //   buffer deallocation, soap-scatter-lookup-gradients (atomic adds into the
-//   ids' rows), linalg to loops, affine, scf to cf, math to LLVM and libm,
+//   ids' rows), with blas=true soap-cpu-library-calls (matmuls as OpenBLAS
+//   GEMMs), linalg to loops, affine, scf to cf, math to LLVM and libm,
 //   everything to LLVM.
 //
 //===----------------------------------------------------------------------===//
@@ -41,6 +42,12 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::desc("Entry function (default: the public function that no "
                      "other function calls)"),
       llvm::cl::init("")};
+  Option<bool> blas{
+      *this, "blas",
+      llvm::cl::desc("Compute f32 / f64 matmuls with OpenBLAS "
+                     "(soap-cpu-library-calls): the executable links "
+                     "libsoaprt_blas.a and OpenBLAS"),
+      llvm::cl::init(false)};
 };
 
 /// Name of the unit attribute soap-cpu-prepare puts on the entry function.

@@ -388,6 +388,28 @@ def CUDASplitReductions : Pass<"soap-cuda-split-reductions"> {
                            "tensor::TensorDialect"];
 }
 
+def CPULibraryCalls : Pass<"soap-cpu-library-calls", "ModuleOp"> {
+  let summary = "Turn matmul-like ops on buffers into OpenBLAS GEMM calls of "
+                "libsoaprt (the CPU target)";
+  let description = [{
+    On bufferized code: every contraction with one M, one N, one K and at
+    most one batch dimension whose operands are all f32 or all f64
+    (linalg.matmul, linalg.batch_matmul, transposed variants, generics whose
+    body is a multiply-add) becomes a call of `soaprt_cpu_matmul_f32` /
+    `_f64` (libsoaprt_blas.a: a CBLAS sgemm / dgemm per batch) on rank-2/3
+    strided views of its operands in (batch, M, K) / (batch, K, N) /
+    (batch, M, N) order (memref.transpose, no copies); the runtime picks the
+    transpose flags and leading dimensions from the strides. The call
+    accumulates into the output, as the op does; a zero fill of the output
+    right before it becomes the call's overwrite flag (beta = 0). The op's
+    name (soap.name, or its kind and location) travels as a string for
+    error messages. Mixed-type and 16-bit contractions stay loops.
+    soapc runs it (`--cpu-blas`, on where the build found OpenBLAS).
+  }];
+  let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect",
+                           "LLVM::LLVMDialect", "arith::ArithDialect"];
+}
+
 def CUDALibraryCalls : Pass<"soap-cuda-library-calls", "ModuleOp"> {
   let summary = "Turn matmul-like and convolution ops on buffers into "
                 "cuBLAS / cuDNN calls of libsoaprt";

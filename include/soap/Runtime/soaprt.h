@@ -124,6 +124,39 @@ void soaprt_reduce_scatter(soaprt_unranked_memref_t *region, int64_t dtype,
                            soaprt_unranked_memref_t *devices);
 void soaprt_all_gather(soaprt_unranked_memref_t *region, int64_t dtype,
                        int64_t dim, soaprt_unranked_memref_t *devices);
+/* Matmuls of the CPU target (libsoaprt_blas.a, over OpenBLAS; calls made by
+ * soap-cpu-library-calls): C[b] += A[b] x B[b] on strided rank-3 (batch x
+ * rows x columns) or rank-2 views, f32 (sgemm) or f64 (dgemm); `op` names
+ * the op for error messages. With SOAPRT_BLAS_OVERWRITE, C = A x B. */
+enum { SOAPRT_BLAS_OVERWRITE = 1 };
+void _mlir_ciface_soaprt_cpu_matmul_f32(soaprt_unranked_memref_t *a,
+                                        soaprt_unranked_memref_t *b,
+                                        soaprt_unranked_memref_t *c,
+                                        int64_t flags, const char *op);
+void _mlir_ciface_soaprt_cpu_matmul_f64(soaprt_unranked_memref_t *a,
+                                        soaprt_unranked_memref_t *b,
+                                        soaprt_unranked_memref_t *c,
+                                        int64_t flags, const char *op);
+
+/* Convolutions of the CPU target (libsoaprt_blas.a, im2col + GEMM; calls
+ * made by soap-cpu-library-calls) on rank-4 strided views, f32 or f64:
+ *   conv2d:             Y (N x F x OH x OW) += conv2d(X (N x C x H x W),
+ *                       W (F x C/G x KH x KW))
+ *   conv2d_filter_grad: dW (F x C/G x KH x KW) += its gradient given X and
+ *                       dY (N x F x OH x OW)
+ * with the strides, dilations, zero padding (both sides alike) and groups
+ * given. With SOAPRT_BLAS_OVERWRITE the output is the result alone. */
+#define SOAPRT_CPU_CONV_SIGNATURE(name, a, b, c)                               \
+  void name(soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,          \
+            soaprt_unranked_memref_t *c, int64_t strideH, int64_t strideW,     \
+            int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,  \
+            int64_t groups, int64_t flags, const char *op)
+SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f32, x, w, y);
+SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f64, x, w, y);
+SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32, x, dy,
+                          dw);
+SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64, x, dy,
+                          dw);
 /* Asynchronous communication (the CUDA lowering's host code uses these):
  * the same operations, started after all work this rank issued so far. Each
  * returns a ticket: 1, 2, ... in the order of the rank's starts, or 0 when

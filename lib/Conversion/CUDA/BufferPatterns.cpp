@@ -24,21 +24,6 @@ namespace mlir {
 namespace soap {
 namespace cuda {
 
-MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return {};
-  SmallVector<int64_t> newSizes, newStrides;
-  for (unsigned d : perm) {
-    newSizes.push_back(type.getDimSize(d));
-    newStrides.push_back(strides[d]);
-  }
-  auto layout = StridedLayoutAttr::get(type.getContext(), offset, newStrides);
-  return MemRefType::get(newSizes, type.getElementType(), layout,
-                         type.getMemorySpace());
-}
-
 std::optional<StringRef> libraryFloatSuffix(Type t) {
   if (t.isF32())
     return StringRef("f32");
@@ -53,28 +38,6 @@ bool isLibraryFloatBuffer(Value v) {
   auto type = dyn_cast<MemRefType>(v.getType());
   return type && libraryFloatSuffix(type.getElementType()) &&
          type.hasStaticShape();
-}
-
-linalg::FillOp zeroFillBefore(Operation *op, Value output,
-                              ArrayRef<Operation *> replaced) {
-  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
-    if (llvm::is_contained(replaced, prev))
-      continue;
-    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
-      if (!fill.hasPureBufferSemantics() ||
-          fill.getDpsInitOperand(0)->get() != output)
-        return {};
-      auto value = fill.getDpsInputOperand(0)->get();
-      FloatAttr constant;
-      if (!matchPattern(value, m_Constant(&constant)) ||
-          !constant.getValue().isPosZero())
-        return {};
-      return fill;
-    }
-    if (!isMemoryEffectFree(prev))
-      return {};
-  }
-  return {};
 }
 
 Value rootBuffer(Value v) {
@@ -242,8 +205,7 @@ std::optional<int> widenedMatmulOperand(linalg::LinalgOp op) {
 
 std::optional<linalg::ContractionDimensions>
 matchLibraryContraction(linalg::LinalgOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !linalg::isaContractionOpInterface(op))
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return std::nullopt;
   auto elementType = [&](OpOperand *operand) {
     return getElementTypeOrSelf(operand->get().getType());
@@ -253,12 +215,7 @@ matchLibraryContraction(linalg::LinalgOp op) {
                             elementType(op.getDpsInitOperand(0))) &&
       !widenedMatmulOperand(op))
     return std::nullopt;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1 || dims->batch.size() > 1)
-    return std::nullopt;
-  return *dims;
+  return gemmDims(op);
 }
 
 bool becomesLibraryCall(linalg::LinalgOp op) {

@@ -11,6 +11,8 @@
 #ifndef SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
 #define SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
 
+#include "../MatmulCalls.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/DenseMap.h"
@@ -29,16 +31,6 @@ std::optional<StringRef> libraryFloatSuffix(Type t);
 /// Whether `v` is a statically shaped memref of f32, bf16 or f16
 /// (libraryFloatSuffix).
 bool isLibraryFloatBuffer(Value v);
-
-/// `type` (strided) with its dimensions permuted (result dim r = source dim
-/// perm[r]): what memref.transpose makes; null if it has no strides.
-MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm);
-
-/// The zero fill of `output` right before `op` (only side-effect-free ops
-/// in between, or ops in `replaced`, which go with `op`), which the
-/// library call can do itself (beta = 0).
-linalg::FillOp zeroFillBefore(Operation *op, Value output,
-                              ArrayRef<Operation *> replaced);
 
 /// The buffer a chain of views (and memref.casts and memref.transposes)
 /// starts from.

@@ -54,6 +54,7 @@ namespace soap {
 } // namespace mlir
 
 using namespace mlir;
+using namespace mlir::soap;
 using namespace mlir::soap::cuda;
 
 namespace {
@@ -75,37 +76,11 @@ buildElementwise(OpBuilder &builder, Location loc, ValueRange ins, Value out,
       });
 }
 
-/// A view of `value` whose dims are `order` (loop dims) given that dim r of
-/// `value` is loop dim `map.getResult(r)`; null if the map does not allow it.
-static Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
-                         ArrayRef<unsigned> order) {
-  if (map.getNumResults() != order.size())
-    return {};
-  SmallVector<unsigned> perm;
-  for (unsigned loopDim : order) {
-    std::optional<unsigned> pos =
-        map.getResultPosition(getAffineDimExpr(loopDim, b.getContext()));
-    if (!pos)
-      return {};
-    perm.push_back(*pos);
-  }
-  if (llvm::equal(perm, llvm::seq<unsigned>(0, perm.size())))
-    return value;
-  MemRefType type = permutedType(cast<MemRefType>(value.getType()), perm);
-  if (!type)
-    return {};
-  SmallVector<unsigned> permCopy(perm);
-  AffineMap permutation =
-      AffineMap::getPermutationMap(permCopy, b.getContext());
-  return memref::TransposeOp::create(b, loc, type, value,
-                                     AffineMapAttr::get(permutation));
-}
-
 struct CUDALibraryCalls
     : public mlir::soap::impl::CUDALibraryCallsBase<CUDALibraryCalls> {
   using CUDALibraryCallsBase::CUDALibraryCallsBase;
 
-  unsigned numNames = 0;
+  RuntimeOpNames names{"__soap_op_name_"};
   /// Ops this pass erased (not to be visited again).
   llvm::DenseSet<Operation *> erased;
   /// What the library calls made so far write.
@@ -117,22 +92,7 @@ struct CUDALibraryCalls
   }
 
   /// A pointer to a global string naming `op` for the runtime's messages.
-  Value opName(OpBuilder &b, Operation *op) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << op->getName();
-    if (auto name = op->getAttrOfType<StringAttr>("soap.name"))
-      os << " '" << name.getValue() << "'";
-    os << " at ";
-    if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
-      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-         << file.getColumn();
-    else
-      op->getLoc().print(os);
-    return LLVM::createGlobalString(
-        op->getLoc(), b, "__soap_op_name_" + std::to_string(numNames++), text,
-        LLVM::Linkage::Internal);
-  }
+  Value opName(OpBuilder &b, Operation *op) { return names.get(b, op); }
 
   Value toUnranked(OpBuilder &b, Location loc, Value v) {
     auto type = cast<MemRefType>(v.getType());
@@ -204,49 +164,36 @@ struct CUDALibraryCalls
       return failure();
     OpBuilder builder(op);
     Location loc = op.getLoc();
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
-    auto order = [&](unsigned x, unsigned y) {
-      SmallVector<unsigned> o(batch);
-      o.push_back(x);
-      o.push_back(y);
-      return o;
-    };
-    unsigned m = dims->m[0], n = dims->n[0], k = dims->k[0];
-    SmallVector<unsigned> orders[3] = {order(m, k), order(k, n), order(m, n)};
-    Value operands[3] = {a, b, c}, views[3];
-    for (int i = 0; i < 3; ++i)
-      views[i] = orderedView(builder, loc, operands[i], maps[i], orders[i]);
-    auto dropView = [&](int i) {
-      if (views[i] && views[i] != operands[i])
-        views[i].getDefiningOp()->erase();
-    };
-    if (!views[0] || !views[1] || !views[2]) {
-      for (int i = 0; i < 3; ++i)
-        dropView(i);
+    std::optional<std::array<Value, 3>> views =
+        buildMatmulViews(builder, op, *dims);
+    if (!views)
       return failure();
-    }
     // The 16-bit operand's f32 copy (a kernel; exact), freed after the call.
     SmallVector<Operation *> widening;
     Value wide;
     if (narrow) {
-      auto type = cast<MemRefType>(operands[*narrow].getType());
+      Value operand = op.getDpsInputOperand(*narrow)->get();
+      auto type = cast<MemRefType>(operand.getType());
       wide = memref::AllocOp::create(
           builder, loc, MemRefType::get(type.getShape(), builder.getF32Type()));
       Operation *extend = buildElementwise(
-          builder, loc, operands[*narrow], wide,
+          builder, loc, operand, wide,
           [](OpBuilder &nb, Location l, ValueRange args) {
             return arith::ExtFOp::create(nb, l, nb.getF32Type(), args[0])
                 .getResult();
           });
-      dropView(*narrow);
-      views[*narrow] =
-          orderedView(builder, loc, wide, maps[*narrow], orders[*narrow]);
+      Value &view = (*views)[*narrow];
+      if (view != operand)
+        view.getDefiningOp()->erase();
+      view =
+          orderedView(builder, loc, wide,
+                      op.getMatchingIndexingMap(op.getDpsInputOperand(*narrow)),
+                      matmulOperandOrder(*dims, *narrow));
       widening = {wide.getDefiningOp(), extend};
       variant = "f32";
     }
     call(builder, op, "soaprt_cuda_matmul_" + *variant,
-         {views[0], views[1], views[2]}, {}, c, widening);
+         {(*views)[0], (*views)[1], (*views)[2]}, {}, c, widening);
     if (wide)
       memref::DeallocOp::create(builder, loc, wide);
     erase(op);

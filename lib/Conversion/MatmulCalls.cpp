@@ -1,0 +1,158 @@
+//===- MatmulCalls.cpp - Library calls for matmuls on buffers -------------===//
+//
+// See MatmulCalls.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulCalls.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace mlir {
+namespace soap {
+
+std::string runtimeOpName(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName();
+  if (auto name = op->getAttrOfType<StringAttr>("soap.name"))
+    os << " '" << name.getValue() << "'";
+  os << " at ";
+  if (auto file = dyn_cast<FileLineColLoc>(op->getLoc()))
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn();
+  else
+    op->getLoc().print(os);
+  return text;
+}
+
+Value RuntimeOpNames::get(OpBuilder &b, Operation *op) {
+  std::string text = runtimeOpName(op);
+  Location loc = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  if (module != owner) { // a new module: its own globals
+    owner = module;
+    globals.clear();
+  }
+  auto [it, inserted] = globals.try_emplace(text);
+  if (inserted) {
+    it->second = prefix + std::to_string(globals.size() - 1);
+    return LLVM::createGlobalString(loc, b, it->second, text,
+                                    LLVM::Linkage::Internal);
+  }
+  auto global = module.lookupSymbol<LLVM::GlobalOp>(it->second);
+  Value address = LLVM::AddressOfOp::create(b, loc, global);
+  return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()),
+                             global.getType(), address,
+                             ArrayRef<LLVM::GEPArg>{0, 0});
+}
+
+MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return {};
+  SmallVector<int64_t> newSizes, newStrides;
+  for (unsigned d : perm) {
+    newSizes.push_back(type.getDimSize(d));
+    newStrides.push_back(strides[d]);
+  }
+  auto layout = StridedLayoutAttr::get(type.getContext(), offset, newStrides);
+  return MemRefType::get(newSizes, type.getElementType(), layout,
+                         type.getMemorySpace());
+}
+
+linalg::FillOp zeroFillBefore(Operation *op, Value output,
+                              ArrayRef<Operation *> replaced) {
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (llvm::is_contained(replaced, prev))
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      if (!fill.hasPureBufferSemantics() ||
+          fill.getDpsInitOperand(0)->get() != output)
+        return {};
+      auto value = fill.getDpsInputOperand(0)->get();
+      FloatAttr constant;
+      if (!matchPattern(value, m_Constant(&constant)) ||
+          !constant.getValue().isPosZero())
+        return {};
+      return fill;
+    }
+    if (!isMemoryEffectFree(prev))
+      return {};
+  }
+  return {};
+}
+
+Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
+                  ArrayRef<unsigned> order) {
+  if (map.getNumResults() != order.size())
+    return {};
+  SmallVector<unsigned> perm;
+  for (unsigned loopDim : order) {
+    std::optional<unsigned> pos =
+        map.getResultPosition(getAffineDimExpr(loopDim, b.getContext()));
+    if (!pos)
+      return {};
+    perm.push_back(*pos);
+  }
+  if (llvm::equal(perm, llvm::seq<unsigned>(0, perm.size())))
+    return value;
+  MemRefType type = permutedType(cast<MemRefType>(value.getType()), perm);
+  if (!type)
+    return {};
+  SmallVector<unsigned> permCopy(perm);
+  AffineMap permutation =
+      AffineMap::getPermutationMap(permCopy, b.getContext());
+  return memref::TransposeOp::create(b, loc, type, value,
+                                     AffineMapAttr::get(permutation));
+}
+
+std::optional<linalg::ContractionDimensions> gemmDims(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !linalg::isaContractionOpInterface(op))
+    return std::nullopt;
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
+      dims->k.size() != 1 || dims->batch.size() > 1)
+    return std::nullopt;
+  return *dims;
+}
+
+SmallVector<unsigned>
+matmulOperandOrder(const linalg::ContractionDimensions &dims, int operand) {
+  SmallVector<unsigned> order(dims.batch.begin(), dims.batch.end());
+  unsigned m = dims.m[0], n = dims.n[0], k = dims.k[0];
+  order.push_back(operand == 1 ? k : m);
+  order.push_back(operand == 0 ? k : n);
+  return order;
+}
+
+std::optional<std::array<Value, 3>>
+buildMatmulViews(OpBuilder &b, linalg::LinalgOp op,
+                 const linalg::ContractionDimensions &dims) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  Value operands[3] = {op.getDpsInputOperand(0)->get(),
+                       op.getDpsInputOperand(1)->get(),
+                       op.getDpsInitOperand(0)->get()};
+  std::array<Value, 3> views;
+  for (int i = 0; i < 3; ++i)
+    views[i] = orderedView(b, op.getLoc(), operands[i], maps[i],
+                           matmulOperandOrder(dims, i));
+  if (views[0] && views[1] && views[2])
+    return views;
+  for (int i = 0; i < 3; ++i)
+    if (views[i] && views[i] != operands[i])
+      views[i].getDefiningOp()->erase();
+  return std::nullopt;
+}
+
+} // namespace soap
+} // namespace mlir

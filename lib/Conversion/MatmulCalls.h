@@ -1,0 +1,82 @@
+//===- MatmulCalls.h - Library calls for matmuls on buffers ------*- C++
+//-*-===//
+//
+// What the CPU (soap-cpu-library-calls: OpenBLAS) and CUDA
+// (soap-cuda-library-calls: cuBLAS) lowerings share when they turn a
+// contraction on buffers into a GEMM call of libsoaprt: its operands as
+// strided (batch, rows, columns) views, and the zero fill before it that the
+// call does itself (beta = 0).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SOAP_LIB_CONVERSION_MATMULCALLS_H
+#define SOAP_LIB_CONVERSION_MATMULCALLS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
+namespace mlir {
+namespace soap {
+
+/// How a library call names `op` in the runtime's error messages: its kind,
+/// its soap.name and its location ("linalg.matmul 'fc1' at model.mlir:3:5").
+std::string runtimeOpName(Operation *op);
+
+/// The names of a pass's library calls as pointers to global strings, one
+/// global per distinct name (`<prefix>0`, `<prefix>1`, ...): the ranks'
+/// copies of an op share it, so rank functions that differ in nothing else
+/// stay alike (soap-merge-rank-functions).
+class RuntimeOpNames {
+public:
+  explicit RuntimeOpNames(StringRef prefix) : prefix(prefix) {}
+  /// A pointer to the string naming `op` (runtimeOpName), at `b`'s
+  /// insertion point.
+  Value get(OpBuilder &b, Operation *op);
+
+private:
+  std::string prefix;
+  Operation *owner = nullptr;           // the module `globals` are in
+  llvm::StringMap<std::string> globals; // name -> its global's symbol
+};
+
+/// `type` (strided) with its dimensions permuted (result dim r = source dim
+/// perm[r]): what memref.transpose makes; null if it has no strides.
+MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm);
+
+/// The zero fill of `output` right before `op` (only side-effect-free ops
+/// in between, or ops in `replaced`, which go with `op`), which the
+/// library call can do itself (beta = 0).
+linalg::FillOp zeroFillBefore(Operation *op, Value output,
+                              ArrayRef<Operation *> replaced);
+
+/// A view of `value` whose dims are `order` (loop dims) given that dim r of
+/// `value` is loop dim `map.getResult(r)` (a memref.transpose, or `value`
+/// itself when the order is the map's); null if the map does not allow it.
+Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
+                  ArrayRef<unsigned> order);
+
+/// The contraction dimensions of `op` if it is one GEMM per batch: two
+/// inputs and one output, a contraction (upstream's interface) with one M,
+/// one N, one K and at most one batch loop. Element types are the caller's
+/// to check.
+std::optional<linalg::ContractionDimensions> gemmDims(linalg::LinalgOp op);
+
+/// The loop dims of contraction operand `operand` (0: A, 1: B, 2: C) in
+/// GEMM order: (batch, M, K), (batch, K, N) or (batch, M, N).
+SmallVector<unsigned>
+matmulOperandOrder(const linalg::ContractionDimensions &dims, int operand);
+
+/// The (batch, M, K), (batch, K, N) and (batch, M, N) views of contraction
+/// `op`'s A, B and C (orderedView), or, where a map does not allow one,
+/// nothing (and no op left behind).
+std::optional<std::array<Value, 3>>
+buildMatmulViews(OpBuilder &b, linalg::LinalgOp op,
+                 const linalg::ContractionDimensions &dims);
+
+} // namespace soap
+} // namespace mlir
+
+#endif // SOAP_LIB_CONVERSION_MATMULCALLS_H

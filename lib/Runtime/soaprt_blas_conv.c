@@ -1,0 +1,306 @@
+/*===- soaprt_blas_conv.c - Convolutions of the CPU back end on CBLAS -----===*
+ *
+ * 2-D convolutions and their filter gradients as im2col + GEMM
+ * (include/soap/Runtime/soaprt.h). For image n and group g, with
+ * K = C/G x KH x KW and P = OH x OW:
+ *
+ *   col[(c, kh, kw), (oh, ow)] = X[n, g C/G + c, oh sh + kh dh - ph,
+ *                                               ow sw + kw dw - pw]
+ *                                (0 outside X: the padding)
+ *   forward:         Y_ng (F/G x P) += W_g (F/G x K) x col (K x P)
+ *   filter gradient: dW_g (F/G x K) += dY_ng (F/G x P) x col^T (P x K)
+ *
+ * W (or dW) and Y (or dY) are used in place when their (C/G, KH, KW),
+ * respectively (OH, OW), dims are one row-major run; otherwise through a
+ * packed copy. soap-cpu-library-calls makes the calls.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include "soaprt_gemm.h"
+
+#include <cblas.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One operand: a 4-D strided view and what the GEMMs read of it. */
+typedef struct conv_operand {
+  soaprt_region_t view;
+  char *base;   /* the view's first element, or the packed copy */
+  int64_t ld;   /* between rows of the matrices the GEMMs read */
+  int64_t s0;   /* between dim-0 entries (images; filters for W) */
+  char *packed; /* the packed row-major copy, or NULL */
+} conv_operand_t;
+
+static void describe(conv_operand_t *o, soaprt_unranked_memref_t *ref,
+                     int64_t elemSize, const char *name, const char *op) {
+  if (ref->rank != 4)
+    soaprt_fatal("%s: convolution operand %s must be a rank-4 view, not "
+                 "rank %lld",
+                 op, name, (long long)ref->rank);
+  o->view = soaprt_view(ref, elemSize);
+  o->base = o->view.base;
+  o->packed = NULL;
+  for (int d = 0; d < 4; ++d)
+    if (o->view.strides[d] < 0)
+      soaprt_fatal("%s: convolution operand %s has a negative stride", op,
+                   name);
+}
+
+/* Whether dims 1..3 (`trailing` == 3) or 2..3 (2) of the view are one
+ * row-major run (dims of size 1 may have any stride). */
+static int trailingContiguous(const soaprt_region_t *v, int trailing) {
+  int64_t expected = 1;
+  for (int d = 3; d > 3 - trailing; --d) {
+    if (v->sizes[d] != 1 && v->strides[d] != expected)
+      return 0;
+    expected *= v->sizes[d];
+  }
+  return 1;
+}
+
+/* Copies between the view and its packed row-major copy. */
+static void copyPacked(conv_operand_t *o, int toPacked) {
+  const soaprt_region_t *v = &o->view;
+  int64_t e = v->elemSize;
+  char *p = o->packed;
+  for (int64_t a = 0; a < v->sizes[0]; ++a)
+    for (int64_t b = 0; b < v->sizes[1]; ++b)
+      for (int64_t c = 0; c < v->sizes[2]; ++c)
+        for (int64_t d = 0; d < v->sizes[3]; ++d, p += e) {
+          char *x = v->base + (a * v->strides[0] + b * v->strides[1] +
+                               c * v->strides[2] + d * v->strides[3]) *
+                                  e;
+          if (toPacked)
+            memcpy(p, x, (size_t)e);
+          else
+            memcpy(x, p, (size_t)e);
+        }
+}
+
+static void *checkedMalloc(int64_t bytes, const char *what, const char *op) {
+  void *p = malloc(bytes > 0 ? (size_t)bytes : 1);
+  if (!p)
+    soaprt_fatal("%s: cannot allocate %lld bytes for %s", op, (long long)bytes,
+                 what);
+  return p;
+}
+
+/* Makes the matrices of `o` readable: in place when its dims from
+ * 4 - trailing on are one row-major run and the matrices' rows do not
+ * overlap, else from a packed copy (`fill`: with the view's values).
+ *   trailing 3 (W, dW: F x C/G x KH x KW): one matrix, a filter per row,
+ *     rows `s0` apart;
+ *   trailing 2 (Y, dY: N x F x OH x OW): a matrix per image (`s0` apart),
+ *     a filter per row, rows `ld` apart. */
+static void prepare(conv_operand_t *o, int trailing, int fill, const char *op) {
+  const soaprt_region_t *v = &o->view;
+  int64_t run = v->sizes[3] * v->sizes[2] * (trailing == 3 ? v->sizes[1] : 1);
+  int64_t rowStride = v->strides[4 - trailing - 1];
+  int64_t rows = v->sizes[4 - trailing - 1];
+  if (trailingContiguous(v, trailing) && (rows == 1 || rowStride >= run)) {
+    int64_t ld = rows == 1 ? (run > 0 ? run : 1) : rowStride;
+    if (trailing == 3) {
+      o->s0 = ld;
+    } else {
+      o->ld = ld;
+      o->s0 = v->strides[0];
+    }
+    return;
+  }
+  o->packed = checkedMalloc(soaprt_region_elements(v) * v->elemSize,
+                            "a packed convolution operand", op);
+  if (fill)
+    copyPacked(o, 1);
+  o->base = o->packed;
+  if (trailing == 3) {
+    o->s0 = run;
+  } else {
+    o->ld = run;
+    o->s0 = v->sizes[1] * run;
+  }
+}
+
+/* The convolution's shape, checked. */
+typedef struct conv_shape {
+  int64_t n, c, h, w, f, kh, kw, oh, ow, groups;
+  int64_t sh, sw, dh, dw, ph, pw;
+} conv_shape_t;
+
+static conv_shape_t checkShape(const conv_operand_t *x, const conv_operand_t *w,
+                               const conv_operand_t *y, int64_t sh, int64_t sw,
+                               int64_t dh, int64_t dw, int64_t ph, int64_t pw,
+                               int64_t groups, const char *op) {
+  conv_shape_t s = {x->view.sizes[0],
+                    x->view.sizes[1],
+                    x->view.sizes[2],
+                    x->view.sizes[3],
+                    w->view.sizes[0],
+                    w->view.sizes[2],
+                    w->view.sizes[3],
+                    y->view.sizes[2],
+                    y->view.sizes[3],
+                    groups,
+                    sh,
+                    sw,
+                    dh,
+                    dw,
+                    ph,
+                    pw};
+  if (groups < 1 || sh < 1 || sw < 1 || dh < 1 || dw < 1 || ph < 0 || pw < 0)
+    soaprt_fatal("%s: convolution with groups %lld, strides %lldx%lld, "
+                 "dilations %lldx%lld, padding %lldx%lld",
+                 op, (long long)groups, (long long)sh, (long long)sw,
+                 (long long)dh, (long long)dw, (long long)ph, (long long)pw);
+  int64_t spanH = (s.kh - 1) * dh + 1, spanW = (s.kw - 1) * dw + 1;
+  int ok = s.c % groups == 0 && s.f % groups == 0 &&
+           w->view.sizes[1] == s.c / groups && y->view.sizes[0] == s.n &&
+           y->view.sizes[1] == s.f && s.kh >= 1 && s.kw >= 1 &&
+           s.h + 2 * ph >= spanH && s.w + 2 * pw >= spanW &&
+           s.oh == (s.h + 2 * ph - spanH) / sh + 1 &&
+           s.ow == (s.w + 2 * pw - spanW) / sw + 1;
+  if (!ok)
+    soaprt_fatal("%s: convolution shapes do not match: X %lldx%lldx%lldx%lld, "
+                 "W %lldx%lldx%lldx%lld, Y %lldx%lldx%lldx%lld, %lld groups",
+                 op, (long long)s.n, (long long)s.c, (long long)s.h,
+                 (long long)s.w, (long long)s.f, (long long)w->view.sizes[1],
+                 (long long)s.kh, (long long)s.kw, (long long)y->view.sizes[0],
+                 (long long)y->view.sizes[1], (long long)s.oh, (long long)s.ow,
+                 (long long)groups);
+  return s;
+}
+
+/* col (K x P, row-major) of image n, group g. */
+static void im2col(const conv_operand_t *x, const conv_shape_t *s, int64_t n,
+                   int64_t g, char *col) {
+  const soaprt_region_t *v = &x->view;
+  int64_t e = v->elemSize, cg = s->c / s->groups;
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t i = 0; i < s->kh; ++i)
+      for (int64_t j = 0; j < s->kw; ++j)
+        for (int64_t oh = 0; oh < s->oh; ++oh) {
+          int64_t r = oh * s->sh + i * s->dh - s->ph;
+          char *row =
+              col + (((c * s->kh + i) * s->kw + j) * s->oh + oh) * s->ow * e;
+          if (r < 0 || r >= s->h) {
+            memset(row, 0, (size_t)(s->ow * e));
+            continue;
+          }
+          const char *in =
+              v->base + (n * v->strides[0] + (g * cg + c) * v->strides[1] +
+                         r * v->strides[2]) *
+                            e;
+          for (int64_t ow = 0; ow < s->ow; ++ow) {
+            int64_t q = ow * s->sw + j * s->dw - s->pw;
+            if (q < 0 || q >= s->w)
+              memset(row + ow * e, 0, (size_t)e);
+            else
+              memcpy(row + ow * e, in + q * v->strides[3] * e, (size_t)e);
+          }
+        }
+}
+
+/* C (M x N, ldc) += A (M x K) x B (K x N, or its transpose stored if `tb`),
+ * or C = ... (`overwrite`): one row-major GEMM. */
+static void gemm(int64_t elemSize, int tb, int64_t M, int64_t N, int64_t K,
+                 const char *a, int64_t lda, const char *b, int64_t ldb,
+                 int overwrite, char *c, int64_t ldc) {
+  enum CBLAS_TRANSPOSE t = tb ? CblasTrans : CblasNoTrans;
+  if (elemSize == 4)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, t, (int)M, (int)N, (int)K, 1.0f,
+                (const float *)a, (int)lda, (const float *)b, (int)ldb,
+                overwrite ? 0.0f : 1.0f, (float *)c, (int)ldc);
+  else
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, t, (int)M, (int)N, (int)K, 1.0,
+                (const double *)a, (int)lda, (const double *)b, (int)ldb,
+                overwrite ? 0.0 : 1.0, (double *)c, (int)ldc);
+}
+
+static void zero(conv_operand_t *o) {
+  const soaprt_region_t *v = &o->view;
+  int64_t e = v->elemSize;
+  for (int64_t a = 0; a < v->sizes[0]; ++a)
+    for (int64_t b = 0; b < v->sizes[1]; ++b)
+      for (int64_t c = 0; c < v->sizes[2]; ++c)
+        for (int64_t d = 0; d < v->sizes[3]; ++d)
+          memset(v->base + (a * v->strides[0] + b * v->strides[1] +
+                            c * v->strides[2] + d * v->strides[3]) *
+                               e,
+                 0, (size_t)e);
+}
+
+/* Y += conv(X, W), or (filterGrad) dW += the filter gradient from X and
+ * dY (then `w` is dW and `y` dY). */
+static void convolution(soaprt_unranked_memref_t *xRef,
+                        soaprt_unranked_memref_t *wRef,
+                        soaprt_unranked_memref_t *yRef, int filterGrad,
+                        int64_t sh, int64_t sw, int64_t dh, int64_t dw,
+                        int64_t ph, int64_t pw, int64_t groups, int64_t flags,
+                        const char *op, int64_t e) {
+  if (!op)
+    op = filterGrad ? "convolution filter gradient" : "convolution";
+  conv_operand_t x, w, y;
+  describe(&x, xRef, e, "X", op);
+  describe(&w, wRef, e, filterGrad ? "dW" : "W", op);
+  describe(&y, yRef, e, filterGrad ? "dY" : "Y", op);
+  conv_shape_t s = checkShape(&x, &w, &y, sh, sw, dh, dw, ph, pw, groups, op);
+  int overwrite = (flags & SOAPRT_BLAS_OVERWRITE) != 0;
+  int64_t fg = s.f / groups, cg = s.c / groups;
+  int64_t K = cg * s.kh * s.kw, P = s.oh * s.ow;
+  conv_operand_t *out = filterGrad ? &w : &y;
+  if (soaprt_region_elements(&out->view) == 0)
+    return;
+  if (s.n == 0 || K == 0 || P == 0 || fg == 0) {
+    if (overwrite)
+      zero(out);
+    return;
+  }
+  if (!soaprt_fits_int(K) || !soaprt_fits_int(P) || !soaprt_fits_int(fg) ||
+      !soaprt_fits_int(K * P))
+    soaprt_fatal("%s: convolution dimensions beyond 2^31 are not supported",
+                 op);
+  /* W's rows (a filter's C/G x KH x KW) and Y's (an image's and filter's
+   * OH x OW) as matrices. */
+  prepare(&w, 3, !(filterGrad && overwrite), op);
+  prepare(&y, 2, !(!filterGrad && overwrite), op);
+  if (!soaprt_fits_int(w.s0) || !soaprt_fits_int(y.ld))
+    soaprt_fatal("%s: convolution strides beyond 2^31 are not supported", op);
+  char *col = checkedMalloc(K * P * e, "the im2col buffer", op);
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t g = 0; g < groups; ++g) {
+      im2col(&x, &s, n, g, col);
+      char *wg = w.base + g * fg * w.s0 * e;
+      char *yng = y.base + (n * y.s0 + g * fg * y.ld) * e;
+      if (filterGrad)
+        gemm(e, 1, fg, K, P, yng, y.ld, col, P, overwrite && n == 0, wg, w.s0);
+      else
+        gemm(e, 0, fg, P, K, wg, w.s0, col, P, overwrite, yng, y.ld);
+    }
+  free(col);
+  if (out->packed)
+    copyPacked(out, 0);
+  free(w.packed);
+  free(y.packed);
+}
+
+SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f32, x, w, y) {
+  convolution(x, w, y, 0, strideH, strideW, dilationH, dilationW, padH, padW,
+              groups, flags, op, 4);
+}
+
+SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f64, x, w, y) {
+  convolution(x, w, y, 0, strideH, strideW, dilationH, dilationW, padH, padW,
+              groups, flags, op, 8);
+}
+
+SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32, x, dy,
+                          dw) {
+  convolution(x, dw, dy, 1, strideH, strideW, dilationH, dilationW, padH, padW,
+              groups, flags, op, 4);
+}
+
+SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64, x, dy,
+                          dw) {
+  convolution(x, dw, dy, 1, strideH, strideW, dilationH, dilationW, padH, padW,
+              groups, flags, op, 8);
+}

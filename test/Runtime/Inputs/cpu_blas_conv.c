@@ -1,0 +1,199 @@
+/* Drives libsoaprt_blas's convolutions (soaprt_blas_conv.c) by hand
+ * against plain loops in double: forward and filter gradient, with
+ * strides, dilations, padding and groups; every operand in the layouts the
+ * CPU target's views can have (NCHW-ordered dims over row-major storage,
+ * over channels-last storage: a transposed view, or with every element 2
+ * apart: packed by the runtime); the output accumulated or overwritten (a
+ * NaN in it must not survive an overwrite); f32 and f64. Small integers,
+ * so every sum is exact. Prints one line per failing case and
+ * "N cases, M failed". */
+#include "soap/Runtime/soaprt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* A rank-4 strided memref descriptor (what MLIR passes). */
+typedef struct {
+  void *allocated, *aligned;
+  int64_t offset, sizes[4], strides[4];
+} desc4_t;
+
+enum { PLAIN, LAST, GAPPED };
+static const char *layoutName[] = {"plain", "channels-last", "gapped"};
+
+/* An a x b x c x d view of a fresh buffer: row-major; with dim 1
+ * innermost in memory (a x c x d x b storage); or row-major with every
+ * element 2 apart. */
+static desc4_t makeView(int64_t a, int64_t b, int64_t c, int64_t d, int layout,
+                        int64_t elem, void **buffer) {
+  int64_t gap = layout == GAPPED ? 2 : 1;
+  *buffer = calloc((size_t)(a * b * c * d * gap + 1), (size_t)elem);
+  desc4_t v = {*buffer, *buffer, 1, {a, b, c, d}, {0, 0, 0, 0}};
+  if (layout == LAST) {
+    v.strides[1] = 1;
+    v.strides[3] = b;
+    v.strides[2] = d * b;
+    v.strides[0] = c * d * b;
+  } else {
+    v.strides[3] = gap;
+    v.strides[2] = d * gap;
+    v.strides[1] = c * d * gap;
+    v.strides[0] = b * c * d * gap;
+  }
+  return v;
+}
+
+static double get(desc4_t *v, int64_t i, int64_t j, int64_t k, int64_t l,
+                  int f64) {
+  int64_t at = v->offset + i * v->strides[0] + j * v->strides[1] +
+               k * v->strides[2] + l * v->strides[3];
+  return f64 ? ((double *)v->aligned)[at] : ((float *)v->aligned)[at];
+}
+static void set(desc4_t *v, int64_t i, int64_t j, int64_t k, int64_t l, int f64,
+                double x) {
+  int64_t at = v->offset + i * v->strides[0] + j * v->strides[1] +
+               k * v->strides[2] + l * v->strides[3];
+  if (f64)
+    ((double *)v->aligned)[at] = x;
+  else
+    ((float *)v->aligned)[at] = (float)x;
+}
+
+typedef struct {
+  int64_t n, c, h, w, f, kh, kw, sh, sw, dh, dw, ph, pw, g;
+} shape_t;
+
+static int runCase(const shape_t *s, int lx, int lw, int ly, int grad,
+                   int overwrite, int f64) {
+  int64_t e = f64 ? 8 : 4, cg = s->c / s->g, fg = s->f / s->g;
+  int64_t oh = (s->h + 2 * s->ph - (s->kh - 1) * s->dh - 1) / s->sh + 1;
+  int64_t ow = (s->w + 2 * s->pw - (s->kw - 1) * s->dw - 1) / s->sw + 1;
+  void *bx, *bw, *by;
+  desc4_t X = makeView(s->n, s->c, s->h, s->w, lx, e, &bx);
+  desc4_t W = makeView(s->f, cg, s->kh, s->kw, lw, e, &bw);
+  desc4_t Y = makeView(s->n, s->f, oh, ow, ly, e, &by);
+  desc4_t *out = grad ? &W : &Y;
+  unsigned seed = (unsigned)(s->n * 131 + s->c * 31 + s->h * 7 + s->f + lx * 3 +
+                             lw * 5 + ly * 11 + grad * 13);
+  for (int64_t i = 0; i < s->n; ++i)
+    for (int64_t j = 0; j < s->c; ++j)
+      for (int64_t k = 0; k < s->h; ++k)
+        for (int64_t l = 0; l < s->w; ++l)
+          set(&X, i, j, k, l, f64, (double)(rand_r(&seed) % 7) - 3);
+  /* The inputs: W (forward) or dY (filter gradient); the output starts
+   * with its own values (or NaNs where it is overwritten). */
+  desc4_t *in = grad ? &Y : &W;
+  for (int64_t i = 0; i < in->sizes[0]; ++i)
+    for (int64_t j = 0; j < in->sizes[1]; ++j)
+      for (int64_t k = 0; k < in->sizes[2]; ++k)
+        for (int64_t l = 0; l < in->sizes[3]; ++l)
+          set(in, i, j, k, l, f64, (double)(rand_r(&seed) % 5) - 2);
+  int64_t total = out->sizes[0] * out->sizes[1] * out->sizes[2] * out->sizes[3];
+  double *ref = malloc(sizeof(double) * (size_t)(total + 1));
+  for (int64_t i = 0; i < out->sizes[0]; ++i)
+    for (int64_t j = 0; j < out->sizes[1]; ++j)
+      for (int64_t k = 0; k < out->sizes[2]; ++k)
+        for (int64_t l = 0; l < out->sizes[3]; ++l) {
+          double v = overwrite && (i + j + k + l) % 3 == 0
+                         ? NAN
+                         : (double)(i - j + k - l);
+          set(out, i, j, k, l, f64, v);
+          ref[((i * out->sizes[1] + j) * out->sizes[2] + k) * out->sizes[3] +
+              l] = overwrite ? 0 : v;
+        }
+  /* The reference: every product of the convolution, added where it goes. */
+  for (int64_t n = 0; n < s->n; ++n)
+    for (int64_t f = 0; f < s->f; ++f)
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t x = 0; x < ow; ++x)
+            for (int64_t i = 0; i < s->kh; ++i)
+              for (int64_t j = 0; j < s->kw; ++j) {
+                int64_t r = y * s->sh + i * s->dh - s->ph;
+                int64_t q = x * s->sw + j * s->dw - s->pw;
+                if (r < 0 || r >= s->h || q < 0 || q >= s->w)
+                  continue;
+                double xv = get(&X, n, (f / fg) * cg + c, r, q, f64);
+                if (grad)
+                  ref[((f * cg + c) * s->kh + i) * s->kw + j] +=
+                      xv * get(&Y, n, f, y, x, f64);
+                else
+                  ref[((n * s->f + f) * oh + y) * ow + x] +=
+                      xv * get(&W, f, c, i, j, f64);
+              }
+  soaprt_unranked_memref_t ux = {4, &X}, uw = {4, &W}, uy = {4, &Y};
+  int64_t flags = overwrite ? SOAPRT_BLAS_OVERWRITE : 0;
+  if (grad && f64)
+    _mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64(&ux, &uy, &uw, s->sh, s->sw,
+                                                   s->dh, s->dw, s->ph, s->pw,
+                                                   s->g, flags, "test");
+  else if (grad)
+    _mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32(&ux, &uy, &uw, s->sh, s->sw,
+                                                   s->dh, s->dw, s->ph, s->pw,
+                                                   s->g, flags, "test");
+  else if (f64)
+    _mlir_ciface_soaprt_cpu_conv2d_f64(&ux, &uw, &uy, s->sh, s->sw, s->dh,
+                                       s->dw, s->ph, s->pw, s->g, flags,
+                                       "test");
+  else
+    _mlir_ciface_soaprt_cpu_conv2d_f32(&ux, &uw, &uy, s->sh, s->sw, s->dh,
+                                       s->dw, s->ph, s->pw, s->g, flags,
+                                       "test");
+  int bad = 0;
+  for (int64_t i = 0; i < out->sizes[0] && !bad; ++i)
+    for (int64_t j = 0; j < out->sizes[1] && !bad; ++j)
+      for (int64_t k = 0; k < out->sizes[2] && !bad; ++k)
+        for (int64_t l = 0; l < out->sizes[3] && !bad; ++l) {
+          double got = get(out, i, j, k, l, f64);
+          double want = ref[((i * out->sizes[1] + j) * out->sizes[2] + k) *
+                                out->sizes[3] +
+                            l];
+          if (!(got == want)) {
+            printf("FAIL %s %s X %lldx%lldx%lldx%lld W %lldx%lldx%lldx%lld "
+                   "stride %lldx%lld dilation %lldx%lld pad %lldx%lld "
+                   "groups %lld, X %s W %s Y %s%s: [%lld][%lld][%lld][%lld] "
+                   "= %g, expected %g\n",
+                   f64 ? "f64" : "f32", grad ? "filter-grad" : "forward",
+                   (long long)s->n, (long long)s->c, (long long)s->h,
+                   (long long)s->w, (long long)s->f, (long long)cg,
+                   (long long)s->kh, (long long)s->kw, (long long)s->sh,
+                   (long long)s->sw, (long long)s->dh, (long long)s->dw,
+                   (long long)s->ph, (long long)s->pw, (long long)s->g,
+                   layoutName[lx], layoutName[lw], layoutName[ly],
+                   overwrite ? " overwritten" : "", (long long)i, (long long)j,
+                   (long long)k, (long long)l, got, want);
+            bad = 1;
+          }
+        }
+  free(bx);
+  free(bw);
+  free(by);
+  free(ref);
+  return bad;
+}
+
+int main(void) {
+  int cases = 0, failed = 0;
+  static const shape_t shapes[] = {
+      /* n  c  h  w  f kh kw sh sw dh dw ph pw g */
+      {2, 3, 7, 6, 4, 3, 3, 1, 1, 1, 1, 0, 0, 1},  /* plain */
+      {1, 2, 9, 8, 3, 3, 2, 2, 3, 1, 1, 1, 0, 1},  /* strided, padded */
+      {2, 4, 8, 9, 6, 2, 3, 1, 2, 2, 1, 1, 2, 2},  /* dilated, grouped */
+      {3, 4, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4},  /* depthwise */
+      {1, 1, 4, 4, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1},  /* 1x1, one channel */
+      {2, 5, 6, 7, 2, 1, 1, 2, 2, 1, 1, 0, 0, 1}}; /* 1x1 strided */
+  int numShapes = (int)(sizeof shapes / sizeof shapes[0]);
+  for (int s = 0; s < numShapes; ++s)
+    for (int lx = 0; lx < 3; ++lx)
+      for (int lw = 0; lw < 3; ++lw)
+        for (int ly = 0; ly < 3; ++ly)
+          for (int flags = 0; flags < 8; ++flags) {
+            int grad = flags & 1, overwrite = (flags >> 1) & 1,
+                f64 = (flags >> 2) & 1;
+            ++cases;
+            failed += runCase(&shapes[s], lx, lw, ly, grad, overwrite, f64);
+          }
+  printf("%d cases, %d failed\n", cases, failed);
+  return failed != 0;
+}
