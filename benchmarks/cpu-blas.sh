@@ -1,58 +1,100 @@
 #!/usr/bin/env bash
 # What OpenBLAS buys the CPU target: the training step of zoo models with
-# matmuls as generated loops (soapc --cpu-blas=false) and as OpenBLAS GEMMs
+# matmuls and convolutions as generated loops (soapc --cpu-blas=false) and
+# as OpenBLAS GEMMs (convolutions: im2col + GEMM)
 # (--cpu-blas, the default where the build found OpenBLAS):
 #
 #   benchmarks/cpu-blas.sh
 #
 # For each case (zoo model, batch, strategy, ranks) it builds both
 # executables (--train --train-returns=outputs, machine p100-4x4), runs each
-# for ITERATIONS (default 3) iterations on the same random inputs with
+# for ITERATIONS (default 3) iterations on the same inputs with
 # `mpirun -np RANKS`, and prints the fastest iteration of each (ms; the first
 # touches every buffer), the speedup, and how far the two programs' results
 # (the step's outputs and its updated parameters) are apart (soap-npy-compare:
-# max|a-b| / max|a| over every file). SOAP_BIN (default build/bin) has soapc,
+# max|a-b| / max|a| over every file), in f32 and, for the same model with
+# every f32 made f64 (one step each way), in f64: float32 rounding apart
+# (e.g. a ReLU whose input is within rounding of zero taking the other
+# branch in the backward pass) moves the f32 results, a wrong result moves
+# both. The inputs are He-scaled (benchmarks/gpu/make-inputs.c, built with
+# CC): the executables' own --random-inputs fill every weight in [-1, 1),
+# which overflows the deep models to inf and NaN and leaves nothing to
+# compare. ITERATIONS must be 2 or more (a run of one iteration prints no
+# time per iteration). SOAP_BIN (default build/bin) has soapc,
 # soap-models and soap-npy-compare; CASES overrides the list
 # ("model:batch:strategy:ranks ...").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${SOAP_BIN:-$ROOT/build/bin}
 ITERATIONS=${ITERATIONS:-3}
-CASES=${CASES:-"mlp:64:data-parallel:2 mlp:64:expert:2 rnnlm:4:data-parallel:2 alexnet:8:data-parallel:2"}
+CASES=${CASES:-"mlp:64:data-parallel:2 mlp:64:expert:2 rnnlm:4:data-parallel:2 alexnet:8:data-parallel:2 mobilenet_v2:2:data-parallel:2"}
+if [ "$ITERATIONS" -lt 2 ]; then
+  echo "cpu-blas.sh: ITERATIONS must be 2 or more" >&2
+  exit 1
+fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-cpu-blas.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+"${CC:-cc}" -O2 -o "$WORK/make-inputs" "$ROOT/benchmarks/gpu/make-inputs.c" -lm
 MPIRUN=(mpirun --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 
-# run EXE RANKS OUTDIR: the fastest iteration's ms on stdout.
+# soapc_quiet ARGS...: soapc, its log shown only if it fails.
+soapc_quiet() {
+  "$BIN/soapc" "$@" > "$WORK/soapc.log" 2>&1 || { cat "$WORK/soapc.log" >&2; exit 1; }
+}
+
+# inputs SRC DIR: He-scaled inputs for SRC's training step (the same for
+# every strategy) in DIR; their paths in INPUTS.
+inputs() {
+  soapc_quiet "$1" --quiet --machine=p100-4x4 --train --train-returns=outputs \
+    --devices=1 --strategy=single --emit=mlir -o "$WORK/signature.mlir"
+  python3 "$ROOT/benchmarks/gpu/input-spec.py" "$WORK/signature.mlir" > "$WORK/spec"
+  rm -rf "$2"
+  "$WORK/make-inputs" "$WORK/spec" "$2" 1 > /dev/null
+  INPUTS=()
+  local i n
+  n=$(grep -c . "$WORK/spec")
+  for ((i = 0; i < n; i++)); do INPUTS+=("$2/in$i.npy"); done
+}
+
+# run SRC MODE ITERATIONS OUTDIR: compiles SRC's step (MODE loops or blas)
+# for the case's strategy and ranks, runs it on INPUTS and prints the
+# fastest iteration's ms.
 run() {
-  "${MPIRUN[@]}" -np "$2" "$1" --random-inputs=1 --iterations="$ITERATIONS" \
-    --output-dir="$3" > "$WORK/run.log" 2>&1 || { cat "$WORK/run.log" >&2; return 1; }
+  local flag=--cpu-blas
+  [ "$2" = loops ] && flag=--cpu-blas=false
+  soapc_quiet "$1" --quiet --machine=p100-4x4 --strategy="$strategy" \
+    --devices="$ranks" --train --train-returns=outputs "$flag" --emit=exe \
+    -o "$WORK/exe"
+  rm -rf "$4"
+  "${MPIRUN[@]}" -np "$ranks" "$WORK/exe" --inputs "${INPUTS[@]}" --iterations="$3" \
+    --output-dir="$4" > "$WORK/run.log" 2>&1 || { cat "$WORK/run.log" >&2; exit 1; }
   grep -o 'iteration [0-9]*: [0-9.]* ms' "$WORK/run.log" |
     awk '{ ms = $3 + 0; if (best == "" || ms < best) best = ms } END { printf "%.0f", best }'
 }
 
-echo "CPU training step, matmuls as loops vs OpenBLAS (fastest of $ITERATIONS iterations, ms; $(nproc) cores; $(date -u +%F))"
+# apart DIR1 DIR2: the largest max|a-b| / max|a| over their .npy files.
+apart() {
+  for f in "$1"/*.npy; do
+    "$BIN/soap-npy-compare" "$f" "$2/$(basename "$f")" --rtol=1 2>&1 || true
+  done | grep -o 'max|a-b|/max|a| = [0-9.e+-]*' |
+    awk '{ v = $NF + 0; if (v > m) m = v } END { printf "%.1e", m }'
+}
+
+echo "CPU training step, matmuls and convolutions as loops vs OpenBLAS (fastest of $ITERATIONS iterations, ms; $(nproc) cores; $(date -u +%F))"
 echo
-echo "| model | batch | strategy | ranks | loops ms | OpenBLAS ms | speedup | results apart |"
-echo "|---|---:|---|---:|---:|---:|---:|---:|"
+echo "| model | batch | strategy | ranks | loops ms | OpenBLAS ms | speedup | f32 results apart | f64 results apart |"
+echo "|---|---:|---|---:|---:|---:|---:|---:|---:|"
 for case in $CASES; do
   IFS=: read -r model batch strategy ranks <<< "$case"
-  "$BIN/soap-models" "$model" --batch="$batch" -o "$WORK/$model.mlir"
-  for mode in loops blas; do
-    flag=--cpu-blas
-    [ "$mode" = loops ] && flag=--cpu-blas=false
-    "$BIN/soapc" "$WORK/$model.mlir" --quiet --machine=p100-4x4 \
-      --strategy="$strategy" --devices="$ranks" --train \
-      --train-returns=outputs "$flag" --emit=exe -o "$WORK/$mode" \
-      > "$WORK/soapc.log" 2>&1 || { cat "$WORK/soapc.log" >&2; exit 1; }
-    rm -rf "$WORK/out-$mode"
-    declare "ms_$mode=$(run "$WORK/$mode" "$ranks" "$WORK/out-$mode")"
-  done
-  apart=$(for f in "$WORK"/out-loops/*.npy; do
-            "$BIN/soap-npy-compare" "$f" "$WORK/out-blas/$(basename "$f")" --rtol=1 2>&1 || true
-          done | grep -o 'max|a-b|/max|a| = [0-9.e+-]*' |
-          awk '{ v = $NF + 0; if (v > m) m = v } END { printf "%.1e", m }')
+  "$BIN/soap-models" "$model" --batch="$batch" -o "$WORK/f32.mlir"
+  sed 's/f32/f64/g' "$WORK/f32.mlir" > "$WORK/f64.mlir"
+  inputs "$WORK/f32.mlir" "$WORK/in32"
+  ms_loops=$(run "$WORK/f32.mlir" loops "$ITERATIONS" "$WORK/loops32")
+  ms_blas=$(run "$WORK/f32.mlir" blas "$ITERATIONS" "$WORK/blas32")
+  inputs "$WORK/f64.mlir" "$WORK/in64"
+  run "$WORK/f64.mlir" loops 1 "$WORK/loops64" > /dev/null
+  run "$WORK/f64.mlir" blas 1 "$WORK/blas64" > /dev/null
   speedup=$(awk -v a="$ms_loops" -v b="$ms_blas" 'BEGIN { printf "%.1fx", a / b }')
-  echo "| $model | $batch | $strategy | $ranks | $ms_loops | $ms_blas | $speedup | $apart |"
+  echo "| $model | $batch | $strategy | $ranks | $ms_loops | $ms_blas | $speedup | $(apart "$WORK/loops32" "$WORK/blas32") | $(apart "$WORK/loops64" "$WORK/blas64") |"
 done

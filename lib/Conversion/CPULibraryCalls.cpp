@@ -1,4 +1,4 @@
-//===- CPULibraryCalls.cpp - matmuls -> OpenBLAS on the CPU target --------===//
+//===- CPULibraryCalls.cpp - matmuls, convolutions -> OpenBLAS ------------===//
 //
 // soap-cpu-library-calls: on bufferized code, every f32 or f64 contraction
 // with one M, one N, one K and at most one batch loop becomes
@@ -6,11 +6,20 @@
 //   soaprt_cpu_matmul_<f32|f64>(A, B, C, flags, name)
 //
 // on (batch, M, K) / (batch, K, N) / (batch, M, N) strided views of its
-// operands (MatmulCalls.h, shared with the CUDA lowering's cuBLAS calls);
-// libsoaprt_blas.a (lib/Runtime/soaprt_blas.c) calls CBLAS.
+// operands (MatmulCalls.h, shared with the CUDA lowering's cuBLAS calls),
+// and every f32 or f64 2-D convolution or filter gradient
+//
+//   soaprt_cpu_conv2d_[filter_grad_]<f32|f64>(X, W | dY, Y | dW, strides,
+//                                             dilations, padding, groups,
+//                                             flags, name)
+//
+// on 4-D views of its operands (ConvolutionPatterns.h, shared with the
+// cuDNN calls); libsoaprt_blas.a (lib/Runtime/soaprt_blas.c,
+// soaprt_blas_conv.c) calls CBLAS.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConvolutionPatterns.h"
 #include "MatmulCalls.h"
 
 #include "soap/Conversion/Passes.h"
@@ -37,7 +46,8 @@ using namespace mlir::soap;
 
 namespace {
 
-/// "f32" or "f64" when A, B and C all have that static-shaped element type.
+/// "f32" or "f64" when the op's two inputs and its output (the callers
+/// checked it has those) all have that static-shaped element type.
 static std::optional<StringRef> blasVariant(linalg::LinalgOp op) {
   Type type;
   for (Value v :
@@ -65,33 +75,49 @@ matchBlasContraction(linalg::LinalgOp op) {
   return gemmDims(op);
 }
 
+/// `op` as a convolution or filter gradient libsoaprt_blas computes, with
+/// the 4-D views of its operands possible.
+static std::optional<LibraryConvolution>
+matchBlasConvolution(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || !blasVariant(op))
+    return std::nullopt;
+  std::optional<LibraryConvolution> conv = matchLibraryConvolution(op);
+  if (!conv || !hasConvolutionView(conv->x, conv->xDims) ||
+      !hasConvolutionView(conv->w, conv->wDims) ||
+      !hasConvolutionView(conv->y, conv->yDims))
+    return std::nullopt;
+  return conv;
+}
+
+/// `view` cast to an unranked memref (how the runtime takes it).
+static Value unranked(OpBuilder &b, Location loc, Value view) {
+  auto type = cast<MemRefType>(view.getType());
+  return memref::CastOp::create(
+      b, loc,
+      UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
+      view);
+}
+
 struct CPULibraryCalls
     : public mlir::soap::impl::CPULibraryCallsBase<CPULibraryCalls> {
   RuntimeOpNames names{"__soap_blas_op_name_"};
 
-  /// Replaces `op` with the runtime call; fails, leaving `op`, where CBLAS
-  /// does not compute it.
-  LogicalResult lower(linalg::LinalgOp op) {
-    std::optional<linalg::ContractionDimensions> dims =
-        matchBlasContraction(op);
-    if (!dims)
-      return failure();
+  /// The runtime call `name` on `args` (views cast to unranked memrefs,
+  /// then `scalars`), the flags (overwriting `output` if a zero fill of it
+  /// comes right before `op`: the fill is erased) and `op`'s name, in
+  /// place of `op`.
+  void call(linalg::LinalgOp op, StringRef name, ArrayRef<Value> views,
+            ArrayRef<int64_t> scalars, Value output) {
     OpBuilder b(op);
     Location loc = op.getLoc();
-    std::optional<std::array<Value, 3>> views = buildMatmulViews(b, op, *dims);
-    if (!views)
-      return failure();
     SmallVector<Value> args;
-    for (Value view : *views) {
-      auto type = cast<MemRefType>(view.getType());
-      args.push_back(memref::CastOp::create(
-          b, loc,
-          UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
-          view));
-    }
+    for (Value view : views)
+      args.push_back(unranked(b, loc, view));
+    for (int64_t scalar : scalars)
+      args.push_back(arith::ConstantIntOp::create(b, loc, scalar, 64));
     int64_t flags = 0;
-    if (linalg::FillOp fill =
-            zeroFillBefore(op, op.getDpsInitOperand(0)->get(), {})) {
+    if (linalg::FillOp fill = zeroFillBefore(op, output, {})) {
       fill->erase();
       flags |= SOAPRT_BLAS_OVERWRITE;
     }
@@ -101,22 +127,61 @@ struct CPULibraryCalls
     for (Value a : args)
       types.push_back(a.getType());
     func::FuncOp callee = getOrInsertRuntimeFunction(
-        b, op->getParentOfType<ModuleOp>(),
-        ("soaprt_cpu_matmul_" + *blasVariant(op)).str(),
-        b.getFunctionType(types, {}), /*cInterface=*/true);
+        b, op->getParentOfType<ModuleOp>(), name, b.getFunctionType(types, {}),
+        /*cInterface=*/true);
     func::CallOp::create(b, loc, callee, args);
     op->erase();
+  }
+
+  /// C[b] += A[b] x B[b] as an OpenBLAS call; fails, leaving `op`, where
+  /// CBLAS does not compute it.
+  LogicalResult lowerContraction(linalg::LinalgOp op) {
+    std::optional<linalg::ContractionDimensions> dims =
+        matchBlasContraction(op);
+    if (!dims)
+      return failure();
+    OpBuilder b(op);
+    std::optional<std::array<Value, 3>> views = buildMatmulViews(b, op, *dims);
+    if (!views)
+      return failure();
+    call(op, ("soaprt_cpu_matmul_" + *blasVariant(op)).str(), *views, {},
+         op.getDpsInitOperand(0)->get());
+    return success();
+  }
+
+  /// Y += conv(X, W), or dW += its filter gradient, as an im2col + OpenBLAS
+  /// call; fails, leaving `op`, where there is none.
+  LogicalResult lowerConvolution(linalg::LinalgOp op) {
+    std::optional<LibraryConvolution> conv = matchBlasConvolution(op);
+    if (!conv)
+      return failure();
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Value x = convolutionView(b, loc, conv->x, conv->xDims);
+    Value w = convolutionView(b, loc, conv->w, conv->wDims);
+    Value y = convolutionView(b, loc, conv->y, conv->yDims);
+    SmallVector<int64_t> scalars = {conv->strides[0],   conv->strides[1],
+                                    conv->dilations[0], conv->dilations[1],
+                                    /*padH=*/0,         /*padW=*/0,
+                                    conv->groups};
+    std::string variant = blasVariant(op)->str();
+    if (conv->filterGradient)
+      call(op, "soaprt_cpu_conv2d_filter_grad_" + variant, {x, y, w}, scalars,
+           conv->w);
+    else
+      call(op, "soaprt_cpu_conv2d_" + variant, {x, w, y}, scalars, conv->y);
     return success();
   }
 
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (matchBlasContraction(op))
+      if (matchBlasContraction(op) || matchBlasConvolution(op))
         candidates.push_back(op);
     });
     for (linalg::LinalgOp op : candidates)
-      (void)lower(op);
+      if (failed(lowerConvolution(op)))
+        (void)lowerContraction(op);
   }
 };
 

@@ -100,27 +100,9 @@ static void matmul(soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,
     return; /* C += nothing */
   cublasHandle_t h = handle(op);
 
-  /* C: its batches must not overlap (sufficient: positive strides and the
-     batch stride beyond one matrix's extent). */
-  int64_t ldc = 0;
-  int layoutC = soaprt_matrix_layout(&C, &ldc);
-  if (!soaprt_matrix_batches_disjoint(&C))
-    layoutC = SOAPRT_LAYOUT_NONE;
-  if (layoutC == SOAPRT_LAYOUT_NONE) {
-    pack(&C, 1, op);
-    layoutC = soaprt_matrix_layout(&C, &ldc);
-  }
-  int64_t ldA = 0, ldB = 0;
-  int layoutA = soaprt_matrix_layout(&A, &ldA),
-      layoutB = soaprt_matrix_layout(&B, &ldB);
-  if (layoutA == SOAPRT_LAYOUT_NONE) {
-    pack(&A, 1, op);
-    layoutA = soaprt_matrix_layout(&A, &ldA);
-  }
-  if (layoutB == SOAPRT_LAYOUT_NONE) {
-    pack(&B, 1, op);
-    layoutB = soaprt_matrix_layout(&B, &ldB);
-  }
+  soaprt_gemm_layouts_t l = soaprt_gemm_layouts(&A, &B, &C, 1, pack, op);
+  int layoutA = l.a, layoutB = l.b, layoutC = l.c;
+  int64_t ldA = l.lda, ldB = l.ldb, ldc = l.ldc;
 
   /* cuBLAS operands: (first, second) with C' = op(first) op(second). */
   int transposed = layoutC == SOAPRT_LAYOUT_ROW; /* computes C^T = B^T A^T */

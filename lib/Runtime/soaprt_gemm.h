@@ -102,4 +102,40 @@ static inline int soaprt_matrix_batches_disjoint(const soaprt_matrix_t *C) {
 
 static inline int soaprt_fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
+/* Packs m (a copy in row layout that the BLAS reads instead; `fill`: with
+ * m's values) for op `op`: the host or the device copy. */
+typedef void (*soaprt_matrix_pack_fn)(soaprt_matrix_t *m, int fill,
+                                      const char *op);
+
+/* The layouts (and leading dimensions) the GEMM reads A, B and C in: each
+ * in place where soaprt_matrix_layout finds one (C also needs its batches
+ * disjoint), else packed by `pack` (C filled with its values if `fillC`). */
+typedef struct soaprt_gemm_layouts {
+  int a, b, c;
+  int64_t lda, ldb, ldc;
+} soaprt_gemm_layouts_t;
+static inline soaprt_gemm_layouts_t
+soaprt_gemm_layouts(soaprt_matrix_t *A, soaprt_matrix_t *B, soaprt_matrix_t *C,
+                    int fillC, soaprt_matrix_pack_fn pack, const char *op) {
+  soaprt_gemm_layouts_t l = {0, 0, 0, 0, 0, 0};
+  l.c = soaprt_matrix_layout(C, &l.ldc);
+  if (!soaprt_matrix_batches_disjoint(C))
+    l.c = SOAPRT_LAYOUT_NONE;
+  if (l.c == SOAPRT_LAYOUT_NONE) {
+    pack(C, fillC, op);
+    l.c = soaprt_matrix_layout(C, &l.ldc);
+  }
+  l.a = soaprt_matrix_layout(A, &l.lda);
+  if (l.a == SOAPRT_LAYOUT_NONE) {
+    pack(A, 1, op);
+    l.a = soaprt_matrix_layout(A, &l.lda);
+  }
+  l.b = soaprt_matrix_layout(B, &l.ldb);
+  if (l.b == SOAPRT_LAYOUT_NONE) {
+    pack(B, 1, op);
+    l.b = soaprt_matrix_layout(B, &l.ldb);
+  }
+  return l;
+}
+
 #endif /* SOAP_RUNTIME_SOAPRT_GEMM_H */

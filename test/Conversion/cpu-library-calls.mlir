@@ -114,3 +114,106 @@ func.func @stays(%a: memref<4x8xf32>, %bb: memref<8x16xbf16>, %c: memref<4x16xf3
   %r = linalg.matmul ins(%ta, %tb : tensor<4x8xf32>, tensor<8x16xf32>) outs(%tc : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %r : tensor<4x16xf32>
 }
+
+// -----
+
+// A convolution becomes an im2col + OpenBLAS call with its strides,
+// dilations, no padding (a padded input is its own buffer on the CPU) and
+// one group; f64 is the f64 variant.
+// CHECK-DAG:   func.func private @soaprt_cpu_conv2d_f64(memref<*xf64>, memref<*xf64>, memref<*xf64>, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @conv(
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : i64
+// CHECK:         call @soaprt_cpu_conv2d_f64(%{{.*}}, %{{.*}}, %{{.*}}, %[[C2]], %[[C2]], %[[C1]], %[[C3]], %[[C0]], %[[C0]], %[[C1]], %[[C0]], %{{.*}})
+// CHECK-NEXT:    return
+func.func @conv(%x: memref<2x3x17x17xf64>, %w: memref<8x3x3x3xf64>, %y: memref<2x8x8x6xf64>) {
+  linalg.conv_2d_nchw_fchw {strides = dense<2> : tensor<2xi64>, dilations = dense<[1, 3]> : tensor<2xi64>}
+    ins(%x, %w : memref<2x3x17x17xf64>, memref<8x3x3x3xf64>) outs(%y : memref<2x8x8x6xf64>)
+  return
+}
+
+// -----
+
+// Channels-last operands are viewed in NCHW / FCHW order (memref.transpose);
+// a depthwise convolution is one group per channel, its filter viewed as
+// 8 x 1 x 3 x 3.
+// CHECK-LABEL: func.func @layouts(
+// CHECK:         memref.transpose %{{.*}} (d0, d1, d2, d3) -> (d0, d3, d1, d2)
+// CHECK:         call @soaprt_cpu_conv2d_f32(
+// CHECK:         memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [8, 1, 3, 3]
+// CHECK:         %[[G:.*]] = arith.constant 8 : i64
+// CHECK:         call @soaprt_cpu_conv2d_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[G]], %{{.*}}, %{{.*}})
+// CHECK-NEXT:    return
+func.func @layouts(%x: memref<2x9x9x3xf32>, %w: memref<3x3x3x8xf32>, %y: memref<2x7x7x8xf32>,
+                   %dx: memref<2x8x16x16xf32>, %dw: memref<8x3x3xf32>, %dy: memref<2x8x14x14xf32>) {
+  linalg.conv_2d_nhwc_hwcf {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<2x9x9x3xf32>, memref<3x3x3x8xf32>) outs(%y : memref<2x7x7x8xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%dx, %dw : memref<2x8x16x16xf32>, memref<8x3x3xf32>) outs(%dy : memref<2x8x14x14xf32>)
+  return
+}
+
+// -----
+
+// The filter gradient soap-training-step writes (a linalg.generic over the
+// forward loops) is the filter-gradient call (X, dY, dW), strides 2x2; the
+// zero fill before it is the overwrite flag.
+#x = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh, ow * 2 + kw)>
+#dy = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#dw = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+// CHECK-DAG:   func.func private @soaprt_cpu_conv2d_filter_grad_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i64, i64, i64, i64, i64, i64, i64, !llvm.ptr) attributes {llvm.emit_c_interface}
+// CHECK-LABEL: func.func @filter_grad(
+// CHECK-SAME:    %[[X:.*]]: memref<2x3x9x9xf32>, %[[DY:.*]]: memref<2x4x4x4xf32>, %[[DW:.*]]: memref<4x3x3x3xf32>)
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[CX:.*]] = memref.cast %[[X]]
+// CHECK-DAG:     %[[CDY:.*]] = memref.cast %[[DY]]
+// CHECK-DAG:     %[[CDW:.*]] = memref.cast %[[DW]]
+// CHECK-NOT:     linalg.fill
+// CHECK:         call @soaprt_cpu_conv2d_filter_grad_f32(%[[CX]], %[[CDY]], %[[CDW]], %[[TWO]], %[[TWO]], %[[ONE]], %[[ONE]], %[[ZERO]], %[[ZERO]], %[[ONE]], %[[ONE]], %{{.*}})
+// CHECK-NEXT:    return
+func.func @filter_grad(%x: memref<2x3x9x9xf32>, %dy: memref<2x4x4x4xf32>, %dw: memref<4x3x3x3xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%dw : memref<4x3x3x3xf32>)
+  linalg.generic {indexing_maps = [#x, #dy, #dw], iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]}
+      ins(%x, %dy : memref<2x3x9x9xf32>, memref<2x4x4x4xf32>) outs(%dw : memref<4x3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %b, %a : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// What stays loops: a pooling, a convolution of mixed types, and a
+// generic that reads the window one row lower (no filter gradient).
+#x2 = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh + 1, ow * 2 + kw)>
+#dy2 = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
+#dw2 = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
+// CHECK-LABEL: func.func @conv_stays(
+// CHECK-NOT:     call @soaprt_cpu_conv2d
+// CHECK:         linalg.pooling_nchw_max
+// CHECK:         linalg.conv_2d_nchw_fchw
+// CHECK:         linalg.generic
+// CHECK-NOT:     call @soaprt_cpu_conv2d
+func.func @conv_stays(%x: memref<2x3x9x9xf32>, %k: memref<3x3xf32>, %p: memref<2x3x7x7xf32>,
+                      %wh: memref<8x3x3x3xbf16>, %y: memref<2x8x7x7xf32>,
+                      %dy: memref<2x4x3x4xf32>, %dw: memref<4x3x3x3xf32>) {
+  linalg.pooling_nchw_max {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%x, %k : memref<2x3x9x9xf32>, memref<3x3xf32>) outs(%p : memref<2x3x7x7xf32>)
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%x, %wh : memref<2x3x9x9xf32>, memref<8x3x3x3xbf16>) outs(%y : memref<2x8x7x7xf32>)
+  linalg.generic {indexing_maps = [#x2, #dy2, #dw2], iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]}
+      ins(%x, %dy : memref<2x3x9x9xf32>, memref<2x4x3x4xf32>) outs(%dw : memref<4x3x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %b, %a : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}

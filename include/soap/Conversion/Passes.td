@@ -389,8 +389,8 @@ def CUDASplitReductions : Pass<"soap-cuda-split-reductions"> {
 }
 
 def CPULibraryCalls : Pass<"soap-cpu-library-calls", "ModuleOp"> {
-  let summary = "Turn matmul-like ops on buffers into OpenBLAS GEMM calls of "
-                "libsoaprt (the CPU target)";
+  let summary = "Turn matmul-like and convolution ops on buffers into "
+                "OpenBLAS calls of libsoaprt (the CPU target)";
   let description = [{
     On bufferized code: every contraction with one M, one N, one K and at
     most one batch dimension whose operands are all f32 or all f64
@@ -399,12 +399,20 @@ def CPULibraryCalls : Pass<"soap-cpu-library-calls", "ModuleOp"> {
     `_f64` (libsoaprt_blas.a: a CBLAS sgemm / dgemm per batch) on rank-2/3
     strided views of its operands in (batch, M, K) / (batch, K, N) /
     (batch, M, N) order (memref.transpose, no copies); the runtime picks the
-    transpose flags and leading dimensions from the strides. The call
-    accumulates into the output, as the op does; a zero fill of the output
-    right before it becomes the call's overwrite flag (beta = 0). The op's
-    name (soap.name, or its kind and location) travels as a string for
-    error messages. Mixed-type and 16-bit contractions stay loops.
-    soapc runs it (`--cpu-blas`, on where the build found OpenBLAS).
+    transpose flags and leading dimensions from the strides. Every f32 or
+    f64 2-D convolution (NCHW or NHWC, grouped, depthwise; the input
+    gradient soap-training-step writes is one) becomes a call of
+    `soaprt_cpu_conv2d_f32` / `_f64`, and the filter gradient
+    soap-training-step writes (a linalg.generic over the forward loops) one
+    of `soaprt_cpu_conv2d_filter_grad_f32` / `_f64`, with the strides,
+    dilations and groups, on 4-D views of the operands in NCHW / FCHW order
+    (the views soap-cuda-library-calls gives cuDNN); the runtime computes
+    them as im2col + GEMM per image and group. Each call accumulates into the
+    output, as the op does; a zero fill of the output right before it
+    becomes the call's overwrite flag (beta = 0). The op's name (soap.name,
+    or its kind and location) travels as a string for error messages.
+    Mixed-type and 16-bit ops stay loops. soapc runs it (`--cpu-blas`, on
+    where the build found OpenBLAS).
   }];
   let dependentDialects = ["func::FuncDialect", "memref::MemRefDialect",
                            "LLVM::LLVMDialect", "arith::ArithDialect"];

@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "BufferPatterns.h"
-#include "ConvolutionPatterns.h"
 
 #include "soap/Analysis/IterationSpace.h"
 #include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
@@ -216,6 +215,13 @@ matchLibraryContraction(linalg::LinalgOp op) {
       !widenedMatmulOperand(op))
     return std::nullopt;
   return gemmDims(op);
+}
+
+std::optional<LibraryConvolution> matchCuDNNConvolution(linalg::LinalgOp op) {
+  std::optional<LibraryConvolution> conv = matchLibraryConvolution(op);
+  if (!conv || !libraryFloatSuffix(getElementTypeOrSelf(conv->y.getType())))
+    return std::nullopt;
+  return conv;
 }
 
 bool becomesLibraryCall(linalg::LinalgOp op) {

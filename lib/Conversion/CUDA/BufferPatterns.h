@@ -11,6 +11,7 @@
 #ifndef SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
 #define SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
 
+#include "../ConvolutionPatterns.h"
 #include "../MatmulCalls.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -89,6 +90,10 @@ std::optional<int> widenedMatmulOperand(linalg::LinalgOp op);
 /// widenedMatmulOperand).
 std::optional<linalg::ContractionDimensions>
 matchLibraryContraction(linalg::LinalgOp op);
+
+/// `op` as a convolution or filter gradient cuDNN computes
+/// (matchLibraryConvolution, of f32, bf16 or f16: libraryFloatSuffix).
+std::optional<LibraryConvolution> matchCuDNNConvolution(linalg::LinalgOp op);
 
 /// Whether soap-cuda-library-calls makes `op` a cuBLAS or cuDNN call (a
 /// contraction above, a convolution or a filter gradient:

@@ -33,7 +33,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "BufferPatterns.h"
-#include "ConvolutionPatterns.h"
 
 #include "soap/Conversion/Passes.h"
 
@@ -201,7 +200,7 @@ struct CUDALibraryCalls
   }
 
   /// A convolution or filter gradient cuDNN computes on buffers.
-  static std::optional<CuDNNConvolution> convolutionOf(Operation *op) {
+  static std::optional<LibraryConvolution> convolutionOf(Operation *op) {
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
     if (!linalgOp || !linalgOp.hasPureBufferSemantics())
       return std::nullopt;
@@ -227,7 +226,7 @@ struct CUDALibraryCalls
   std::optional<PaddedInput> matchPaddedInput(memref::AllocOp alloc) {
     std::optional<ZeroPadded> padded =
         matchZeroPadded(alloc, [&](Operation *op, Value read) {
-          std::optional<CuDNNConvolution> conv = convolutionOf(op);
+          std::optional<LibraryConvolution> conv = convolutionOf(op);
           return conv && conv->x == read;
         });
     if (!padded)
@@ -239,7 +238,7 @@ struct CUDALibraryCalls
     memref::SubViewOp interior = padded->interior;
     auto inner = cast<MemRefType>(interior.getType());
     ArrayRef<int64_t> offsets = interior.getStaticOffsets();
-    std::optional<CuDNNConvolution> first = convolutionOf(padded->readers[0]);
+    std::optional<LibraryConvolution> first = convolutionOf(padded->readers[0]);
     int64_t rows = first->xRows(), cols = first->xCols();
     if (ShapedType::isDynamicShape(offsets) || !inner.hasStaticShape() ||
         !isLibraryFloatBuffer(padded->source))
@@ -249,7 +248,7 @@ struct CUDALibraryCalls
           static_cast<int64_t>(d) != cols)
         return std::nullopt;
     for (Operation *reader : padded->readers) {
-      std::optional<CuDNNConvolution> conv = convolutionOf(reader);
+      std::optional<LibraryConvolution> conv = convolutionOf(reader);
       auto read = cast<MemRefType>(conv->x.getType());
       if (!read.hasStaticShape() || conv->xRows() != rows ||
           conv->xCols() != cols || read.getRank() != inner.getRank())
@@ -323,16 +322,16 @@ struct CUDALibraryCalls
   /// no flipped filter, no spread or padded copy, and none of the products
   /// with the spread's zeros.
   struct InputGradient {
-    CuDNNConvolution conv; // the stride-1 convolution
+    LibraryConvolution conv; // the stride-1 convolution
     Value w, dy;
-    CuDNNDims wDims;       // W's cuDNN view (the forward filter's)
+    ConvolutionDims wDims; // W's cuDNN view (the forward filter's)
     int64_t strideH = 1, strideW = 1;
     int64_t padH = 0, padW = 0;     // the forward's (both sides alike)
     SmallVector<Operation *> ops;   // to erase, users first
     SmallVector<Operation *> frees; // of dY before the call, to move
   };
   std::optional<InputGradient> matchInputGradient(linalg::LinalgOp op) {
-    std::optional<CuDNNConvolution> conv = convolutionOf(op);
+    std::optional<LibraryConvolution> conv = convolutionOf(op);
     if (!conv || conv->filterGradient || conv->strides[0] != 1 ||
         conv->strides[1] != 1)
       return std::nullopt;
@@ -569,7 +568,7 @@ struct CUDALibraryCalls
   };
   std::optional<InteriorOutput> matchInteriorOutput(linalg::LinalgOp op,
                                                     const InputGradient &grad) {
-    const CuDNNConvolution &conv = grad.conv;
+    const LibraryConvolution &conv = grad.conv;
     Value dx = conv.y;
     auto alloc = dx.getDefiningOp<memref::AllocOp>();
     linalg::FillOp fill = zeroFillBefore(op, dx, grad.ops);
@@ -629,7 +628,7 @@ struct CUDALibraryCalls
     std::optional<InputGradient> grad = matchInputGradient(op);
     if (!grad)
       return failure();
-    const CuDNNConvolution &conv = grad->conv;
+    const LibraryConvolution &conv = grad->conv;
     Value dx = conv.y;
     auto dyType = cast<MemRefType>(grad->dy.getType());
     // (The gradient of an unpadded input has no interior to take.)
@@ -637,7 +636,7 @@ struct CUDALibraryCalls
     if (grad->padH == 0 && grad->padW == 0)
       interior = matchInteriorOutput(op, *grad);
     // cuDNN's views of W, dY and dX must exist before anything changes.
-    CuDNNConvolution check = conv;
+    LibraryConvolution check = conv;
     check.x = grad->dy;
     check.w = grad->w;
     check.wDims = grad->wDims;
@@ -655,9 +654,9 @@ struct CUDALibraryCalls
     }
     OpBuilder builder(op);
     Location loc = op.getLoc();
-    Value vw = cudnnView(builder, loc, grad->w, grad->wDims);
-    Value vdy = cudnnView(builder, loc, grad->dy, conv.xDims);
-    Value vdx = cudnnView(builder, loc, target, conv.yDims);
+    Value vw = convolutionView(builder, loc, grad->w, grad->wDims);
+    Value vdy = convolutionView(builder, loc, grad->dy, conv.xDims);
+    Value vdx = convolutionView(builder, loc, target, conv.yDims);
     assert(vw && vdy && vdx && "checked by cudnnViewsExist");
     func::CallOp callOp = call(
         builder, op, convolutionCall("input_grad_", dyType), {vw, vdy, vdx},
@@ -686,9 +685,10 @@ struct CUDALibraryCalls
 
   /// Whether cuDNN's views of `conv`'s operands (X replaced by `x` if
   /// given) can be made.
-  static bool cudnnViewsExist(const CuDNNConvolution &conv, Value x = {}) {
-    return hasCuDNNView(x ? x : conv.x, conv.xDims) &&
-           hasCuDNNView(conv.w, conv.wDims) && hasCuDNNView(conv.y, conv.yDims);
+  static bool cudnnViewsExist(const LibraryConvolution &conv, Value x = {}) {
+    return hasConvolutionView(x ? x : conv.x, conv.xDims) &&
+           hasConvolutionView(conv.w, conv.wDims) &&
+           hasConvolutionView(conv.y, conv.yDims);
   }
 
   /// A convolution (Y += conv(X, W)) or filter gradient (dW += ...) as a
@@ -698,14 +698,14 @@ struct CUDALibraryCalls
   Operation *lowerConvolution(linalg::LinalgOp op, Value x = {},
                               int64_t padH = 0, int64_t padW = 0,
                               ArrayRef<Operation *> replaced = {}) {
-    std::optional<CuDNNConvolution> conv = convolutionOf(op);
+    std::optional<LibraryConvolution> conv = convolutionOf(op);
     if (!conv || !cudnnViewsExist(*conv, x))
       return nullptr;
     OpBuilder builder(op);
     Location loc = op.getLoc();
-    Value vx = cudnnView(builder, loc, x ? x : conv->x, conv->xDims);
-    Value vw = cudnnView(builder, loc, conv->w, conv->wDims);
-    Value vy = cudnnView(builder, loc, conv->y, conv->yDims);
+    Value vx = convolutionView(builder, loc, x ? x : conv->x, conv->xDims);
+    Value vw = convolutionView(builder, loc, conv->w, conv->wDims);
+    Value vy = convolutionView(builder, loc, conv->y, conv->yDims);
     assert(vx && vw && vy && "checked by cudnnViewsExist");
     SmallVector<int64_t> scalars = {conv->strides[0],   conv->strides[1],
                                     conv->dilations[0], conv->dilations[1],

@@ -1,7 +1,7 @@
-//===- ConvolutionPatterns.cpp - Convolutions cuDNN computes -------------===//
+//===- ConvolutionPatterns.cpp - Convolutions a library computes ---------===//
 
 #include "ConvolutionPatterns.h"
-#include "BufferPatterns.h"
+#include "MatmulCalls.h"
 
 #include "soap/Analysis/OpGraphExtraction.h"
 
@@ -13,8 +13,6 @@ using namespace mlir;
 
 namespace mlir {
 namespace soap {
-namespace cuda {
-
 /// A statically shaped tensor or memref of `element`.
 static bool isStaticOf(Value v, Type element) {
   auto type = dyn_cast<ShapedType>(v.getType());
@@ -50,16 +48,16 @@ static std::optional<SmallVector<int64_t>> plainLoops(AffineMap map) {
   return loops;
 }
 
-std::optional<CuDNNConvolution> matchCuDNNConvolution(linalg::LinalgOp op) {
+std::optional<LibraryConvolution> matchLibraryConvolution(linalg::LinalgOp op) {
   auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
   if (!generic && !linalg::isaConvolutionOpInterface(op))
     return std::nullopt;
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op->getNumRegions() != 1 || !isMultiplyAccumulate(op))
     return std::nullopt;
-  // X, W and Y of one element type cuDNN has (f32, bf16, f16).
+  // X, W and Y of one float type.
   Type element = getElementTypeOrSelf(op.getDpsInitOperand(0)->get());
-  if (!libraryFloatSuffix(element))
+  if (!isa<FloatType>(element))
     return std::nullopt;
   for (OpOperand &operand : op->getOpOperands())
     if (!isStaticOf(operand.get(), element))
@@ -71,7 +69,7 @@ std::optional<CuDNNConvolution> matchCuDNNConvolution(linalg::LinalgOp op) {
   if (!plainLoops(maps[1 - xi]) || !plainLoops(maps[2]) ||
       (generic == nullptr && xi != 0))
     return std::nullopt;
-  CuDNNConvolution conv;
+  LibraryConvolution conv;
   conv.filterGradient = generic != nullptr;
   conv.x = op.getDpsInputOperand(xi)->get();
   Value other = op.getDpsInputOperand(1 - xi)->get();
@@ -82,8 +80,7 @@ std::optional<CuDNNConvolution> matchCuDNNConvolution(linalg::LinalgOp op) {
   AffineMap wMap = conv.filterGradient ? maps[2] : maps[1 - xi];
   SmallVector<int64_t> yLoops = *plainLoops(yMap), wLoops = *plainLoops(wMap);
   int64_t numLoops = op.getNumLoops();
-  SmallVector<int64_t> xAt(numLoops, -1), yAt(numLoops, -1),
-      wAt(numLoops, -1);
+  SmallVector<int64_t> xAt(numLoops, -1), yAt(numLoops, -1), wAt(numLoops, -1);
   for (auto [dim, loop] : llvm::enumerate(yLoops))
     yAt[loop] = dim;
   for (auto [dim, loop] : llvm::enumerate(wLoops))
@@ -151,7 +148,8 @@ std::optional<CuDNNConvolution> matchCuDNNConvolution(linalg::LinalgOp op) {
     if (!ok)
       return std::nullopt;
   }
-  auto dimsOf = [](ArrayRef<int64_t> at, std::initializer_list<std::optional<int64_t>> loops) {
+  auto dimsOf = [](ArrayRef<int64_t> at,
+                   std::initializer_list<std::optional<int64_t>> loops) {
     SmallVector<int64_t, 2> dims;
     for (std::optional<int64_t> l : loops)
       if (l)
@@ -173,8 +171,8 @@ std::optional<CuDNNConvolution> matchCuDNNConvolution(linalg::LinalgOp op) {
 }
 
 namespace {
-/// How cuDNN's view of a buffer is made: a transpose (if `order` is not the
-/// identity), a collapse of each group's dims (if any has several), an
+/// How the library's view of a buffer is made: a transpose (if `order` is not
+/// the identity), a collapse of each group's dims (if any has several), an
 /// expand adding the unit dims (if a group is empty).
 struct ViewPlan {
   SmallVector<unsigned> order;
@@ -186,7 +184,8 @@ struct ViewPlan {
 };
 } // namespace
 
-static FailureOr<ViewPlan> planView(MemRefType type, const CuDNNDims &dims) {
+static FailureOr<ViewPlan> planView(MemRefType type,
+                                    const ConvolutionDims &dims) {
   ViewPlan plan;
   for (const auto &group : dims)
     for (int64_t d : group)
@@ -236,13 +235,13 @@ static FailureOr<ViewPlan> planView(MemRefType type, const CuDNNDims &dims) {
   return plan;
 }
 
-bool hasCuDNNView(Value buffer, const CuDNNDims &dims) {
+bool hasConvolutionView(Value buffer, const ConvolutionDims &dims) {
   auto type = dyn_cast<MemRefType>(buffer.getType());
   return type && succeeded(planView(type, dims));
 }
 
-Value cudnnView(OpBuilder &b, Location loc, Value buffer,
-                const CuDNNDims &dims) {
+Value convolutionView(OpBuilder &b, Location loc, Value buffer,
+                      const ConvolutionDims &dims) {
   auto type = dyn_cast<MemRefType>(buffer.getType());
   if (!type)
     return {};
@@ -259,11 +258,10 @@ Value cudnnView(OpBuilder &b, Location loc, Value buffer,
   if (plan->merges)
     view = memref::CollapseShapeOp::create(b, loc, view, plan->collapse);
   if (!plan->expand.empty())
-    view = memref::ExpandShapeOp::create(b, loc, plan->shape, view,
-                                         plan->expand);
+    view =
+        memref::ExpandShapeOp::create(b, loc, plan->shape, view, plan->expand);
   return view;
 }
 
-} // namespace cuda
 } // namespace soap
 } // namespace mlir
