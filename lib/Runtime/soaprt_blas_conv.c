@@ -283,24 +283,24 @@ static void convolution(soaprt_unranked_memref_t *xRef,
   free(y.packed);
 }
 
-SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f32, x, w, y) {
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f32, x, w, y) {
   convolution(x, w, y, 0, strideH, strideW, dilationH, dilationW, padH, padW,
               groups, flags, op, 4);
 }
 
-SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f64, x, w, y) {
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f64, x, w, y) {
   convolution(x, w, y, 0, strideH, strideW, dilationH, dilationW, padH, padW,
               groups, flags, op, 8);
 }
 
-SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32, x, dy,
-                          dw) {
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32, x, dy,
+                      dw) {
   convolution(x, dw, dy, 1, strideH, strideW, dilationH, dilationW, padH, padW,
               groups, flags, op, 4);
 }
 
-SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64, x, dy,
-                          dw) {
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64, x, dy,
+                      dw) {
   convolution(x, dw, dy, 1, strideH, strideW, dilationH, dilationW, padH, padW,
               groups, flags, op, 8);
 }

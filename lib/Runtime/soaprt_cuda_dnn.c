@@ -625,7 +625,7 @@ static void conv2d(int direction, soaprt_unranked_memref_t *xRef,
 
 /* One entry point: its views `a`, `b`, `c` as conv2d's X, W and Y. */
 #define SOAPRT_CONV_ENTRY(name, a, b, c, direction, X, W, Y, what, type)       \
-  SOAPRT_CUDA_CONV_SIGNATURE(name, a, b, c) {                                  \
+  SOAPRT_CONV_SIGNATURE(name, a, b, c) {                                       \
     conv2d(direction, X, W, Y, strideH, strideW, dilationH, dilationW, padH,   \
            padW, groups, flags, type, op ? op : what);                         \
   }

@@ -137,21 +137,21 @@ func.func @conv(%x: memref<2x3x17x17xf64>, %w: memref<8x3x3x3xf64>, %y: memref<2
 // -----
 
 // Channels-last operands are viewed in NCHW / FCHW order (memref.transpose);
-// a depthwise convolution is one group per channel, its filter viewed as
-// 8 x 1 x 3 x 3.
+// a grouped convolution (2 groups of 4 channels and 4 filters) has the groups
+// in the channel dims, its filter viewed as 8 x 4 x 3 x 3.
 // CHECK-LABEL: func.func @layouts(
 // CHECK:         memref.transpose %{{.*}} (d0, d1, d2, d3) -> (d0, d3, d1, d2)
 // CHECK:         call @soaprt_cpu_conv2d_f32(
-// CHECK:         memref.expand_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] output_shape [8, 1, 3, 3]
-// CHECK:         %[[G:.*]] = arith.constant 8 : i64
+// CHECK:         memref.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3], [4]] : memref<2x4x4x3x3xf32> into memref<8x4x3x3xf32>
+// CHECK:         %[[G:.*]] = arith.constant 2 : i64
 // CHECK:         call @soaprt_cpu_conv2d_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[G]], %{{.*}}, %{{.*}})
 // CHECK-NEXT:    return
 func.func @layouts(%x: memref<2x9x9x3xf32>, %w: memref<3x3x3x8xf32>, %y: memref<2x7x7x8xf32>,
-                   %dx: memref<2x8x16x16xf32>, %dw: memref<8x3x3xf32>, %dy: memref<2x8x14x14xf32>) {
+                   %gx: memref<2x2x4x16x16xf32>, %gw: memref<2x4x4x3x3xf32>, %gy: memref<2x2x4x14x14xf32>) {
   linalg.conv_2d_nhwc_hwcf {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
     ins(%x, %w : memref<2x9x9x3xf32>, memref<3x3x3x8xf32>) outs(%y : memref<2x7x7x8xf32>)
-  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
-    ins(%dx, %dw : memref<2x8x16x16xf32>, memref<8x3x3xf32>) outs(%dy : memref<2x8x14x14xf32>)
+  linalg.conv_2d_ngchw_gfchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%gx, %gw : memref<2x2x4x16x16xf32>, memref<2x4x4x3x3xf32>) outs(%gy : memref<2x2x4x14x14xf32>)
   return
 }
 
@@ -190,22 +190,27 @@ func.func @filter_grad(%x: memref<2x3x9x9xf32>, %dy: memref<2x4x4x4xf32>, %dw: m
 
 // -----
 
-// What stays loops: a pooling, a convolution of mixed types, and a
-// generic that reads the window one row lower (no filter gradient).
+// What stays loops: a pooling, a depthwise convolution (one channel and
+// one filter per group: GEMMs of one row), a convolution of mixed types,
+// and a generic that reads the window one row lower (no filter gradient).
 #x2 = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, c, oh * 2 + kh + 1, ow * 2 + kw)>
 #dy2 = affine_map<(n, f, oh, ow, c, kh, kw) -> (n, f, oh, ow)>
 #dw2 = affine_map<(n, f, oh, ow, c, kh, kw) -> (f, c, kh, kw)>
 // CHECK-LABEL: func.func @conv_stays(
 // CHECK-NOT:     call @soaprt_cpu_conv2d
 // CHECK:         linalg.pooling_nchw_max
+// CHECK:         linalg.depthwise_conv_2d_nchw_chw
 // CHECK:         linalg.conv_2d_nchw_fchw
 // CHECK:         linalg.generic
 // CHECK-NOT:     call @soaprt_cpu_conv2d
 func.func @conv_stays(%x: memref<2x3x9x9xf32>, %k: memref<3x3xf32>, %p: memref<2x3x7x7xf32>,
                       %wh: memref<8x3x3x3xbf16>, %y: memref<2x8x7x7xf32>,
-                      %dy: memref<2x4x3x4xf32>, %dw: memref<4x3x3x3xf32>) {
+                      %dy: memref<2x4x3x4xf32>, %dw: memref<4x3x3x3xf32>,
+                      %dx: memref<2x8x16x16xf32>, %ddw: memref<8x3x3xf32>, %ddy: memref<2x8x14x14xf32>) {
   linalg.pooling_nchw_max {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
     ins(%x, %k : memref<2x3x9x9xf32>, memref<3x3xf32>) outs(%p : memref<2x3x7x7xf32>)
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : vector<2xi64>, strides = dense<1> : vector<2xi64>}
+    ins(%dx, %ddw : memref<2x8x16x16xf32>, memref<8x3x3xf32>) outs(%ddy : memref<2x8x14x14xf32>)
   linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
     ins(%x, %wh : memref<2x3x9x9xf32>, memref<8x3x3x3xbf16>) outs(%y : memref<2x8x7x7xf32>)
   linalg.generic {indexing_maps = [#x2, #dy2, #dw2], iterator_types = ["reduction", "parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]}

@@ -400,14 +400,16 @@ def CPULibraryCalls : Pass<"soap-cpu-library-calls", "ModuleOp"> {
     strided views of its operands in (batch, M, K) / (batch, K, N) /
     (batch, M, N) order (memref.transpose, no copies); the runtime picks the
     transpose flags and leading dimensions from the strides. Every f32 or
-    f64 2-D convolution (NCHW or NHWC, grouped, depthwise; the input
-    gradient soap-training-step writes is one) becomes a call of
+    f64 2-D convolution (NCHW or NHWC, grouped; the input gradient
+    soap-training-step writes is one) becomes a call of
     `soaprt_cpu_conv2d_f32` / `_f64`, and the filter gradient
     soap-training-step writes (a linalg.generic over the forward loops) one
     of `soaprt_cpu_conv2d_filter_grad_f32` / `_f64`, with the strides,
     dilations and groups, on 4-D views of the operands in NCHW / FCHW order
     (the views soap-cuda-library-calls gives cuDNN); the runtime computes
-    them as im2col + GEMM per image and group. Each call accumulates into the
+    them as im2col + GEMM per image and group. Depthwise convolutions (one
+    channel and one filter per group: GEMMs of one row, 6x slower than the
+    loops) and their gradients stay loops. Each call accumulates into the
     output, as the op does; a zero fill of the output right before it
     becomes the call's overwrite flag (beta = 0). The op's name (soap.name,
     or its kind and location) travels as a string for error messages.

@@ -145,18 +145,20 @@ void _mlir_ciface_soaprt_cpu_matmul_f64(soaprt_unranked_memref_t *a,
  *   conv2d_filter_grad: dW (F x C/G x KH x KW) += its gradient given X and
  *                       dY (N x F x OH x OW)
  * with the strides, dilations, zero padding (both sides alike) and groups
- * given. With SOAPRT_BLAS_OVERWRITE the output is the result alone. */
-#define SOAPRT_CPU_CONV_SIGNATURE(name, a, b, c)                               \
+ * given. With SOAPRT_BLAS_OVERWRITE the output is the result alone.
+ * SOAPRT_CONV_SIGNATURE is the C signature of every convolution call, these
+ * and the CUDA back end's (soaprt_cuda.h). */
+#define SOAPRT_CONV_SIGNATURE(name, a, b, c)                                   \
   void name(soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,          \
             soaprt_unranked_memref_t *c, int64_t strideH, int64_t strideW,     \
             int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,  \
             int64_t groups, int64_t flags, const char *op)
-SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f32, x, w, y);
-SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f64, x, w, y);
-SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32, x, dy,
-                          dw);
-SOAPRT_CPU_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64, x, dy,
-                          dw);
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f32, x, w, y);
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f64, x, w, y);
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32, x, dy,
+                      dw);
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64, x, dy,
+                      dw);
 /* Asynchronous communication (the CUDA lowering's host code uses these):
  * the same operations, started after all work this rank issued so far. Each
  * returns a ticket: 1, 2, ... in the order of the rank's starts, or 0 when

@@ -131,12 +131,7 @@ SOAPRT_CUDA_DECLARE_MATMUL(f16_f32)
  * cudnnFindConvolutionForwardAlgorithmEx: the first call of each shape is
  * slow), the workspace grows as needed. Strict fp32 uses CUDNN_FMA_MATH,
  * SOAPRT_CUDA_ALLOW_TF32 allows TF32 tensor cores. */
-#define SOAPRT_CUDA_CONV_SIGNATURE(name, a, b, c)                              \
-  void name(soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,          \
-            soaprt_unranked_memref_t *c, int64_t strideH, int64_t strideW,     \
-            int64_t dilationH, int64_t dilationW, int64_t padH, int64_t padW,  \
-            int64_t groups, int64_t flags, const char *op)
-SOAPRT_CUDA_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_f32, x, w, y);
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_f32, x, w, y);
 
 /* dW += dL/dW of Y = conv2d(X, W) given dY = dL/dY (the filter gradient:
  * the correlation of X with dY over images and output positions), same
@@ -144,8 +139,8 @@ SOAPRT_CUDA_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_f32, x, w, y);
  * _mlir_ciface_soaprt_cuda_conv2d_f32 (dW: Fx(C/G)xKHxKW; dW = the gradient with SOAPRT_CUDA_OVERWRITE). cuDNN's
  * cudnnConvolutionBackwardFilter, the algorithm chosen once per shape
  * (cudnnFindConvolutionBackwardFilterAlgorithmEx) as for the forward. */
-SOAPRT_CUDA_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32, x,
-                           dy, dw);
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32, x, dy,
+                      dw);
 
 /* dX += dL/dX of Y = conv2d(X, W) given W and dY = dL/dY (the input
  * gradient, a transposed convolution), same views, padding, strides,
@@ -153,18 +148,17 @@ SOAPRT_CUDA_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_filter_grad_f32, x,
  * gradient with SOAPRT_CUDA_OVERWRITE). cuDNN's cudnnConvolutionBackwardData,
  * the algorithm chosen once per shape
  * (cudnnFindConvolutionBackwardDataAlgorithmEx) as for the forward. */
-SOAPRT_CUDA_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_input_grad_f32, w,
-                           dy, dx);
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_input_grad_f32, w, dy,
+                      dx);
 /* The three for X, W and Y of bf16 (_bf16) or f16 (_f16): fp32 compute
  * (cuDNN's PSEUDO_BFLOAT16 / PSEUDO_HALF configurations) on tensor cores;
  * SOAPRT_CUDA_ALLOW_TF32 changes nothing. */
 #define SOAPRT_CUDA_DECLARE_CONV(suffix)                                       \
-  SOAPRT_CUDA_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_##suffix, x, w,   \
-                             y);                                               \
-  SOAPRT_CUDA_CONV_SIGNATURE(                                                  \
-      _mlir_ciface_soaprt_cuda_conv2d_filter_grad_##suffix, x, dy, dw);        \
-  SOAPRT_CUDA_CONV_SIGNATURE(                                                  \
-      _mlir_ciface_soaprt_cuda_conv2d_input_grad_##suffix, w, dy, dx);
+  SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_##suffix, x, w, y);    \
+  SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_filter_grad_##suffix,  \
+                        x, dy, dw);                                            \
+  SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cuda_conv2d_input_grad_##suffix,   \
+                        w, dy, dx);
 SOAPRT_CUDA_DECLARE_CONV(bf16)
 SOAPRT_CUDA_DECLARE_CONV(f16)
 #undef SOAPRT_CUDA_DECLARE_CONV
