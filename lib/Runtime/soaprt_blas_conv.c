@@ -12,7 +12,9 @@
  *
  * W (or dW) and Y (or dY) are used in place when their (C/G, KH, KW),
  * respectively (OH, OW), dims are one row-major run; otherwise through a
- * packed copy. soap-cpu-library-calls makes the calls.
+ * packed copy. A 1x1 window at stride 1 without padding needs no col where
+ * X's (H, W) dims are one run: the GEMMs read X. soap-cpu-library-calls
+ * makes the calls.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -174,10 +176,19 @@ static conv_shape_t checkShape(const conv_operand_t *x, const conv_operand_t *w,
 static void im2col(const conv_operand_t *x, const conv_shape_t *s, int64_t n,
                    int64_t g, char *col) {
   const soaprt_region_t *v = &x->view;
-  int64_t e = v->elemSize, cg = s->c / s->groups;
+  int64_t e = v->elemSize, cg = s->c / s->groups, sx = v->strides[3];
   for (int64_t c = 0; c < cg; ++c)
     for (int64_t i = 0; i < s->kh; ++i)
-      for (int64_t j = 0; j < s->kw; ++j)
+      for (int64_t j = 0; j < s->kw; ++j) {
+        /* The output columns whose window column is inside X:
+         * 0 <= ow sw + j dw - pw < W. */
+        int64_t first = s->pw - j * s->dw, end = s->w + first;
+        int64_t lo = first <= 0 ? 0 : (first + s->sw - 1) / s->sw;
+        int64_t hi = end <= 0 ? 0 : (end + s->sw - 1) / s->sw;
+        if (hi > s->ow)
+          hi = s->ow;
+        if (lo > hi)
+          lo = hi;
         for (int64_t oh = 0; oh < s->oh; ++oh) {
           int64_t r = oh * s->sh + i * s->dh - s->ph;
           char *row =
@@ -186,18 +197,27 @@ static void im2col(const conv_operand_t *x, const conv_shape_t *s, int64_t n,
             memset(row, 0, (size_t)(s->ow * e));
             continue;
           }
+          memset(row, 0, (size_t)(lo * e));
+          memset(row + hi * e, 0, (size_t)((s->ow - hi) * e));
           const char *in =
               v->base + (n * v->strides[0] + (g * cg + c) * v->strides[1] +
-                         r * v->strides[2]) *
+                         r * v->strides[2] + (lo * s->sw - first) * sx) *
                             e;
-          for (int64_t ow = 0; ow < s->ow; ++ow) {
-            int64_t q = ow * s->sw + j * s->dw - s->pw;
-            if (q < 0 || q >= s->w)
-              memset(row + ow * e, 0, (size_t)e);
-            else
-              memcpy(row + ow * e, in + q * v->strides[3] * e, (size_t)e);
+          if (s->sw * sx == 1) { /* one run */
+            memcpy(row + lo * e, in, (size_t)((hi - lo) * e));
+          } else if (e == 4) {
+            float *out = (float *)(row + lo * e);
+            const float *src = (const float *)in;
+            for (int64_t k = 0; k < hi - lo; ++k)
+              out[k] = src[k * s->sw * sx];
+          } else {
+            double *out = (double *)(row + lo * e);
+            const double *src = (const double *)in;
+            for (int64_t k = 0; k < hi - lo; ++k)
+              out[k] = src[k * s->sw * sx];
           }
         }
+      }
 }
 
 /* C (M x N, ldc) += A (M x K) x B (K x N, or its transpose stored if `tb`),
@@ -265,18 +285,32 @@ static void convolution(soaprt_unranked_memref_t *xRef,
   prepare(&y, 2, !(!filterGrad && overwrite), op);
   if (!soaprt_fits_int(w.s0) || !soaprt_fits_int(y.ld))
     soaprt_fatal("%s: convolution strides beyond 2^31 are not supported", op);
-  char *col = checkedMalloc(K * P * e, "the im2col buffer", op);
+  /* A 1x1 window at stride 1 without padding over rows of X that are one
+   * run each: col is X's channels as they are (rows `ldcol` apart). */
+  const soaprt_region_t *xv = &x.view;
+  int direct = s.kh == 1 && s.kw == 1 && sh == 1 && sw == 1 && ph == 0 &&
+               pw == 0 && trailingContiguous(xv, 2) &&
+               (cg == 1 || xv->strides[1] >= P) &&
+               soaprt_fits_int(xv->strides[1]);
+  int64_t ldcol = direct ? (cg == 1 ? P : xv->strides[1]) : P;
+  char *buffer =
+      direct ? NULL : checkedMalloc(K * P * e, "the im2col buffer", op);
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t g = 0; g < groups; ++g) {
-      im2col(&x, &s, n, g, col);
+      char *col = buffer;
+      if (direct)
+        col = xv->base + (n * xv->strides[0] + g * cg * xv->strides[1]) * e;
+      else
+        im2col(&x, &s, n, g, col);
       char *wg = w.base + g * fg * w.s0 * e;
       char *yng = y.base + (n * y.s0 + g * fg * y.ld) * e;
       if (filterGrad)
-        gemm(e, 1, fg, K, P, yng, y.ld, col, P, overwrite && n == 0, wg, w.s0);
+        gemm(e, 1, fg, K, P, yng, y.ld, col, ldcol, overwrite && n == 0, wg,
+             w.s0);
       else
-        gemm(e, 0, fg, P, K, wg, w.s0, col, P, overwrite, yng, y.ld);
+        gemm(e, 0, fg, P, K, wg, w.s0, col, ldcol, overwrite, yng, y.ld);
     }
-  free(col);
+  free(buffer);
   if (out->packed)
     copyPacked(out, 0);
   free(w.packed);

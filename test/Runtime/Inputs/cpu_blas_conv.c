@@ -3,7 +3,8 @@
  * strides, dilations, padding and groups; every operand in the layouts the
  * CPU target's views can have (NCHW-ordered dims over row-major storage,
  * over channels-last storage: a transposed view, or with every element 2
- * apart: packed by the runtime); the output accumulated or overwritten (a
+ * apart: packed by the runtime; a 1x1 window at stride 1 over row-major X
+ * is read in place); the output accumulated or overwritten (a
  * NaN in it must not survive an overwrite); f32 and f64. Small integers,
  * so every sum is exact. Prints one line per failing case and
  * "N cases, M failed". */
@@ -182,7 +183,9 @@ int main(void) {
       {2, 4, 8, 9, 6, 2, 3, 1, 2, 2, 1, 1, 2, 2},  /* dilated, grouped */
       {3, 4, 5, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4},  /* depthwise */
       {1, 1, 4, 4, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1},  /* 1x1, one channel */
-      {2, 5, 6, 7, 2, 1, 1, 2, 2, 1, 1, 0, 0, 1}}; /* 1x1 strided */
+      {2, 5, 6, 7, 2, 1, 1, 2, 2, 1, 1, 0, 0, 1},  /* 1x1 strided */
+      {2, 6, 5, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, 2},  /* 1x1, read in place */
+      {3, 4, 1, 5, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1}}; /* 1x1, one row */
   int numShapes = (int)(sizeof shapes / sizeof shapes[0]);
   for (int s = 0; s < numShapes; ++s)
     for (int lx = 0; lx < 3; ++lx)
