@@ -124,7 +124,24 @@ static int runCase(int64_t batch, int64_t M, int64_t N, int64_t K, int la,
   return bad;
 }
 
-int main(void) {
+/* Calls the runtime with A's K different from B's ("shape") or a rank-4 C
+ * ("rank"): it must end the process with a message naming the op. */
+static int badCall(const char *what) {
+  void *ba, *bb, *bc;
+  desc3_t A = makeView(1, 4, 5, ROW, 4, &ba);
+  desc3_t B = makeView(1, 6, 7, ROW, 4, &bb);
+  desc3_t C = makeView(1, 4, 7, ROW, 4, &bc);
+  soaprt_unranked_memref_t ua = {3, &A}, ub = {3, &B}, uc = {3, &C};
+  if (strcmp(what, "rank") == 0)
+    uc.rank = 4;
+  _mlir_ciface_soaprt_cpu_matmul_f32(&ua, &ub, &uc, 0, "matmul 'fc1'");
+  printf("no error\n");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--bad") == 0)
+    return badCall(argv[2]);
   int cases = 0, failed = 0;
   static const int64_t shapes[][4] = {
       {1, 5, 7, 3}, {3, 4, 6, 9}, {2, 1, 8, 5}, {2, 6, 1, 4}, {1, 3, 5, 0}};

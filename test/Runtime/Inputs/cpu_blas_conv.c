@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A rank-4 strided memref descriptor (what MLIR passes). */
 typedef struct {
@@ -174,7 +175,32 @@ static int runCase(const shape_t *s, int lx, int lw, int ly, int grad,
   return bad;
 }
 
-int main(void) {
+/* Calls the runtime with operands that do not fit (`what`: "shape", a
+ * filter of the wrong channel count; "rank", a rank-3 X; "groups", a group
+ * count that does not divide the channels): it must end the process with
+ * a message naming the op. */
+static int badCall(const char *what) {
+  void *bx, *bw, *by;
+  desc4_t X = makeView(1, 4, 6, 6, PLAIN, 4, &bx);
+  desc4_t W = makeView(2, 3, 3, 3, PLAIN, 4, &bw);
+  desc4_t Y = makeView(1, 2, 4, 4, PLAIN, 4, &by);
+  soaprt_unranked_memref_t ux = {4, &X}, uw = {4, &W}, uy = {4, &Y};
+  int64_t groups = 1;
+  if (strcmp(what, "rank") == 0)
+    ux.rank = 3;
+  else if (strcmp(what, "groups") == 0)
+    groups = 3;
+  else
+    W.sizes[1] = 3; /* 4 channels: W must have 4 per filter */
+  _mlir_ciface_soaprt_cpu_conv2d_f32(&ux, &uw, &uy, 1, 1, 1, 1, 0, 0, groups, 0,
+                                     "conv 'c1'");
+  printf("no error\n");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--bad") == 0)
+    return badCall(argv[2]);
   int cases = 0, failed = 0;
   static const shape_t shapes[] = {
       /* n  c  h  w  f kh kw sh sw dh dw ph pw g */
