@@ -158,8 +158,7 @@ int64_t soaprt_index_in(const int64_t *devices, int64_t n) {
 }
 
 #ifndef SOAPRT_HAVE_CUDA /* the CUDA back end copies on the device */
-/* Copies between a strided region and a packed buffer (toPacked: gather). */
-static void copyRegion(const region_t *r, char *packed, int toPacked) {
+void soaprt_copy_region(const region_t *r, char *packed, int toPacked) {
   int64_t n = soaprt_region_elements(r);
   if (n == 0)
     return;
@@ -216,7 +215,7 @@ static char *packRegion(const region_t *r, int *owned) {
   char *buffer = (char *)malloc(bytes ? (size_t)bytes : 1);
   if (!buffer)
     soaprt_fatal("out of memory (%lld bytes)", (long long)bytes);
-  copyRegion(r, buffer, 1);
+  soaprt_copy_region(r, buffer, 1);
   *owned = 1;
   return buffer;
 }
@@ -232,7 +231,7 @@ void memrefCopy(int64_t elemSize, soaprt_unranked_memref_t *src,
 #else
   int owned;
   char *packed = packRegion(&s, &owned);
-  copyRegion(&d, packed, 0);
+  soaprt_copy_region(&d, packed, 0);
   if (owned)
     free(packed);
 #endif
@@ -365,7 +364,7 @@ void soaprt_run_transfer(const region_t *r, int64_t from, int64_t to) {
       if (!packed)
         soaprt_fatal("out of memory (%lld bytes)", (long long)bytes);
       recvBytes(packed, bytes, (int)from);
-      copyRegion(r, packed, 0);
+      soaprt_copy_region(r, packed, 0);
       free(packed);
     }
   }
@@ -501,7 +500,7 @@ int64_t soaprt_read_devices(soaprt_unranked_memref_t *devicesRef,
 #ifdef SOAPRT_HAVE_CUDA
   soaprt_cuda_download(&dv, devices, who); /* host or device */
 #else
-  copyRegion(&dv, (char *)devices, 1);
+  soaprt_copy_region(&dv, (char *)devices, 1);
 #endif
   *member = 0;
   for (int64_t i = 0; i < n; ++i) {
@@ -547,7 +546,7 @@ void soaprt_run_all_reduce(const region_t *r, int64_t dtype, int64_t kind,
     done += chunk;
   }
   if (owned) {
-    copyRegion(r, packed, 0);
+    soaprt_copy_region(r, packed, 0);
     free(packed);
   }
 #else
@@ -610,7 +609,7 @@ void soaprt_input_region(int64_t index, soaprt_unranked_memref_t *regionRef) {
 #ifdef SOAPRT_HAVE_CUDA
   soaprt_cuda_download(&rv, values, "soaprt_input_region"); /* host or device */
 #else
-  copyRegion(&rv, (char *)values, 1);
+  soaprt_copy_region(&rv, (char *)values, 1);
 #endif
   soaprt_binding_t *b = &gInputs[index];
   b->hasRegion = 1;
@@ -671,7 +670,7 @@ void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *m,
 #ifdef SOAPRT_HAVE_CUDA
   soaprt_cuda_download(&view, b->data, "soaprt_bind_output");
 #else
-  copyRegion(&view, b->data, 1);
+  soaprt_copy_region(&view, b->data, 1);
 #endif
 }
 
@@ -719,7 +718,7 @@ void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *m,
   soaprt_cuda_update_input(index, &part);
 #else
   if (part.base != b->data)
-    copyRegion(&part, b->data, 1);
+    soaprt_copy_region(&part, b->data, 1);
 #endif
 }
 
@@ -855,7 +854,7 @@ void soaprt_run_reduce_scatter(const region_t *r, int64_t dtype, int64_t kind,
     soaprt_fatal("%s: MPI_Reduce_scatter_block failed", op);
   region_t c =
       soaprt_region_chunk(&p, n, soaprt_index_in(devices, n), chunkSizes);
-  copyRegion(&c, mine, 0);
+  soaprt_copy_region(&c, mine, 0);
   free(mine);
   if (owned)
     free(packed);
@@ -891,7 +890,7 @@ void soaprt_run_all_gather(const region_t *r, int64_t dtype, int64_t dim,
     soaprt_fatal("%s: MPI_Allgather failed", op);
   MPI_Type_free(&element);
   if (owned) {
-    copyRegion(&p, packed, 0);
+    soaprt_copy_region(&p, packed, 0);
     free(packed);
   }
 #else

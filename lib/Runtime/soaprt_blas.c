@@ -18,40 +18,16 @@
  *
  *===----------------------------------------------------------------------===*/
 
+#include "soaprt_blas_internal.h"
 #include "soaprt_gemm.h"
-
-#include <cblas.h>
-
-#include <stdlib.h>
-#include <string.h>
-
-/* Copies between m's view and its packed row-major copy. */
-static void copyPacked(soaprt_matrix_t *m, int toPacked) {
-  int64_t e = m->view.elemSize;
-  int b3 = m->view.rank == 3; /* index of the rows dim */
-  int64_t bs = b3 ? m->view.strides[0] : 0;
-  int64_t rs = m->view.strides[b3], cs = m->view.strides[b3 + 1];
-  char *p = m->packed;
-  for (int64_t b = 0; b < m->batch; ++b)
-    for (int64_t r = 0; r < m->rows; ++r)
-      for (int64_t c = 0; c < m->cols; ++c, p += e) {
-        char *x = m->view.base + (b * bs + r * rs + c * cs) * e;
-        if (toPacked)
-          memcpy(p, x, (size_t)e);
-        else
-          memcpy(x, p, (size_t)e);
-      }
-}
 
 /* Replaces m by a packed row-major copy (`fill`: with its values). */
 static void pack(soaprt_matrix_t *m, int fill, const char *op) {
-  int64_t bytes = m->batch * m->rows * m->cols * m->view.elemSize;
-  m->packed = malloc(bytes > 0 ? (size_t)bytes : 1);
-  if (!m->packed)
-    soaprt_fatal("%s: cannot allocate %lld bytes for a packed matmul operand",
-                 op, (long long)bytes);
+  m->packed =
+      soaprt_blas_alloc(soaprt_region_elements(&m->view) * m->view.elemSize,
+                        "a packed matmul operand", op);
   if (fill)
-    copyPacked(m, 1);
+    soaprt_copy_region(&m->view, m->packed, 1);
   m->base = m->packed;
   m->rs = m->cols;
   m->cs = 1;
@@ -64,21 +40,14 @@ static void matmul(soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,
   if (!op)
     op = "matmul";
   soaprt_matrix_t A, B, C;
-  soaprt_matrix_describe(&A, a, elemSize, "A", op);
-  soaprt_matrix_describe(&B, b, elemSize, "B", op);
-  soaprt_matrix_describe(&C, c, elemSize, "C", op);
+  soaprt_matmul_describe(&A, &B, &C, a, b, c, elemSize, elemSize, op);
   int64_t batch = C.batch, M = C.rows, N = C.cols, K = A.cols;
-  soaprt_matmul_check_shapes(&A, &B, &C, op);
   int overwrite = (flags & SOAPRT_BLAS_OVERWRITE) != 0;
   if (batch == 0 || M == 0 || N == 0)
     return;
   if (K == 0) { /* C += nothing, or C = 0 */
     if (overwrite)
-      for (int64_t i = 0; i < batch; ++i)
-        for (int64_t r = 0; r < M; ++r)
-          for (int64_t x = 0; x < N; ++x)
-            memset(C.base + (i * C.bs + r * C.rs + x * C.cs) * elemSize, 0,
-                   (size_t)elemSize);
+      soaprt_blas_zero(&C.view, op);
     return;
   }
 
@@ -101,19 +70,13 @@ static void matmul(soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,
     char *pa = A.base + i * A.bs * elemSize;
     char *pb = B.base + i * B.bs * elemSize;
     char *pc = C.base + i * C.bs * elemSize;
-    if (elemSize == 4)
-      cblas_sgemm(order, ta, tb, (int)M, (int)N, (int)K, 1.0f,
-                  (const float *)pa, (int)ldA, (const float *)pb, (int)ldB,
-                  overwrite ? 0.0f : 1.0f, (float *)pc, (int)ldc);
-    else
-      cblas_dgemm(order, ta, tb, (int)M, (int)N, (int)K, 1.0,
-                  (const double *)pa, (int)ldA, (const double *)pb, (int)ldB,
-                  overwrite ? 0.0 : 1.0, (double *)pc, (int)ldc);
+    soaprt_blas_gemm(elemSize, order, ta, tb, M, N, K, pa, ldA, pb, ldB,
+                     overwrite, pc, ldc);
   }
   free(A.packed);
   free(B.packed);
   if (C.packed) {
-    copyPacked(&C, 0);
+    soaprt_copy_region(&C.view, C.packed, 0);
     free(C.packed);
   }
 }

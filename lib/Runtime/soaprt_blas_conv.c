@@ -18,11 +18,9 @@
  *
  *===----------------------------------------------------------------------===*/
 
+#include "soaprt_blas_internal.h"
 #include "soaprt_gemm.h"
 
-#include <cblas.h>
-
-#include <stdlib.h>
 #include <string.h>
 
 /* One operand: a 4-D strided view and what the GEMMs read of it. */
@@ -61,33 +59,6 @@ static int trailingContiguous(const soaprt_region_t *v, int trailing) {
   return 1;
 }
 
-/* Copies between the view and its packed row-major copy. */
-static void copyPacked(conv_operand_t *o, int toPacked) {
-  const soaprt_region_t *v = &o->view;
-  int64_t e = v->elemSize;
-  char *p = o->packed;
-  for (int64_t a = 0; a < v->sizes[0]; ++a)
-    for (int64_t b = 0; b < v->sizes[1]; ++b)
-      for (int64_t c = 0; c < v->sizes[2]; ++c)
-        for (int64_t d = 0; d < v->sizes[3]; ++d, p += e) {
-          char *x = v->base + (a * v->strides[0] + b * v->strides[1] +
-                               c * v->strides[2] + d * v->strides[3]) *
-                                  e;
-          if (toPacked)
-            memcpy(p, x, (size_t)e);
-          else
-            memcpy(x, p, (size_t)e);
-        }
-}
-
-static void *checkedMalloc(int64_t bytes, const char *what, const char *op) {
-  void *p = malloc(bytes > 0 ? (size_t)bytes : 1);
-  if (!p)
-    soaprt_fatal("%s: cannot allocate %lld bytes for %s", op, (long long)bytes,
-                 what);
-  return p;
-}
-
 /* Makes the matrices of `o` readable: in place when its dims from
  * 4 - trailing on are one row-major run and the matrices' rows do not
  * overlap, else from a packed copy (`fill`: with the view's values).
@@ -110,10 +81,10 @@ static void prepare(conv_operand_t *o, int trailing, int fill, const char *op) {
     }
     return;
   }
-  o->packed = checkedMalloc(soaprt_region_elements(v) * v->elemSize,
-                            "a packed convolution operand", op);
+  o->packed = soaprt_blas_alloc(soaprt_region_elements(v) * v->elemSize,
+                                "a packed convolution operand", op);
   if (fill)
-    copyPacked(o, 1);
+    soaprt_copy_region(v, o->packed, 1);
   o->base = o->packed;
   if (trailing == 3) {
     o->s0 = run;
@@ -220,35 +191,6 @@ static void im2col(const conv_operand_t *x, const conv_shape_t *s, int64_t n,
       }
 }
 
-/* C (M x N, ldc) += A (M x K) x B (K x N, or its transpose stored if `tb`),
- * or C = ... (`overwrite`): one row-major GEMM. */
-static void gemm(int64_t elemSize, int tb, int64_t M, int64_t N, int64_t K,
-                 const char *a, int64_t lda, const char *b, int64_t ldb,
-                 int overwrite, char *c, int64_t ldc) {
-  enum CBLAS_TRANSPOSE t = tb ? CblasTrans : CblasNoTrans;
-  if (elemSize == 4)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, t, (int)M, (int)N, (int)K, 1.0f,
-                (const float *)a, (int)lda, (const float *)b, (int)ldb,
-                overwrite ? 0.0f : 1.0f, (float *)c, (int)ldc);
-  else
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, t, (int)M, (int)N, (int)K, 1.0,
-                (const double *)a, (int)lda, (const double *)b, (int)ldb,
-                overwrite ? 0.0 : 1.0, (double *)c, (int)ldc);
-}
-
-static void zero(conv_operand_t *o) {
-  const soaprt_region_t *v = &o->view;
-  int64_t e = v->elemSize;
-  for (int64_t a = 0; a < v->sizes[0]; ++a)
-    for (int64_t b = 0; b < v->sizes[1]; ++b)
-      for (int64_t c = 0; c < v->sizes[2]; ++c)
-        for (int64_t d = 0; d < v->sizes[3]; ++d)
-          memset(v->base + (a * v->strides[0] + b * v->strides[1] +
-                            c * v->strides[2] + d * v->strides[3]) *
-                               e,
-                 0, (size_t)e);
-}
-
 /* Y += conv(X, W), or (filterGrad) dW += the filter gradient from X and
  * dY (then `w` is dW and `y` dY). */
 static void convolution(soaprt_unranked_memref_t *xRef,
@@ -272,7 +214,7 @@ static void convolution(soaprt_unranked_memref_t *xRef,
     return;
   if (s.n == 0 || K == 0 || P == 0 || fg == 0) {
     if (overwrite)
-      zero(out);
+      soaprt_blas_zero(&out->view, op);
     return;
   }
   if (!soaprt_fits_int(K) || !soaprt_fits_int(P) || !soaprt_fits_int(fg) ||
@@ -294,7 +236,7 @@ static void convolution(soaprt_unranked_memref_t *xRef,
                soaprt_fits_int(xv->strides[1]);
   int64_t ldcol = direct ? (cg == 1 ? P : xv->strides[1]) : P;
   char *buffer =
-      direct ? NULL : checkedMalloc(K * P * e, "the im2col buffer", op);
+      direct ? NULL : soaprt_blas_alloc(K * P * e, "the im2col buffer", op);
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t g = 0; g < groups; ++g) {
       char *col = buffer;
@@ -305,14 +247,15 @@ static void convolution(soaprt_unranked_memref_t *xRef,
       char *wg = w.base + g * fg * w.s0 * e;
       char *yng = y.base + (n * y.s0 + g * fg * y.ld) * e;
       if (filterGrad)
-        gemm(e, 1, fg, K, P, yng, y.ld, col, ldcol, overwrite && n == 0, wg,
-             w.s0);
+        soaprt_blas_gemm(e, CblasRowMajor, CblasNoTrans, CblasTrans, fg, K, P,
+                         yng, y.ld, col, ldcol, overwrite && n == 0, wg, w.s0);
       else
-        gemm(e, 0, fg, P, K, wg, w.s0, col, ldcol, overwrite, yng, y.ld);
+        soaprt_blas_gemm(e, CblasRowMajor, CblasNoTrans, CblasNoTrans, fg, P, K,
+                         wg, w.s0, col, ldcol, overwrite, yng, y.ld);
     }
   free(buffer);
   if (out->packed)
-    copyPacked(out, 0);
+    soaprt_copy_region(&out->view, out->packed, 0);
   free(w.packed);
   free(y.packed);
 }

@@ -91,11 +91,8 @@ static void matmul(soaprt_unranked_memref_t *a, soaprt_unranked_memref_t *b,
   if (!op)
     op = "matmul";
   soaprt_matrix_t A, B, C;
-  soaprt_matrix_describe(&A, a, types.abSize, "A", op);
-  soaprt_matrix_describe(&B, b, types.abSize, "B", op);
-  soaprt_matrix_describe(&C, c, types.cSize, "C", op);
+  soaprt_matmul_describe(&A, &B, &C, a, b, c, types.abSize, types.cSize, op);
   int64_t batch = C.batch, M = C.rows, N = C.cols, K = A.cols;
-  soaprt_matmul_check_shapes(&A, &B, &C, op);
   if (batch == 0 || M == 0 || N == 0 || K == 0)
     return; /* C += nothing */
   cublasHandle_t h = handle(op);

@@ -89,6 +89,19 @@ static inline void soaprt_matmul_check_shapes(const soaprt_matrix_t *A,
                  (long long)N);
 }
 
+/* A, B and C of C[b] += A[b] x B[b] from their views (A and B of
+ * `abSize`-byte elements, C of `cSize`-byte ones), shapes checked. */
+static inline void
+soaprt_matmul_describe(soaprt_matrix_t *A, soaprt_matrix_t *B,
+                       soaprt_matrix_t *C, soaprt_unranked_memref_t *a,
+                       soaprt_unranked_memref_t *b, soaprt_unranked_memref_t *c,
+                       int64_t abSize, int64_t cSize, const char *op) {
+  soaprt_matrix_describe(A, a, abSize, "A", op);
+  soaprt_matrix_describe(B, b, abSize, "B", op);
+  soaprt_matrix_describe(C, c, cSize, "C", op);
+  soaprt_matmul_check_shapes(A, B, C, op);
+}
+
 /* Whether C's batches may be written by one call each without overlapping
  * (sufficient: positive strides and the batch stride beyond one matrix's
  * extent). */

@@ -134,5 +134,9 @@ soaprt_region_t soaprt_view(const soaprt_unranked_memref_t *m,
 int64_t soaprt_region_elements(const soaprt_region_t *r);
 /* Row-major contiguous (dims of size 1 may have any stride). */
 int soaprt_region_contiguous(const soaprt_region_t *r);
+/* Copies between a strided region and a packed row-major buffer of its
+ * elements (toPacked: gather; else scatter). The host back end's (the CUDA
+ * back end copies on the device: soaprt_cuda_copy_region). */
+void soaprt_copy_region(const soaprt_region_t *r, char *packed, int toPacked);
 
 #endif /* SOAP_RUNTIME_SOAPRT_INTERNAL_H */

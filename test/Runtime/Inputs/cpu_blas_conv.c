@@ -177,8 +177,8 @@ static int runCase(const shape_t *s, int lx, int lw, int ly, int grad,
 
 /* Calls the runtime with operands that do not fit (`what`: "shape", a
  * filter of the wrong channel count; "rank", a rank-3 X; "groups", a group
- * count that does not divide the channels): it must end the process with
- * a message naming the op. */
+ * count that does not divide the channels; "stride", a negative stride in
+ * Y): it must end the process with a message naming the op. */
 static int badCall(const char *what) {
   void *bx, *bw, *by;
   desc4_t X = makeView(1, 4, 6, 6, PLAIN, 4, &bx);
@@ -190,6 +190,8 @@ static int badCall(const char *what) {
     ux.rank = 3;
   else if (strcmp(what, "groups") == 0)
     groups = 3;
+  else if (strcmp(what, "stride") == 0)
+    Y.strides[3] = -1;
   else
     W.sizes[1] = 3; /* 4 channels: W must have 4 per filter */
   _mlir_ciface_soaprt_cpu_conv2d_f32(&ux, &uw, &uy, 1, 1, 1, 1, 0, 0, groups, 0,
@@ -211,7 +213,8 @@ int main(int argc, char **argv) {
       {1, 1, 4, 4, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1},  /* 1x1, one channel */
       {2, 5, 6, 7, 2, 1, 1, 2, 2, 1, 1, 0, 0, 1},  /* 1x1 strided */
       {2, 6, 5, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, 2},  /* 1x1, read in place */
-      {3, 4, 1, 5, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1}}; /* 1x1, one row */
+      {3, 4, 1, 5, 3, 1, 1, 1, 1, 1, 1, 0, 0, 1},  /* 1x1, one row */
+      {0, 2, 4, 4, 3, 3, 3, 1, 1, 1, 1, 0, 0, 1}}; /* no images: dW = 0 */
   int numShapes = (int)(sizeof shapes / sizeof shapes[0]);
   for (int s = 0; s < numShapes; ++s)
     for (int lx = 0; lx < 3; ++lx)
