@@ -6,7 +6,7 @@
 //   soaprt_cpu_matmul_<f32|f64>(A, B, C, flags, name)
 //
 // on (batch, M, K) / (batch, K, N) / (batch, M, N) strided views of its
-// operands (MatmulCalls.h, shared with the CUDA lowering's cuBLAS calls),
+// operands (LibraryCalls.h, shared with the CUDA lowering's cuBLAS calls),
 // and every f32 or f64 2-D convolution or filter gradient
 //
 //   soaprt_cpu_conv2d_[filter_grad_]<f32|f64>(X, W | dY, Y | dW, strides,
@@ -20,16 +20,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "ConvolutionPatterns.h"
-#include "MatmulCalls.h"
+#include "LibraryCalls.h"
 
 #include "soap/Conversion/Passes.h"
 
-#include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
 #include "soap/Runtime/soaprt.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/LLVMIR/FunctionCallUtils.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -46,16 +44,16 @@ using namespace mlir::soap;
 
 namespace {
 
-/// "f32" or "f64" when the op's two inputs and its output (the callers
-/// checked it has those) all have that static-shaped element type.
+/// "f32" or "f64" when `op` has two inputs and one output, all
+/// static-shaped buffers of that element type.
 static std::optional<StringRef> blasVariant(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
+    return std::nullopt;
   Type type;
-  for (Value v :
-       {op.getDpsInputOperand(0)->get(), op.getDpsInputOperand(1)->get(),
-        op.getDpsInitOperand(0)->get()}) {
-    auto memref = dyn_cast<MemRefType>(v.getType());
-    if (!memref || !memref.hasStaticShape() ||
-        (type && memref.getElementType() != type))
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto memref = cast<MemRefType>(operand.get().getType());
+    if (!memref.hasStaticShape() || (type && memref.getElementType() != type))
       return std::nullopt;
     type = memref.getElementType();
   }
@@ -64,15 +62,6 @@ static std::optional<StringRef> blasVariant(linalg::LinalgOp op) {
   if (type.isF64())
     return StringRef("f64");
   return std::nullopt;
-}
-
-/// The contraction dimensions of `op` if CBLAS computes it.
-static std::optional<linalg::ContractionDimensions>
-matchBlasContraction(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !blasVariant(op))
-    return std::nullopt;
-  return gemmDims(op);
 }
 
 /// Whether each group of `conv` has one channel and one filter (a
@@ -89,12 +78,12 @@ static bool isDepthwise(const LibraryConvolution &conv) {
   return perGroup == 1;
 }
 
-/// `op` as a convolution or filter gradient libsoaprt_blas computes, with
-/// the 4-D views of its operands possible; not a depthwise one.
+/// `op` as a convolution or filter gradient libsoaprt_blas computes
+/// (blasVariant), with the 4-D views of its operands possible; not a
+/// depthwise one.
 static std::optional<LibraryConvolution>
 matchBlasConvolution(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !blasVariant(op))
+  if (!blasVariant(op))
     return std::nullopt;
   std::optional<LibraryConvolution> conv = matchLibraryConvolution(op);
   if (!conv || isDepthwise(*conv) ||
@@ -105,61 +94,39 @@ matchBlasConvolution(linalg::LinalgOp op) {
   return conv;
 }
 
-/// `view` cast to an unranked memref (how the runtime takes it).
-static Value unranked(OpBuilder &b, Location loc, Value view) {
-  auto type = cast<MemRefType>(view.getType());
-  return memref::CastOp::create(
-      b, loc,
-      UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
-      view);
-}
-
 struct CPULibraryCalls
     : public mlir::soap::impl::CPULibraryCallsBase<CPULibraryCalls> {
   RuntimeOpNames names{"__soap_blas_op_name_"};
 
-  /// The runtime call `name` on `args` (views cast to unranked memrefs,
-  /// then `scalars`), the flags (overwriting `output` if a zero fill of it
-  /// comes right before `op`: the fill is erased) and `op`'s name, in
-  /// place of `op`.
+  /// The runtime call `name` on `views` and `scalars` in place of `op`,
+  /// overwriting `output` if a zero fill of it comes right before `op` (the
+  /// fill is erased).
   void call(linalg::LinalgOp op, StringRef name, ArrayRef<Value> views,
             ArrayRef<int64_t> scalars, Value output) {
     OpBuilder b(op);
-    Location loc = op.getLoc();
-    SmallVector<Value> args;
-    for (Value view : views)
-      args.push_back(unranked(b, loc, view));
-    for (int64_t scalar : scalars)
-      args.push_back(arith::ConstantIntOp::create(b, loc, scalar, 64));
     int64_t flags = 0;
     if (linalg::FillOp fill = zeroFillBefore(op, output, {})) {
       fill->erase();
       flags |= SOAPRT_BLAS_OVERWRITE;
     }
-    args.push_back(arith::ConstantIntOp::create(b, loc, flags, 64));
-    args.push_back(names.get(b, op));
-    SmallVector<Type> types;
-    for (Value a : args)
-      types.push_back(a.getType());
-    func::FuncOp callee = getOrInsertRuntimeFunction(
-        b, op->getParentOfType<ModuleOp>(), name, b.getFunctionType(types, {}),
-        /*cInterface=*/true);
-    func::CallOp::create(b, loc, callee, args);
+    createLibraryCall(b, op.getLoc(), op->getParentOfType<ModuleOp>(), name,
+                      views, scalars, flags, names.get(b, op));
     op->erase();
   }
 
   /// C[b] += A[b] x B[b] as an OpenBLAS call; fails, leaving `op`, where
   /// CBLAS does not compute it.
   LogicalResult lowerContraction(linalg::LinalgOp op) {
+    std::optional<StringRef> variant = blasVariant(op);
     std::optional<linalg::ContractionDimensions> dims =
-        matchBlasContraction(op);
+        variant ? gemmDims(op) : std::nullopt;
     if (!dims)
       return failure();
     OpBuilder b(op);
     std::optional<std::array<Value, 3>> views = buildMatmulViews(b, op, *dims);
     if (!views)
       return failure();
-    call(op, ("soaprt_cpu_matmul_" + *blasVariant(op)).str(), *views, {},
+    call(op, ("soaprt_cpu_matmul_" + *variant).str(), *views, {},
          op.getDpsInitOperand(0)->get());
     return success();
   }
@@ -189,12 +156,14 @@ struct CPULibraryCalls
   }
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> candidates;
+    // Only ops with two inputs and an output: the zero fills the calls
+    // erase are never visited.
+    SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (matchBlasContraction(op) || matchBlasConvolution(op))
-        candidates.push_back(op);
+      if (blasVariant(op))
+        ops.push_back(op);
     });
-    for (linalg::LinalgOp op : candidates)
+    for (linalg::LinalgOp op : ops)
       if (failed(lowerConvolution(op)))
         (void)lowerContraction(op);
   }

@@ -1,7 +1,7 @@
 //===- ConvolutionPatterns.cpp - Convolutions a library computes ---------===//
 
 #include "ConvolutionPatterns.h"
-#include "MatmulCalls.h"
+#include "LibraryCalls.h"
 
 #include "soap/Analysis/OpGraphExtraction.h"
 

@@ -699,7 +699,7 @@ void mlir::soap::buildLowerToCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createDeallocAfterLastUse());
   // Embedding gradients: atomic adds into the ids' rows.
   pm.addNestedPass<func::FuncOp>(createScatterLookupGradients());
-  // Matmuls as OpenBLAS GEMMs.
+  // Matmuls and convolutions as OpenBLAS calls.
   if (options.blas)
     pm.addPass(createCPULibraryCalls());
 

@@ -181,8 +181,9 @@ static cl::opt<std::string> cudaFormat(
 static const bool kHaveCPUBlas = !StringRef(SOAP_CPU_BLAS_LINK_ARGS).empty();
 static cl::opt<bool> cpuBlas(
     "cpu-blas",
-    cl::desc("--target=cpu: compute f32 / f64 matmuls with OpenBLAS "
-             "(single-threaded: one rank per core) instead of generated loops "
+    cl::desc("--target=cpu: compute f32 / f64 matmuls and convolutions "
+             "with OpenBLAS (single-threaded: one rank per core) instead of "
+             "generated loops "
              "(default: on where the build found OpenBLAS; --cpu-blas=false "
              "for loops)"),
     cl::init(kHaveCPUBlas), cl::cat(soapcCategory));
@@ -430,7 +431,8 @@ static LogicalResult generateCode(ModuleOp module, StringRef entryName,
       return failure();
     }
   SmallVector<StringRef> args = {*linkerPath, objectPath, mainLib, rtLib};
-  // The CPU target's matmuls: libsoaprt_blas.a, then OpenBLAS.
+  // The CPU target's matmuls and convolutions: libsoaprt_blas.a, then
+  // OpenBLAS.
   std::string blasLib = runtimeDir + "/libsoaprt_blas.a";
   SmallVector<StringRef> blasArgs;
   if (target == "cpu" && cpuBlas) {

@@ -13,9 +13,9 @@
 //   soap-cpu-entry       globals for the inputs, soap_setup / soap_main /
 //                        soap_num_devices / soap_num_inputs / soap_num_outputs
 //   buffer deallocation, soap-scatter-lookup-gradients (atomic adds into the
-//   ids' rows), with blas=true soap-cpu-library-calls (matmuls as OpenBLAS
-//   GEMMs), linalg to loops, affine, scf to cf, math to LLVM and libm,
-//   everything to LLVM.
+//   ids' rows), with blas=true soap-cpu-library-calls (matmuls and
+//   convolutions as OpenBLAS calls), linalg to loops, affine, scf to cf, math
+//   to LLVM and libm, everything to LLVM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,9 +44,9 @@ struct LowerToCPUOptions : public PassPipelineOptions<LowerToCPUOptions> {
       llvm::cl::init("")};
   Option<bool> blas{
       *this, "blas",
-      llvm::cl::desc("Compute f32 / f64 matmuls with OpenBLAS "
-                     "(soap-cpu-library-calls): the executable links "
-                     "libsoaprt_blas.a and OpenBLAS"),
+      llvm::cl::desc("Compute f32 / f64 matmuls and convolutions with "
+                     "OpenBLAS (soap-cpu-library-calls): the executable "
+                     "links libsoaprt_blas.a and OpenBLAS"),
       llvm::cl::init(false)};
 };
 

@@ -12,7 +12,7 @@
 #define SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
 
 #include "../ConvolutionPatterns.h"
-#include "../MatmulCalls.h"
+#include "../LibraryCalls.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

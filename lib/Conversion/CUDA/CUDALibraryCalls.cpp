@@ -90,16 +90,6 @@ struct CUDALibraryCalls
     op->erase();
   }
 
-  /// A pointer to a global string naming `op` for the runtime's messages.
-  Value opName(OpBuilder &b, Operation *op) { return names.get(b, op); }
-
-  Value toUnranked(OpBuilder &b, Location loc, Value v) {
-    auto type = cast<MemRefType>(v.getType());
-    auto unranked =
-        UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace());
-    return memref::CastOp::create(b, loc, unranked, v);
-  }
-
   /// A call of runtime function `name` for `op` with `buffers` (the last
   /// one is what it writes), `scalars` and the flags, at `b`'s insertion
   /// point. The zero fill of `output` right before `op` (past `replaced`)
@@ -107,26 +97,14 @@ struct CUDALibraryCalls
   func::CallOp call(OpBuilder &b, Operation *op, StringRef name,
                     ArrayRef<Value> buffers, ArrayRef<int64_t> scalars,
                     Value output, ArrayRef<Operation *> replaced = {}) {
-    Location loc = op->getLoc();
-    auto module = op->getParentOfType<ModuleOp>();
-    SmallVector<Value> args;
-    SmallVector<Type> types;
-    for (Value buffer : buffers)
-      args.push_back(toUnranked(b, loc, buffer));
-    for (int64_t s : scalars)
-      args.push_back(arith::ConstantIntOp::create(b, loc, s, 64));
     int64_t flags = allowTF32 ? SOAPRT_CUDA_ALLOW_TF32 : 0;
     if (linalg::FillOp fill = zeroFillBefore(op, output, replaced)) {
       erase(fill);
       flags |= SOAPRT_CUDA_OVERWRITE;
     }
-    args.push_back(arith::ConstantIntOp::create(b, loc, flags, 64));
-    args.push_back(opName(b, op));
-    for (Value a : args)
-      types.push_back(a.getType());
-    func::FuncOp callee = mlir::soap::getOrInsertRuntimeFunction(
-        b, module, name, b.getFunctionType(types, {}), /*cInterface=*/true);
-    auto callOp = func::CallOp::create(b, loc, callee, args);
+    func::CallOp callOp =
+        createLibraryCall(b, op->getLoc(), op->getParentOfType<ModuleOp>(),
+                          name, buffers, scalars, flags, names.get(b, op));
     writes.recordCall(callOp, buffers.back());
     return callOp;
   }

@@ -1,10 +1,14 @@
-//===- MatmulCalls.cpp - Library calls for matmuls on buffers -------------===//
+//===- LibraryCalls.cpp - Calls of libsoaprt's library ops ----------------===//
 //
-// See MatmulCalls.h.
+// See LibraryCalls.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "MatmulCalls.h"
+#include "LibraryCalls.h"
+
+#include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -51,6 +55,30 @@ Value RuntimeOpNames::get(OpBuilder &b, Operation *op) {
   return LLVM::GEPOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()),
                              global.getType(), address,
                              ArrayRef<LLVM::GEPArg>{0, 0});
+}
+
+func::CallOp createLibraryCall(OpBuilder &b, Location loc, ModuleOp module,
+                               StringRef name, ArrayRef<Value> views,
+                               ArrayRef<int64_t> scalars, int64_t flags,
+                               Value opName) {
+  SmallVector<Value> args;
+  for (Value view : views) {
+    auto type = cast<MemRefType>(view.getType());
+    args.push_back(memref::CastOp::create(
+        b, loc,
+        UnrankedMemRefType::get(type.getElementType(), type.getMemorySpace()),
+        view));
+  }
+  for (int64_t scalar : scalars)
+    args.push_back(arith::ConstantIntOp::create(b, loc, scalar, 64));
+  args.push_back(arith::ConstantIntOp::create(b, loc, flags, 64));
+  args.push_back(opName);
+  SmallVector<Type> types;
+  for (Value arg : args)
+    types.push_back(arg.getType());
+  func::FuncOp callee = getOrInsertRuntimeFunction(
+      b, module, name, b.getFunctionType(types, {}), /*cInterface=*/true);
+  return func::CallOp::create(b, loc, callee, args);
 }
 
 MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm) {

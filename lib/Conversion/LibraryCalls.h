@@ -1,17 +1,18 @@
-//===- MatmulCalls.h - Library calls for matmuls on buffers ------*- C++
-//-*-===//
+//===- LibraryCalls.h - Calls of libsoaprt's library ops ------*- C++ -*-===//
 //
 // What the CPU (soap-cpu-library-calls: OpenBLAS) and CUDA
-// (soap-cuda-library-calls: cuBLAS) lowerings share when they turn a
-// contraction on buffers into a GEMM call of libsoaprt: its operands as
-// strided (batch, rows, columns) views, and the zero fill before it that the
-// call does itself (beta = 0).
+// (soap-cuda-library-calls: cuBLAS, cuDNN) lowerings share when they turn a
+// linalg op on buffers into a call of libsoaprt: the call itself (views as
+// unranked memrefs, scalars, flags, the op's name for error messages), the
+// zero fill before it that the call does itself (beta = 0), and a GEMM's
+// operands as strided (batch, rows, columns) views.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAP_LIB_CONVERSION_MATMULCALLS_H
-#define SOAP_LIB_CONVERSION_MATMULCALLS_H
+#ifndef SOAP_LIB_CONVERSION_LIBRARYCALLS_H
+#define SOAP_LIB_CONVERSION_LIBRARYCALLS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "llvm/ADT/StringMap.h"
@@ -41,6 +42,15 @@ private:
   Operation *owner = nullptr;           // the module `globals` are in
   llvm::StringMap<std::string> globals; // name -> its global's symbol
 };
+
+/// A call of libsoaprt's `name` (its C interface) at `b`'s insertion point:
+/// `views` cast to unranked memrefs, then `scalars` and `flags` as i64
+/// constants, then `opName` (RuntimeOpNames::get). Declares `name` in the
+/// module the first time.
+func::CallOp createLibraryCall(OpBuilder &b, Location loc, ModuleOp module,
+                               StringRef name, ArrayRef<Value> views,
+                               ArrayRef<int64_t> scalars, int64_t flags,
+                               Value opName);
 
 /// `type` (strided) with its dimensions permuted (result dim r = source dim
 /// perm[r]): what memref.transpose makes; null if it has no strides.
@@ -79,4 +89,4 @@ buildMatmulViews(OpBuilder &b, linalg::LinalgOp op,
 } // namespace soap
 } // namespace mlir
 
-#endif // SOAP_LIB_CONVERSION_MATMULCALLS_H
+#endif // SOAP_LIB_CONVERSION_LIBRARYCALLS_H
