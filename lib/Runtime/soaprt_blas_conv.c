@@ -1,20 +1,23 @@
 /*===- soaprt_blas_conv.c - Convolutions of the CPU back end on CBLAS -----===*
  *
- * 2-D convolutions and their filter gradients as im2col + GEMM
- * (include/soap/Runtime/soaprt.h). For image n and group g, with
- * K = C/G x KH x KW and P = OH x OW:
+ * 2-D convolutions and their filter and input gradients as im2col + GEMM
+ * and GEMM + col2im (include/soap/Runtime/soaprt.h). For image n and group
+ * g, with K = C/G x KH x KW and P = OH x OW:
  *
  *   col[(c, kh, kw), (oh, ow)] = X[n, g C/G + c, oh sh + kh dh - ph,
  *                                               ow sw + kw dw - pw]
  *                                (0 outside X: the padding)
  *   forward:         Y_ng (F/G x P) += W_g (F/G x K) x col (K x P)
  *   filter gradient: dW_g (F/G x K) += dY_ng (F/G x P) x col^T (P x K)
+ *   input gradient:  col = W_g^T (K x F/G) x dY_ng (F/G x P), each entry
+ *                    then added to the element of dX it was read from
+ *                    (col2im; entries in the padding are dropped)
  *
  * W (or dW) and Y (or dY) are used in place when their (C/G, KH, KW),
  * respectively (OH, OW), dims are one row-major run; otherwise through a
  * packed copy. A 1x1 window at stride 1 without padding needs no col where
- * X's (H, W) dims are one run: the GEMMs read X. soap-cpu-library-calls
- * makes the calls.
+ * X's (dX's) (H, W) dims are one run: the GEMMs read (write) X in place.
+ * soap-cpu-library-calls makes the calls.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -143,73 +146,103 @@ static conv_shape_t checkShape(const conv_operand_t *x, const conv_operand_t *w,
   return s;
 }
 
-/* col (K x P, row-major) of image n, group g. */
-static void im2col(const conv_operand_t *x, const conv_shape_t *s, int64_t n,
-                   int64_t g, char *col) {
+/* The output columns [*lo, *hi) whose window column j reads inside X
+ * (0 <= ow sw + j dw - pw < W); *first = pw - j dw, X's column of ow is
+ * ow sw - *first. */
+static void windowColumns(const conv_shape_t *s, int64_t j, int64_t *first,
+                          int64_t *lo, int64_t *hi) {
+  *first = s->pw - j * s->dw;
+  int64_t end = s->w + *first;
+  *lo = *first <= 0 ? 0 : (*first + s->sw - 1) / s->sw;
+  *hi = end <= 0 ? 0 : (end + s->sw - 1) / s->sw;
+  if (*hi > s->ow)
+    *hi = s->ow;
+  if (*lo > *hi)
+    *lo = *hi;
+}
+
+/* Between col (K x P, row-major) of image n, group g and X: im2col
+ * (`toCol`) sets col from X, 0 in the padding; col2im adds col to X, the
+ * padding's entries dropped. */
+static void transferCol(const conv_operand_t *x, const conv_shape_t *s,
+                        int64_t n, int64_t g, char *col, int toCol) {
   const soaprt_region_t *v = &x->view;
   int64_t e = v->elemSize, cg = s->c / s->groups, sx = v->strides[3];
+  int64_t step = s->sw * sx;
   for (int64_t c = 0; c < cg; ++c)
     for (int64_t i = 0; i < s->kh; ++i)
       for (int64_t j = 0; j < s->kw; ++j) {
-        /* The output columns whose window column is inside X:
-         * 0 <= ow sw + j dw - pw < W. */
-        int64_t first = s->pw - j * s->dw, end = s->w + first;
-        int64_t lo = first <= 0 ? 0 : (first + s->sw - 1) / s->sw;
-        int64_t hi = end <= 0 ? 0 : (end + s->sw - 1) / s->sw;
-        if (hi > s->ow)
-          hi = s->ow;
-        if (lo > hi)
-          lo = hi;
+        int64_t first, lo, hi;
+        windowColumns(s, j, &first, &lo, &hi);
         for (int64_t oh = 0; oh < s->oh; ++oh) {
           int64_t r = oh * s->sh + i * s->dh - s->ph;
           char *row =
               col + (((c * s->kh + i) * s->kw + j) * s->oh + oh) * s->ow * e;
-          if (r < 0 || r >= s->h) {
-            memset(row, 0, (size_t)(s->ow * e));
+          int inside = r >= 0 && r < s->h;
+          if (toCol) {
+            if (!inside) {
+              memset(row, 0, (size_t)(s->ow * e));
+              continue;
+            }
+            memset(row, 0, (size_t)(lo * e));
+            memset(row + hi * e, 0, (size_t)((s->ow - hi) * e));
+          } else if (!inside) {
             continue;
           }
-          memset(row, 0, (size_t)(lo * e));
-          memset(row + hi * e, 0, (size_t)((s->ow - hi) * e));
-          const char *in =
+          char *at =
               v->base + (n * v->strides[0] + (g * cg + c) * v->strides[1] +
                          r * v->strides[2] + (lo * s->sw - first) * sx) *
                             e;
-          if (s->sw * sx == 1) { /* one run */
-            memcpy(row + lo * e, in, (size_t)((hi - lo) * e));
+          int64_t count = hi - lo;
+          if (toCol && step == 1) { /* one run */
+            memcpy(row + lo * e, at, (size_t)(count * e));
           } else if (e == 4) {
-            float *out = (float *)(row + lo * e);
-            const float *src = (const float *)in;
-            for (int64_t k = 0; k < hi - lo; ++k)
-              out[k] = src[k * s->sw * sx];
+            float *cr = (float *)(row + lo * e), *xr = (float *)at;
+            if (toCol)
+              for (int64_t k = 0; k < count; ++k)
+                cr[k] = xr[k * step];
+            else
+              for (int64_t k = 0; k < count; ++k)
+                xr[k * step] += cr[k];
           } else {
-            double *out = (double *)(row + lo * e);
-            const double *src = (const double *)in;
-            for (int64_t k = 0; k < hi - lo; ++k)
-              out[k] = src[k * s->sw * sx];
+            double *cr = (double *)(row + lo * e), *xr = (double *)at;
+            if (toCol)
+              for (int64_t k = 0; k < count; ++k)
+                cr[k] = xr[k * step];
+            else
+              for (int64_t k = 0; k < count; ++k)
+                xr[k * step] += cr[k];
           }
         }
       }
 }
 
-/* Y += conv(X, W), or (filterGrad) dW += the filter gradient from X and
- * dY (then `w` is dW and `y` dY). */
+/* What a call computes. */
+typedef enum { FORWARD, FILTER_GRAD, INPUT_GRAD } conv_kind_t;
+
+/* Y += conv(X, W); dW += the filter gradient from X and dY (then `w` is dW
+ * and `y` dY); or dX += the input gradient from W and dY (`x` is dX, `y`
+ * dY). */
 static void convolution(soaprt_unranked_memref_t *xRef,
                         soaprt_unranked_memref_t *wRef,
-                        soaprt_unranked_memref_t *yRef, int filterGrad,
+                        soaprt_unranked_memref_t *yRef, conv_kind_t kind,
                         int64_t sh, int64_t sw, int64_t dh, int64_t dw,
                         int64_t ph, int64_t pw, int64_t groups, int64_t flags,
                         const char *op, int64_t e) {
+  static const char *const defaultName[] = {"convolution",
+                                            "convolution filter gradient",
+                                            "convolution input gradient"};
   if (!op)
-    op = filterGrad ? "convolution filter gradient" : "convolution";
+    op = defaultName[kind];
   conv_operand_t x, w, y;
-  describe(&x, xRef, e, "X", op);
-  describe(&w, wRef, e, filterGrad ? "dW" : "W", op);
-  describe(&y, yRef, e, filterGrad ? "dY" : "Y", op);
+  describe(&x, xRef, e, kind == INPUT_GRAD ? "dX" : "X", op);
+  describe(&w, wRef, e, kind == FILTER_GRAD ? "dW" : "W", op);
+  describe(&y, yRef, e, kind == FORWARD ? "Y" : "dY", op);
   conv_shape_t s = checkShape(&x, &w, &y, sh, sw, dh, dw, ph, pw, groups, op);
   int overwrite = (flags & SOAPRT_BLAS_OVERWRITE) != 0;
   int64_t fg = s.f / groups, cg = s.c / groups;
   int64_t K = cg * s.kh * s.kw, P = s.oh * s.ow;
-  conv_operand_t *out = filterGrad ? &w : &y;
+  conv_operand_t *out = kind == FORWARD ? &y : kind == FILTER_GRAD ? &w : &x;
   if (soaprt_region_elements(&out->view) == 0)
     return;
   if (s.n == 0 || K == 0 || P == 0 || fg == 0) {
@@ -222,9 +255,9 @@ static void convolution(soaprt_unranked_memref_t *xRef,
     soaprt_fatal("%s: convolution dimensions beyond 2^31 are not supported",
                  op);
   /* W's rows (a filter's C/G x KH x KW) and Y's (an image's and filter's
-   * OH x OW) as matrices. */
-  prepare(&w, 3, !(filterGrad && overwrite), op);
-  prepare(&y, 2, !(!filterGrad && overwrite), op);
+   * OH x OW) as matrices, with their values unless overwritten. */
+  prepare(&w, 3, !(kind == FILTER_GRAD && overwrite), op);
+  prepare(&y, 2, !(kind == FORWARD && overwrite), op);
   if (!soaprt_fits_int(w.s0) || !soaprt_fits_int(y.ld))
     soaprt_fatal("%s: convolution strides beyond 2^31 are not supported", op);
   /* A 1x1 window at stride 1 without padding over rows of X that are one
@@ -237,21 +270,34 @@ static void convolution(soaprt_unranked_memref_t *xRef,
   int64_t ldcol = direct ? (cg == 1 ? P : xv->strides[1]) : P;
   char *buffer =
       direct ? NULL : soaprt_blas_alloc(K * P * e, "the im2col buffer", op);
+  /* col2im adds into dX. */
+  if (kind == INPUT_GRAD && overwrite && !direct)
+    soaprt_blas_zero(xv, op);
   for (int64_t n = 0; n < s.n; ++n)
     for (int64_t g = 0; g < groups; ++g) {
       char *col = buffer;
       if (direct)
         col = xv->base + (n * xv->strides[0] + g * cg * xv->strides[1]) * e;
-      else
-        im2col(&x, &s, n, g, col);
+      else if (kind != INPUT_GRAD)
+        transferCol(&x, &s, n, g, col, /*toCol=*/1);
       char *wg = w.base + g * fg * w.s0 * e;
       char *yng = y.base + (n * y.s0 + g * fg * y.ld) * e;
-      if (filterGrad)
-        soaprt_blas_gemm(e, CblasRowMajor, CblasNoTrans, CblasTrans, fg, K, P,
-                         yng, y.ld, col, ldcol, overwrite && n == 0, wg, w.s0);
-      else
+      switch (kind) {
+      case FORWARD:
         soaprt_blas_gemm(e, CblasRowMajor, CblasNoTrans, CblasNoTrans, fg, P, K,
                          wg, w.s0, col, ldcol, overwrite, yng, y.ld);
+        break;
+      case FILTER_GRAD:
+        soaprt_blas_gemm(e, CblasRowMajor, CblasNoTrans, CblasTrans, fg, K, P,
+                         yng, y.ld, col, ldcol, overwrite && n == 0, wg, w.s0);
+        break;
+      case INPUT_GRAD:
+        soaprt_blas_gemm(e, CblasRowMajor, CblasTrans, CblasNoTrans, K, P, fg,
+                         wg, w.s0, yng, y.ld, overwrite || !direct, col, ldcol);
+        if (!direct)
+          transferCol(&x, &s, n, g, col, /*toCol=*/0);
+        break;
+      }
     }
   free(buffer);
   if (out->packed)
@@ -261,23 +307,35 @@ static void convolution(soaprt_unranked_memref_t *xRef,
 }
 
 SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f32, x, w, y) {
-  convolution(x, w, y, 0, strideH, strideW, dilationH, dilationW, padH, padW,
-              groups, flags, op, 4);
+  convolution(x, w, y, FORWARD, strideH, strideW, dilationH, dilationW, padH,
+              padW, groups, flags, op, 4);
 }
 
 SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f64, x, w, y) {
-  convolution(x, w, y, 0, strideH, strideW, dilationH, dilationW, padH, padW,
-              groups, flags, op, 8);
+  convolution(x, w, y, FORWARD, strideH, strideW, dilationH, dilationW, padH,
+              padW, groups, flags, op, 8);
 }
 
 SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32, x, dy,
                       dw) {
-  convolution(x, dw, dy, 1, strideH, strideW, dilationH, dilationW, padH, padW,
-              groups, flags, op, 4);
+  convolution(x, dw, dy, FILTER_GRAD, strideH, strideW, dilationH, dilationW,
+              padH, padW, groups, flags, op, 4);
 }
 
 SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64, x, dy,
                       dw) {
-  convolution(x, dw, dy, 1, strideH, strideW, dilationH, dilationW, padH, padW,
-              groups, flags, op, 8);
+  convolution(x, dw, dy, FILTER_GRAD, strideH, strideW, dilationH, dilationW,
+              padH, padW, groups, flags, op, 8);
+}
+
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_input_grad_f32, w, dy,
+                      dx) {
+  convolution(dx, w, dy, INPUT_GRAD, strideH, strideW, dilationH, dilationW,
+              padH, padW, groups, flags, op, 4);
+}
+
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_input_grad_f64, w, dy,
+                      dx) {
+  convolution(dx, w, dy, INPUT_GRAD, strideH, strideW, dilationH, dilationW,
+              padH, padW, groups, flags, op, 8);
 }

@@ -144,6 +144,9 @@ void _mlir_ciface_soaprt_cpu_matmul_f64(soaprt_unranked_memref_t *a,
  *                       W (F x C/G x KH x KW))
  *   conv2d_filter_grad: dW (F x C/G x KH x KW) += its gradient given X and
  *                       dY (N x F x OH x OW)
+ *   conv2d_input_grad:  dX (N x C x H x W) += its gradient given W and dY
+ *                       (col2im of W^T x dY: no products with the zeros a
+ *                       strided convolution's gradient spreads dY by)
  * with the strides, dilations, zero padding (both sides alike) and groups
  * given. With SOAPRT_BLAS_OVERWRITE the output is the result alone.
  * SOAPRT_CONV_SIGNATURE is the C signature of every convolution call, these
@@ -159,6 +162,8 @@ SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32, x, dy,
                       dw);
 SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64, x, dy,
                       dw);
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_input_grad_f32, w, dy, dx);
+SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_input_grad_f64, w, dy, dx);
 /* Asynchronous communication (the CUDA lowering's host code uses these):
  * the same operations, started after all work this rank issued so far. Each
  * returns a ticket: 1, 2, ... in the order of the rank's starts, or 0 when

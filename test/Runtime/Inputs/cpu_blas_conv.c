@@ -1,5 +1,5 @@
 /* Drives libsoaprt_blas's convolutions (soaprt_blas_conv.c) by hand
- * against plain loops in double: forward and filter gradient, with
+ * against plain loops in double: forward, filter and input gradient, with
  * strides, dilations, padding and groups; every operand in the layouts the
  * CPU target's views can have (NCHW-ordered dims over row-major storage,
  * over channels-last storage: a transposed view, or with every element 2
@@ -66,7 +66,10 @@ typedef struct {
   int64_t n, c, h, w, f, kh, kw, sh, sw, dh, dw, ph, pw, g;
 } shape_t;
 
-static int runCase(const shape_t *s, int lx, int lw, int ly, int grad,
+enum { FORWARD, FILTER_GRAD, INPUT_GRAD };
+static const char *kindName[] = {"forward", "filter-grad", "input-grad"};
+
+static int runCase(const shape_t *s, int lx, int lw, int ly, int kind,
                    int overwrite, int f64) {
   int64_t e = f64 ? 8 : 4, cg = s->c / s->g, fg = s->f / s->g;
   int64_t oh = (s->h + 2 * s->ph - (s->kh - 1) * s->dh - 1) / s->sh + 1;
@@ -75,22 +78,23 @@ static int runCase(const shape_t *s, int lx, int lw, int ly, int grad,
   desc4_t X = makeView(s->n, s->c, s->h, s->w, lx, e, &bx);
   desc4_t W = makeView(s->f, cg, s->kh, s->kw, lw, e, &bw);
   desc4_t Y = makeView(s->n, s->f, oh, ow, ly, e, &by);
-  desc4_t *out = grad ? &W : &Y;
+  /* The output: Y (forward), dW or dX; the two others are inputs. */
+  desc4_t *out = kind == FORWARD ? &Y : kind == FILTER_GRAD ? &W : &X;
   unsigned seed = (unsigned)(s->n * 131 + s->c * 31 + s->h * 7 + s->f + lx * 3 +
-                             lw * 5 + ly * 11 + grad * 13);
-  for (int64_t i = 0; i < s->n; ++i)
-    for (int64_t j = 0; j < s->c; ++j)
-      for (int64_t k = 0; k < s->h; ++k)
-        for (int64_t l = 0; l < s->w; ++l)
-          set(&X, i, j, k, l, f64, (double)(rand_r(&seed) % 7) - 3);
-  /* The inputs: W (forward) or dY (filter gradient); the output starts
-   * with its own values (or NaNs where it is overwritten). */
-  desc4_t *in = grad ? &Y : &W;
-  for (int64_t i = 0; i < in->sizes[0]; ++i)
-    for (int64_t j = 0; j < in->sizes[1]; ++j)
-      for (int64_t k = 0; k < in->sizes[2]; ++k)
-        for (int64_t l = 0; l < in->sizes[3]; ++l)
-          set(in, i, j, k, l, f64, (double)(rand_r(&seed) % 5) - 2);
+                             lw * 5 + ly * 11 + kind * 13);
+  desc4_t *operands[3] = {&X, &W, &Y};
+  for (int o = 0; o < 3; ++o) {
+    desc4_t *in = operands[o];
+    if (in == out)
+      continue;
+    for (int64_t i = 0; i < in->sizes[0]; ++i)
+      for (int64_t j = 0; j < in->sizes[1]; ++j)
+        for (int64_t k = 0; k < in->sizes[2]; ++k)
+          for (int64_t l = 0; l < in->sizes[3]; ++l)
+            set(in, i, j, k, l, f64, (double)(rand_r(&seed) % 7) - 3);
+  }
+  /* The output starts with its own values (or NaNs where it is
+   * overwritten). */
   int64_t total = out->sizes[0] * out->sizes[1] * out->sizes[2] * out->sizes[3];
   double *ref = malloc(sizeof(double) * (size_t)(total + 1));
   for (int64_t i = 0; i < out->sizes[0]; ++i)
@@ -116,21 +120,32 @@ static int runCase(const shape_t *s, int lx, int lw, int ly, int grad,
                 int64_t q = x * s->sw + j * s->dw - s->pw;
                 if (r < 0 || r >= s->h || q < 0 || q >= s->w)
                   continue;
-                double xv = get(&X, n, (f / fg) * cg + c, r, q, f64);
-                if (grad)
+                int64_t xc = (f / fg) * cg + c;
+                if (kind == FILTER_GRAD)
                   ref[((f * cg + c) * s->kh + i) * s->kw + j] +=
-                      xv * get(&Y, n, f, y, x, f64);
-                else
+                      get(&X, n, xc, r, q, f64) * get(&Y, n, f, y, x, f64);
+                else if (kind == FORWARD)
                   ref[((n * s->f + f) * oh + y) * ow + x] +=
-                      xv * get(&W, f, c, i, j, f64);
+                      get(&X, n, xc, r, q, f64) * get(&W, f, c, i, j, f64);
+                else
+                  ref[((n * s->c + xc) * s->h + r) * s->w + q] +=
+                      get(&W, f, c, i, j, f64) * get(&Y, n, f, y, x, f64);
               }
   soaprt_unranked_memref_t ux = {4, &X}, uw = {4, &W}, uy = {4, &Y};
   int64_t flags = overwrite ? SOAPRT_BLAS_OVERWRITE : 0;
-  if (grad && f64)
+  if (kind == INPUT_GRAD && f64)
+    _mlir_ciface_soaprt_cpu_conv2d_input_grad_f64(&uw, &uy, &ux, s->sh, s->sw,
+                                                  s->dh, s->dw, s->ph, s->pw,
+                                                  s->g, flags, "test");
+  else if (kind == INPUT_GRAD)
+    _mlir_ciface_soaprt_cpu_conv2d_input_grad_f32(&uw, &uy, &ux, s->sh, s->sw,
+                                                  s->dh, s->dw, s->ph, s->pw,
+                                                  s->g, flags, "test");
+  else if (kind == FILTER_GRAD && f64)
     _mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64(&ux, &uy, &uw, s->sh, s->sw,
                                                    s->dh, s->dw, s->ph, s->pw,
                                                    s->g, flags, "test");
-  else if (grad)
+  else if (kind == FILTER_GRAD)
     _mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32(&ux, &uy, &uw, s->sh, s->sw,
                                                    s->dh, s->dw, s->ph, s->pw,
                                                    s->g, flags, "test");
@@ -156,13 +171,13 @@ static int runCase(const shape_t *s, int lx, int lw, int ly, int grad,
                    "stride %lldx%lld dilation %lldx%lld pad %lldx%lld "
                    "groups %lld, X %s W %s Y %s%s: [%lld][%lld][%lld][%lld] "
                    "= %g, expected %g\n",
-                   f64 ? "f64" : "f32", grad ? "filter-grad" : "forward",
-                   (long long)s->n, (long long)s->c, (long long)s->h,
-                   (long long)s->w, (long long)s->f, (long long)cg,
-                   (long long)s->kh, (long long)s->kw, (long long)s->sh,
-                   (long long)s->sw, (long long)s->dh, (long long)s->dw,
-                   (long long)s->ph, (long long)s->pw, (long long)s->g,
-                   layoutName[lx], layoutName[lw], layoutName[ly],
+                   f64 ? "f64" : "f32", kindName[kind], (long long)s->n,
+                   (long long)s->c, (long long)s->h, (long long)s->w,
+                   (long long)s->f, (long long)cg, (long long)s->kh,
+                   (long long)s->kw, (long long)s->sh, (long long)s->sw,
+                   (long long)s->dh, (long long)s->dw, (long long)s->ph,
+                   (long long)s->pw, (long long)s->g, layoutName[lx],
+                   layoutName[lw], layoutName[ly],
                    overwrite ? " overwritten" : "", (long long)i, (long long)j,
                    (long long)k, (long long)l, got, want);
             bad = 1;
@@ -178,7 +193,8 @@ static int runCase(const shape_t *s, int lx, int lw, int ly, int grad,
 /* Calls the runtime with operands that do not fit (`what`: "shape", a
  * filter of the wrong channel count; "rank", a rank-3 X; "groups", a group
  * count that does not divide the channels; "stride", a negative stride in
- * Y): it must end the process with a message naming the op. */
+ * Y; "input-grad", an input gradient with a negative stride in dX): it
+ * must end the process with a message naming the op. */
 static int badCall(const char *what) {
   void *bx, *bw, *by;
   desc4_t X = makeView(1, 4, 6, 6, PLAIN, 4, &bx);
@@ -192,10 +208,16 @@ static int badCall(const char *what) {
     groups = 3;
   else if (strcmp(what, "stride") == 0)
     Y.strides[3] = -1;
+  else if (strcmp(what, "input-grad") == 0)
+    X.strides[2] = -6;
   else
     W.sizes[1] = 3; /* 4 channels: W must have 4 per filter */
-  _mlir_ciface_soaprt_cpu_conv2d_f32(&ux, &uw, &uy, 1, 1, 1, 1, 0, 0, groups, 0,
-                                     "conv 'c1'");
+  if (strcmp(what, "input-grad") == 0)
+    _mlir_ciface_soaprt_cpu_conv2d_input_grad_f32(&uw, &uy, &ux, 1, 1, 1, 1, 0,
+                                                  0, groups, 0, "conv 'c1'");
+  else
+    _mlir_ciface_soaprt_cpu_conv2d_f32(&ux, &uw, &uy, 1, 1, 1, 1, 0, 0, groups,
+                                       0, "conv 'c1'");
   printf("no error\n");
   return 0;
 }
@@ -220,12 +242,12 @@ int main(int argc, char **argv) {
     for (int lx = 0; lx < 3; ++lx)
       for (int lw = 0; lw < 3; ++lw)
         for (int ly = 0; ly < 3; ++ly)
-          for (int flags = 0; flags < 8; ++flags) {
-            int grad = flags & 1, overwrite = (flags >> 1) & 1,
-                f64 = (flags >> 2) & 1;
-            ++cases;
-            failed += runCase(&shapes[s], lx, lw, ly, grad, overwrite, f64);
-          }
+          for (int kind = FORWARD; kind <= INPUT_GRAD; ++kind)
+            for (int flags = 0; flags < 4; ++flags) {
+              int overwrite = flags & 1, f64 = (flags >> 1) & 1;
+              ++cases;
+              failed += runCase(&shapes[s], lx, lw, ly, kind, overwrite, f64);
+            }
   printf("%d cases, %d failed\n", cases, failed);
   return failed != 0;
 }
