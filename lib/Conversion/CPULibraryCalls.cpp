@@ -7,20 +7,21 @@
 //
 // on (batch, M, K) / (batch, K, N) / (batch, M, N) strided views of its
 // operands (LibraryCalls.h, shared with the CUDA lowering's cuBLAS calls),
-// and every f32 or f64 2-D convolution or filter gradient
+// and every f32 or f64 2-D convolution (but a depthwise one), its filter
+// gradient and its input gradient
 //
-//   soaprt_cpu_conv2d_[filter_grad_]<f32|f64>(X, W | dY, Y | dW, strides,
-//                                             dilations, padding, groups,
-//                                             flags, name)
+//   soaprt_cpu_conv2d_[filter_grad_|input_grad_]<f32|f64>(
+//       X | X | W, W | dY | dY, Y | dW | dX, strides, dilations, padding,
+//       groups, flags, name)
 //
-// on 4-D views of its operands (ConvolutionPatterns.h, shared with the
-// cuDNN calls); libsoaprt_blas.a (lib/Runtime/soaprt_blas.c,
-// soaprt_blas_conv.c) calls CBLAS.
+// on 4-D views of its operands, a zero-padded input becoming the call's
+// padding (LibraryCallLowering.h, shared with the cuDNN calls);
+// libsoaprt_blas.a (lib/Runtime/soaprt_blas.c, soaprt_blas_conv.c) calls
+// CBLAS.
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvolutionPatterns.h"
-#include "LibraryCalls.h"
+#include "LibraryCallLowering.h"
 
 #include "soap/Conversion/Passes.h"
 
@@ -79,44 +80,45 @@ static bool isDepthwise(const LibraryConvolution &conv) {
 }
 
 /// `op` as a convolution or filter gradient libsoaprt_blas computes
-/// (blasVariant), with the 4-D views of its operands possible; not a
-/// depthwise one.
+/// (blasVariant); not a depthwise one.
 static std::optional<LibraryConvolution>
 matchBlasConvolution(linalg::LinalgOp op) {
   if (!blasVariant(op))
     return std::nullopt;
   std::optional<LibraryConvolution> conv = matchLibraryConvolution(op);
-  if (!conv || isDepthwise(*conv) ||
-      !hasConvolutionView(conv->x, conv->xDims) ||
-      !hasConvolutionView(conv->w, conv->wDims) ||
-      !hasConvolutionView(conv->y, conv->yDims))
+  if (!conv || isDepthwise(*conv))
     return std::nullopt;
   return conv;
 }
 
+/// libsoaprt_blas's convolutions and the calls' flags.
+class CPULowering : public LibraryCallLowering {
+public:
+  CPULowering() : LibraryCallLowering("__soap_blas_op_name_") {}
+
+protected:
+  std::optional<LibraryConvolution>
+  matchConvolution(linalg::LinalgOp op) const override {
+    return matchBlasConvolution(op);
+  }
+  std::string convolutionFunction(ConvolutionCall kind,
+                                  Type type) const override {
+    StringRef what = kind == ConvolutionCall::Forward          ? ""
+                     : kind == ConvolutionCall::FilterGradient ? "filter_grad_"
+                                                               : "input_grad_";
+    return ("soaprt_cpu_conv2d_" + what + (type.isF64() ? "f64" : "f32")).str();
+  }
+  int64_t callFlags(bool overwrite) const override {
+    return overwrite ? SOAPRT_BLAS_OVERWRITE : 0;
+  }
+};
+
 struct CPULibraryCalls
     : public mlir::soap::impl::CPULibraryCallsBase<CPULibraryCalls> {
-  RuntimeOpNames names{"__soap_blas_op_name_"};
-
-  /// The runtime call `name` on `views` and `scalars` in place of `op`,
-  /// overwriting `output` if a zero fill of it comes right before `op` (the
-  /// fill is erased).
-  void call(linalg::LinalgOp op, StringRef name, ArrayRef<Value> views,
-            ArrayRef<int64_t> scalars, Value output) {
-    OpBuilder b(op);
-    int64_t flags = 0;
-    if (linalg::FillOp fill = zeroFillBefore(op, output, {})) {
-      fill->erase();
-      flags |= SOAPRT_BLAS_OVERWRITE;
-    }
-    createLibraryCall(b, op.getLoc(), op->getParentOfType<ModuleOp>(), name,
-                      views, scalars, flags, names.get(b, op));
-    op->erase();
-  }
-
   /// C[b] += A[b] x B[b] as an OpenBLAS call; fails, leaving `op`, where
   /// CBLAS does not compute it.
-  LogicalResult lowerContraction(linalg::LinalgOp op) {
+  static LogicalResult lowerContraction(LibraryCallLowering &lowering,
+                                        linalg::LinalgOp op) {
     std::optional<StringRef> variant = blasVariant(op);
     std::optional<linalg::ContractionDimensions> dims =
         variant ? gemmDims(op) : std::nullopt;
@@ -126,46 +128,17 @@ struct CPULibraryCalls
     std::optional<std::array<Value, 3>> views = buildMatmulViews(b, op, *dims);
     if (!views)
       return failure();
-    call(op, ("soaprt_cpu_matmul_" + *variant).str(), *views, {},
-         op.getDpsInitOperand(0)->get());
-    return success();
-  }
-
-  /// Y += conv(X, W), or dW += its filter gradient, as an im2col + OpenBLAS
-  /// call; fails, leaving `op`, where there is none.
-  LogicalResult lowerConvolution(linalg::LinalgOp op) {
-    std::optional<LibraryConvolution> conv = matchBlasConvolution(op);
-    if (!conv)
-      return failure();
-    OpBuilder b(op);
-    Location loc = op.getLoc();
-    Value x = convolutionView(b, loc, conv->x, conv->xDims);
-    Value w = convolutionView(b, loc, conv->w, conv->wDims);
-    Value y = convolutionView(b, loc, conv->y, conv->yDims);
-    SmallVector<int64_t> scalars = {conv->strides[0],   conv->strides[1],
-                                    conv->dilations[0], conv->dilations[1],
-                                    /*padH=*/0,         /*padW=*/0,
-                                    conv->groups};
-    std::string variant = blasVariant(op)->str();
-    if (conv->filterGradient)
-      call(op, "soaprt_cpu_conv2d_filter_grad_" + variant, {x, y, w}, scalars,
-           conv->w);
-    else
-      call(op, "soaprt_cpu_conv2d_" + variant, {x, w, y}, scalars, conv->y);
+    lowering.call(b, op, ("soaprt_cpu_matmul_" + *variant).str(), *views, {},
+                  op.getDpsInitOperand(0)->get());
+    lowering.erase(op);
     return success();
   }
 
   void runOnOperation() override {
-    // Only ops with two inputs and an output: the zero fills the calls
-    // erase are never visited.
-    SmallVector<linalg::LinalgOp> ops;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (blasVariant(op))
-        ops.push_back(op);
+    CPULowering lowering;
+    lowering.run(getOperation(), [&](linalg::LinalgOp op) {
+      return lowerContraction(lowering, op);
     });
-    for (linalg::LinalgOp op : ops)
-      if (failed(lowerConvolution(op)))
-        (void)lowerContraction(op);
   }
 };
 

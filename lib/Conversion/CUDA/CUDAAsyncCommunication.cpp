@@ -6,7 +6,7 @@
 
 #include "soap/Conversion/Passes.h"
 
-#include "BufferPatterns.h"
+#include "CUDAPatterns.h"
 
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 #include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
@@ -36,7 +36,7 @@ struct Started {
   Value root; ///< the buffer its region belongs to
 };
 
-/// What a root buffer (cuda::rootBuffer) is, for alias queries.
+/// What a root buffer (rootBuffer) is, for alias queries.
 enum class RootKind {
   Fresh,  ///< an allocation of the function: its own memory
   Opaque, ///< a function argument, global or call result: not a fresh one
@@ -61,7 +61,7 @@ static bool mayAlias(Value a, Value b) {
   RootKind x = getRootKind(a), y = getRootKind(b);
   if (x == RootKind::Unknown || y == RootKind::Unknown)
     return true;
-  if (cuda::isNoAliasArgument(a) && cuda::isNoAliasArgument(b))
+  if (isNoAliasArgument(a) && isNoAliasArgument(b))
     return false;
   return x == RootKind::Opaque && y == RootKind::Opaque;
 }
@@ -116,7 +116,7 @@ CUDAAsyncCommunication::touchedBuffers(Operation *op) {
     }
     for (Value operand : inner->getOperands())
       if (isa<BaseMemRefType>(operand.getType()))
-        roots.push_back(cuda::rootBuffer(operand));
+        roots.push_back(rootBuffer(operand));
     return WalkResult::advance();
   });
   if (any)
@@ -136,8 +136,7 @@ void CUDAAsyncCommunication::placeWaits(Block &block) {
   };
   for (Operation &op : llvm::make_early_inc_range(block)) {
     if (starts.contains(&op)) {
-      pending.push_back(
-          {op.getResult(0), cuda::rootBuffer(op.getOperand(0))});
+      pending.push_back({op.getResult(0), rootBuffer(op.getOperand(0))});
       continue;
     }
     if (pending.empty())
@@ -171,7 +170,7 @@ static TransferAccess getTransferAccess(func::CallOp start,
                                         std::optional<int64_t> rank) {
   TransferAccess access;
   Value region = start.getOperand(0);
-  access.root = cuda::rootBuffer(region);
+  access.root = rootBuffer(region);
   if (auto cast = region.getDefiningOp<memref::CastOp>())
     region = cast.getSource();
   if (auto view = region.getDefiningOp<memref::SubViewOp>();
@@ -324,7 +323,7 @@ void CUDAAsyncCommunication::bucketAllReduces(Block &block) {
     }
     std::optional<SmallVector<Value>> touched = touchedBuffers(op);
     if (!touched || llvm::any_of(bucket, [&](Operation *member) {
-          Value root = cuda::rootBuffer(member->getOperand(0));
+          Value root = rootBuffer(member->getOperand(0));
           return llvm::any_of(*touched, [&](Value other) {
             return mayAlias(root, other);
           });

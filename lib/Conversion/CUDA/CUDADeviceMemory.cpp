@@ -10,7 +10,7 @@
 
 #include "soap/Conversion/Passes.h"
 
-#include "BufferPatterns.h"
+#include "CUDAPatterns.h"
 
 #include "soap/Conversion/LowerToCPU.h"
 #include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
@@ -232,7 +232,7 @@ struct CUDADeviceMemory
       Value buffer = isa<memref::LoadOp>(op)
                          ? cast<memref::LoadOp>(op).getMemRef()
                          : cast<memref::StoreOp>(op).getMemRef();
-      Value root = soap::cuda::rootBuffer(buffer);
+      Value root = soap::rootBuffer(buffer);
       // Host buffers, and the arguments of private helpers (the
       // deallocation helper's lists); the arguments of the functions
       // soap_main calls (the entry, each rank's) are on the GPU.

@@ -6,7 +6,7 @@
 
 #include "soap/Conversion/Passes.h"
 
-#include "BufferPatterns.h"
+#include "CUDAPatterns.h"
 
 #include "mlir/Analysis/AliasAnalysis.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -71,9 +71,8 @@ static void sinkFreesBetweenLoops(Block &block) {
 /// Whether `a` and `b` view two different arguments of their function
 /// that are marked `llvm.noalias`.
 static bool viewDistinctArguments(Value a, Value b) {
-  Value x = soap::cuda::rootBuffer(a), y = soap::cuda::rootBuffer(b);
-  return x != y && soap::cuda::isNoAliasArgument(x) &&
-         soap::cuda::isNoAliasArgument(y);
+  Value x = soap::rootBuffer(a), y = soap::rootBuffer(b);
+  return x != y && soap::isNoAliasArgument(x) && soap::isNoAliasArgument(y);
 }
 
 struct CUDAFuseParallelLoops

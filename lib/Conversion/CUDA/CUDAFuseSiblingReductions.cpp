@@ -6,7 +6,7 @@
 
 #include "soap/Conversion/Passes.h"
 
-#include "BufferPatterns.h"
+#include "CUDAPatterns.h"
 
 #include "soap/Analysis/IterationSpace.h"
 

@@ -10,9 +10,9 @@
 
 #include "soap/Conversion/Passes.h"
 
+#include "CUDAPatterns.h"
 #include "soap/Conversion/LoopOrder.h"
 #include "soap/Conversion/LowerToCPU.h"
-#include "BufferPatterns.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -336,7 +336,7 @@ struct CUDAMapLoops : public soap::impl::CUDAMapLoopsBase<CUDAMapLoops> {
         buffer = store.getMemRef();
       else
         return;
-      Value root = soap::cuda::rootBuffer(buffer);
+      Value root = soap::rootBuffer(buffer);
       if (isa<IndexType>(cast<BaseMemRefType>(root.getType()).getElementType()))
         host = true;
       SmallVector<Value> work = {root};

@@ -1076,3 +1076,49 @@ func.func @depthwise_filter_grad(%x: memref<2x4x9x9xf32>, %dy: memref<2x4x4x4xf3
   }
   return
 }
+
+// -----
+
+// A rank's part of the gradient: dY holds both images, the spread dY is
+// cut to the second image's first 5 rows and columns (a data-parallel
+// rank's input). The call reads that image of dY (a view at [1, 0, 0, 0])
+// at stride 2 and accumulates (flags 0). (The same lowering as the CPU's:
+// LibraryCallLowering.)
+#flip1 = affine_map<(d0, d1, d2, d3) -> (d1, d0, -d2, -d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @input_grad_rank_part(
+// CHECK-SAME:    %[[W:.*]]: memref<6x4x1x1xf32>, %[[DY:.*]]: memref<2x6x3x3xf32>, %[[DX:.*]]: memref<1x4x5x5xf32>)
+// CHECK-NOT:     memref.alloc
+// CHECK:         %[[PART:.*]] = memref.subview %[[DY]][1, 0, 0, 0] [1, 6, 3, 3] [1, 1, 1, 1]
+// CHECK-NOT:     linalg.
+// CHECK-DAG:     %[[CDY:.*]] = memref.cast %[[PART]]
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK:         call @soaprt_cuda_conv2d_input_grad_f32(%{{.*}}, %[[CDY]], %{{.*}}, %[[TWO]], %[[TWO]], %{{.*}}, %{{.*}}, %[[ZERO]], %[[ZERO]], %{{.*}}, %[[ZERO]], %{{.*}})
+// CHECK-NOT:     linalg.
+// CHECK-NOT:     memref.alloc
+// CHECK:         return
+func.func @input_grad_rank_part(%w: memref<6x4x1x1xf32>, %dy: memref<2x6x3x3xf32>, %dx: memref<1x4x5x5xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = memref.expand_shape %dy [[0], [1], [2, 3], [4, 5]] output_shape [2, 6, 3, 1, 3, 1] : memref<2x6x3x3xf32> into memref<2x6x3x1x3x1xf32>
+  %d6 = memref.alloc() : memref<2x6x3x2x3x2xf32>
+  linalg.map outs(%d6 : memref<2x6x3x2x3x2xf32>)
+    (%init: f32) {
+      linalg.yield %zero : f32
+    }
+  %di = memref.subview %d6[0, 0, 0, 0, 0, 0] [2, 6, 3, 1, 3, 1] [1, 1, 1, 1, 1, 1] : memref<2x6x3x2x3x2xf32> to memref<2x6x3x1x3x1xf32, strided<[216, 36, 12, 6, 2, 1]>>
+  memref.copy %e, %di : memref<2x6x3x1x3x1xf32> to memref<2x6x3x1x3x1xf32, strided<[216, 36, 12, 6, 2, 1]>>
+  %d = memref.collapse_shape %d6 [[0], [1], [2, 3], [4, 5]] : memref<2x6x3x2x3x2xf32> into memref<2x6x6x6xf32>
+  %crop = memref.subview %d[1, 0, 0, 0] [1, 6, 5, 5] [1, 1, 1, 1] : memref<2x6x6x6xf32> to memref<1x6x5x5xf32, strided<[216, 36, 6, 1], offset: 216>>
+  %wf = memref.alloc() : memref<4x6x1x1xf32>
+  linalg.generic {indexing_maps = [#flip1, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w : memref<6x4x1x1xf32>) outs(%wf : memref<4x6x1x1xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  }
+  linalg.conv_2d_nchw_fchw {strides = dense<1> : tensor<2xi64>, dilations = dense<1> : tensor<2xi64>}
+    ins(%crop, %wf : memref<1x6x5x5xf32, strided<[216, 36, 6, 1], offset: 216>>, memref<4x6x1x1xf32>) outs(%dx : memref<1x4x5x5xf32>)
+  memref.dealloc %wf : memref<4x6x1x1xf32>
+  memref.dealloc %d6 : memref<2x6x3x2x3x2xf32>
+  return
+}

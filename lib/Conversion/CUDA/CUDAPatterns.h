@@ -1,16 +1,16 @@
-//===- BufferPatterns.h - Buffer-level patterns of the CUDA lowering -----===//
+//===- CUDAPatterns.h - What the CUDA lowering's passes ask of ops -------===//
 //
-// What soap-cuda-library-calls recognises on bufferized code before it
-// makes library calls: zero-padded buffers (tensor.pad bufferized), leading
-// views, zero fills, and whether a buffer
-// keeps its contents between two ops; and which ops become library calls
-// (asked on tensors too, by soap-cuda-split-reductions).
+// Which ops become cuBLAS / cuDNN calls (asked on tensors too, by
+// soap-cuda-split-reductions), the element types the libraries take, which
+// reductions the generated kernels split, and buffer sizes. The buffer
+// patterns the library-call lowerings share are in ../BufferPatterns.h.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
-#define SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
+#ifndef SOAP_LIB_CONVERSION_CUDA_CUDAPATTERNS_H
+#define SOAP_LIB_CONVERSION_CUDA_CUDAPATTERNS_H
 
+#include "../BufferPatterns.h"
 #include "../ConvolutionPatterns.h"
 #include "../LibraryCalls.h"
 
@@ -32,42 +32,6 @@ std::optional<StringRef> libraryFloatSuffix(Type t);
 /// Whether `v` is a statically shaped memref of f32, bf16 or f16
 /// (libraryFloatSuffix).
 bool isLibraryFloatBuffer(Value v);
-
-/// The buffer a chain of views (and memref.casts and memref.transposes)
-/// starts from.
-Value rootBuffer(Value v);
-
-/// Whether `root` is an argument of its function marked `llvm.noalias`
-/// (soap-cpu-entry marks the rank functions': each gets its own buffer),
-/// so that it shares memory with no other argument so marked.
-bool isNoAliasArgument(Value root);
-
-/// Whether `op` sets all of `target` to +0.0: linalg.fill, or linalg.map
-/// without inputs yielding the constant (how tensor.pad bufferizes).
-bool isZeroFill(Operation *op, Value target);
-
-/// A leading view (offsets 0, unit strides) with one user, or null.
-memref::SubViewOp leadingView(Operation *op);
-
-/// The buffer `x` is, or is a leading view of, if an alloc.
-memref::AllocOp allocOf(Value x);
-
-/// A zero-padded buffer: alloc, zero fill, copy of the source into an
-/// interior view (what tensor.pad bufferizes to), read only by ops that
-/// `isReader(op, value read)` accepts, directly or through a leading view
-/// each; the fill, the copy and every reader in the alloc's block, in that
-/// order. `ops`: what goes when no reader reads it any more, users first.
-/// (Whether the source still holds its values later is for the caller to
-/// check.)
-struct ZeroPadded {
-  Value source;
-  memref::SubViewOp interior;
-  SmallVector<Operation *> readers; // in block order
-  SmallVector<Operation *> ops;
-};
-std::optional<ZeroPadded>
-matchZeroPadded(memref::AllocOp alloc,
-                function_ref<bool(Operation *, Value)> isReader);
 
 /// Which of libsoaprt's matmuls (soaprt_cuda_matmul_<variant>) multiplies
 /// A and B of element types `a` and `b` into C of `c`: "f32" (all f32),
@@ -110,28 +74,8 @@ bool isSplittableReduction(linalg::GenericOp op);
 /// takes a byte); nullopt otherwise.
 std::optional<int64_t> staticByteSize(MemRefType type);
 
-/// The writes of the library calls made so far, for asking whether a buffer
-/// keeps its contents between two ops.
-class BufferWrites {
-public:
-  /// `call` writes `buffer` (and reads only its other operands).
-  void recordCall(Operation *call, Value buffer) { calls[call] = buffer; }
-
-  /// Whether nothing between `from` and `to` (same block, `from` first)
-  /// may write or free `buffer` (compared by root buffer; distinct roots
-  /// are distinct memory). Unknown effects count as writes; libsoaprt's
-  /// all-reduce and transfer calls write their first operand. With `frees`,
-  /// deallocations of the buffer are collected there instead (for the
-  /// caller to move past `to`).
-  bool unchangedBetween(Value buffer, Operation *from, Operation *to,
-                        SmallVectorImpl<Operation *> *frees = nullptr) const;
-
-private:
-  llvm::DenseMap<Operation *, Value> calls;
-};
-
 } // namespace cuda
 } // namespace soap
 } // namespace mlir
 
-#endif // SOAP_LIB_CONVERSION_CUDA_BUFFERPATTERNS_H
+#endif // SOAP_LIB_CONVERSION_CUDA_CUDAPATTERNS_H
