@@ -400,14 +400,21 @@ def CPULibraryCalls : Pass<"soap-cpu-library-calls", "ModuleOp"> {
     strided views of its operands in (batch, M, K) / (batch, K, N) /
     (batch, M, N) order (memref.transpose, no copies); the runtime picks the
     transpose flags and leading dimensions from the strides. Every f32 or
-    f64 2-D convolution (NCHW or NHWC, grouped; the input gradient
-    soap-training-step writes is one) becomes a call of
+    f64 2-D convolution (NCHW or NHWC, grouped) becomes a call of
     `soaprt_cpu_conv2d_f32` / `_f64`, and the filter gradient
     soap-training-step writes (a linalg.generic over the forward loops) one
     of `soaprt_cpu_conv2d_filter_grad_f32` / `_f64`, with the strides,
-    dilations and groups, on 4-D views of the operands in NCHW / FCHW order
-    (the views soap-cuda-library-calls gives cuDNN); the runtime computes
-    them as im2col + GEMM per image and group. Depthwise convolutions (one
+    dilations, padding and groups, on 4-D views of the operands in NCHW /
+    FCHW order (the views soap-cuda-library-calls gives cuDNN); the runtime
+    computes them as im2col + GEMM per image and group. The input gradient
+    soap-training-step writes (a stride-1 convolution of the spread,
+    zero-padded dY with the flipped filter) becomes one call of
+    `soaprt_cpu_conv2d_input_grad_f32` / `_f64` on W and dY as they are
+    (GEMM + col2im: no flipped filter, no spread copy, no products with its
+    zeros), computing only the part of dX that is read; a zero-padded input
+    that only convolutions and filter gradients read becomes their calls'
+    padding. These three are the lowering soap-cuda-library-calls does for
+    cuDNN (lib/Conversion/LibraryCallLowering.h). Depthwise convolutions (one
     channel and one filter per group: GEMMs of one row, 6x slower than the
     loops) and their gradients stay loops. Each call accumulates into the
     output, as the op does; a zero fill of the output right before it

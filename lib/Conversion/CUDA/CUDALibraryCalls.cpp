@@ -23,7 +23,10 @@
 // The copies that only feed these calls go with them: a zero-padded input
 // (tensor.pad bufferized) becomes cuDNN's own padding for every convolution
 // and filter gradient that reads it; an input gradient takes W and dY as
-// they are and computes only the part of dX that is read.
+// they are and computes only the part of dX that is read. That lowering is
+// soap-cpu-library-calls' too (../LibraryCallLowering.h); this pass says
+// which convolutions cuDNN takes, its function names and flags, and lowers
+// the contractions.
 //
 // Operands are passed as strided views (memref.transpose puts a matmul's
 // operands in (batch, M, K) / (batch, K, N) / (batch, M, N) order without
