@@ -103,10 +103,9 @@ protected:
   }
   std::string convolutionFunction(ConvolutionCall kind,
                                   Type type) const override {
-    StringRef what = kind == ConvolutionCall::Forward          ? ""
-                     : kind == ConvolutionCall::FilterGradient ? "filter_grad_"
-                                                               : "input_grad_";
-    return ("soaprt_cpu_conv2d_" + what + (type.isF64() ? "f64" : "f32")).str();
+    return ("soaprt_cpu_conv2d_" + convolutionCallInfix(kind) +
+            (type.isF64() ? "f64" : "f32"))
+        .str();
   }
   int64_t callFlags(bool overwrite) const override {
     return overwrite ? SOAPRT_BLAS_OVERWRITE : 0;

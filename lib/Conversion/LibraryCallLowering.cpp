@@ -78,6 +78,18 @@ struct InteriorOutput {
 };
 } // namespace
 
+StringRef mlir::soap::convolutionCallInfix(ConvolutionCall kind) {
+  switch (kind) {
+  case ConvolutionCall::Forward:
+    return "";
+  case ConvolutionCall::FilterGradient:
+    return "filter_grad_";
+  case ConvolutionCall::InputGradient:
+    return "input_grad_";
+  }
+  llvm_unreachable("a convolution call kind");
+}
+
 /// Whether `v` is a statically shaped memref of `element`.
 static bool isStaticBufferOf(Value v, Type element) {
   auto type = dyn_cast<MemRefType>(v.getType());

@@ -41,6 +41,10 @@ namespace soap {
 /// filter gradient (X, dY), dX += the input gradient (W, dY).
 enum class ConvolutionCall { Forward, FilterGradient, InputGradient };
 
+/// What both runtimes put between `..._conv2d_` and the element type in
+/// the name of a `kind` call: "", "filter_grad_" or "input_grad_".
+StringRef convolutionCallInfix(ConvolutionCall kind);
+
 class LibraryCallLowering {
 public:
   /// Runtime op names are globals `<namePrefix>0`, `<namePrefix>1`, ...

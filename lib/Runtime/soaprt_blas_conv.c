@@ -306,36 +306,22 @@ static void convolution(soaprt_unranked_memref_t *xRef,
   free(y.packed);
 }
 
-SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f32, x, w, y) {
-  convolution(x, w, y, FORWARD, strideH, strideW, dilationH, dilationW, padH,
-              padW, groups, flags, op, 4);
-}
+/* Entry point `name`, its operands `a`, `b`, `c` in the call's order,
+ * computing `kind` on X, W (or dW) and Y (or dY) = `x`, `w`, `y` of
+ * `elemSize`-byte elements. */
+#define BLAS_CONV_ENTRY(name, a, b, c, kind, x, w, y, elemSize)                \
+  SOAPRT_CONV_SIGNATURE(name, a, b, c) {                                       \
+    convolution(x, w, y, kind, strideH, strideW, dilationH, dilationW, padH,   \
+                padW, groups, flags, op, elemSize);                            \
+  }
+/* The three calls for elements `suffix` of `elemSize` bytes. */
+#define BLAS_CONV_ENTRIES(suffix, elemSize)                                    \
+  BLAS_CONV_ENTRY(_mlir_ciface_soaprt_cpu_conv2d_##suffix, x, w, y, FORWARD,   \
+                  x, w, y, elemSize)                                           \
+  BLAS_CONV_ENTRY(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_##suffix, x, dy,  \
+                  dw, FILTER_GRAD, x, dw, dy, elemSize)                        \
+  BLAS_CONV_ENTRY(_mlir_ciface_soaprt_cpu_conv2d_input_grad_##suffix, w, dy,   \
+                  dx, INPUT_GRAD, dx, w, dy, elemSize)
 
-SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_f64, x, w, y) {
-  convolution(x, w, y, FORWARD, strideH, strideW, dilationH, dilationW, padH,
-              padW, groups, flags, op, 8);
-}
-
-SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f32, x, dy,
-                      dw) {
-  convolution(x, dw, dy, FILTER_GRAD, strideH, strideW, dilationH, dilationW,
-              padH, padW, groups, flags, op, 4);
-}
-
-SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_filter_grad_f64, x, dy,
-                      dw) {
-  convolution(x, dw, dy, FILTER_GRAD, strideH, strideW, dilationH, dilationW,
-              padH, padW, groups, flags, op, 8);
-}
-
-SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_input_grad_f32, w, dy,
-                      dx) {
-  convolution(dx, w, dy, INPUT_GRAD, strideH, strideW, dilationH, dilationW,
-              padH, padW, groups, flags, op, 4);
-}
-
-SOAPRT_CONV_SIGNATURE(_mlir_ciface_soaprt_cpu_conv2d_input_grad_f64, w, dy,
-                      dx) {
-  convolution(dx, w, dy, INPUT_GRAD, strideH, strideW, dilationH, dilationW,
-              padH, padW, groups, flags, op, 8);
-}
+BLAS_CONV_ENTRIES(f32, 4)
+BLAS_CONV_ENTRIES(f64, 8)

@@ -93,10 +93,9 @@ protected:
   }
   std::string convolutionFunction(ConvolutionCall kind,
                                   Type type) const override {
-    StringRef what = kind == ConvolutionCall::Forward          ? ""
-                     : kind == ConvolutionCall::FilterGradient ? "filter_grad_"
-                                                               : "input_grad_";
-    return ("soaprt_cuda_conv2d_" + what + *libraryFloatSuffix(type)).str();
+    return ("soaprt_cuda_conv2d_" + convolutionCallInfix(kind) +
+            *libraryFloatSuffix(type))
+        .str();
   }
   int64_t callFlags(bool overwrite) const override {
     return (allowTF32 ? SOAPRT_CUDA_ALLOW_TF32 : 0) |
