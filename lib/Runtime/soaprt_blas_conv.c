@@ -161,6 +161,19 @@ static void windowColumns(const conv_shape_t *s, int64_t j, int64_t *first,
     *lo = *hi;
 }
 
+/* One row's `count` elements of type T between col (`row` from column
+ * `lo`) and X (`at`, `step` elements apart), in the direction `toCol`. */
+#define TRANSFER_ROW(T)                                                        \
+  do {                                                                         \
+    T *cr = (T *)(row + lo * e), *xr = (T *)at;                                \
+    if (toCol)                                                                 \
+      for (int64_t k = 0; k < count; ++k)                                      \
+        cr[k] = xr[k * step];                                                  \
+    else                                                                       \
+      for (int64_t k = 0; k < count; ++k)                                      \
+        xr[k * step] += cr[k];                                                 \
+  } while (0)
+
 /* Between col (K x P, row-major) of image n, group g and X: im2col
  * (`toCol`) sets col from X, 0 in the padding; col2im adds col to X, the
  * padding's entries dropped. */
@@ -197,21 +210,9 @@ static void transferCol(const conv_operand_t *x, const conv_shape_t *s,
           if (toCol && step == 1) { /* one run */
             memcpy(row + lo * e, at, (size_t)(count * e));
           } else if (e == 4) {
-            float *cr = (float *)(row + lo * e), *xr = (float *)at;
-            if (toCol)
-              for (int64_t k = 0; k < count; ++k)
-                cr[k] = xr[k * step];
-            else
-              for (int64_t k = 0; k < count; ++k)
-                xr[k * step] += cr[k];
+            TRANSFER_ROW(float);
           } else {
-            double *cr = (double *)(row + lo * e), *xr = (double *)at;
-            if (toCol)
-              for (int64_t k = 0; k < count; ++k)
-                cr[k] = xr[k * step];
-            else
-              for (int64_t k = 0; k < count; ++k)
-                xr[k * step] += cr[k];
+            TRANSFER_ROW(double);
           }
         }
       }
