@@ -32,30 +32,7 @@ if [ "$ITERATIONS" -lt 2 ]; then
   echo "cpu-blas.sh: ITERATIONS must be 2 or more" >&2
   exit 1
 fi
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-cpu-blas.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-"${CC:-cc}" -O2 -o "$WORK/make-inputs" "$ROOT/benchmarks/gpu/make-inputs.c" -lm
-MPIRUN=(mpirun --oversubscribe)
-[ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
-
-# soapc_quiet ARGS...: soapc, its log shown only if it fails.
-soapc_quiet() {
-  "$BIN/soapc" "$@" > "$WORK/soapc.log" 2>&1 || { cat "$WORK/soapc.log" >&2; exit 1; }
-}
-
-# inputs SRC DIR: He-scaled inputs for SRC's training step (the same for
-# every strategy) in DIR; their paths in INPUTS.
-inputs() {
-  soapc_quiet "$1" --quiet --machine=p100-4x4 --train --train-returns=outputs \
-    --devices=1 --strategy=single --emit=mlir -o "$WORK/signature.mlir"
-  python3 "$ROOT/benchmarks/gpu/input-spec.py" "$WORK/signature.mlir" > "$WORK/spec"
-  rm -rf "$2"
-  "$WORK/make-inputs" "$WORK/spec" "$2" 1 > /dev/null
-  INPUTS=()
-  local i n
-  n=$(grep -c . "$WORK/spec")
-  for ((i = 0; i < n; i++)); do INPUTS+=("$2/in$i.npy"); done
-}
+source "$ROOT/benchmarks/cpu-common.sh"
 
 # build SRC MODE EXE: compiles SRC's step (MODE loops or blas) for the
 # case's strategy and ranks.
@@ -65,18 +42,6 @@ build() {
   soapc_quiet "$1" --quiet --machine=p100-4x4 --strategy="$strategy" \
     --devices="$ranks" --train --train-returns=outputs "$flag" --emit=exe \
     -o "$3"
-}
-
-# run EXE ITERATIONS OUTDIR: runs EXE on INPUTS and prints the fastest
-# iteration's ms (nothing for one iteration: one step, whose results
-# OUTDIR then holds; later steps start from parameters the earlier ones
-# updated, which an f32 rounding difference can have moved far).
-run() {
-  rm -rf "$3"
-  "${MPIRUN[@]}" -np "$ranks" "$1" --inputs "${INPUTS[@]}" --iterations="$2" \
-    --output-dir="$3" > "$WORK/run.log" 2>&1 || { cat "$WORK/run.log" >&2; exit 1; }
-  { grep -o 'iteration [0-9]*: [0-9.]* ms' "$WORK/run.log" || true; } |
-    awk '{ ms = $3 + 0; if (best == "" || ms < best) best = ms } END { printf "%.0f", best }'
 }
 
 # apart DIR1 DIR2: the largest max|a-b| / max|a| over their .npy files.

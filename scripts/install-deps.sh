@@ -9,6 +9,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libgtest-dev libbenchmark-dev
   libopenblas-serial-dev
+  strace
 )
 
 missing=()

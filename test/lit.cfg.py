@@ -85,6 +85,10 @@ if shutil.which("nvidia-smi"):
 import platform
 config.available_features.add("host-" + platform.machine())
 
+# strace counts a test program's memory system calls (keep-freed-memory.test).
+if shutil.which("strace"):
+    config.available_features.add("strace")
+
 # The CPU target computes matmuls with OpenBLAS (libsoaprt_blas.a) where
 # the build found it; %cpu_blas_link links a test program with both.
 if config.soap_cpu_blas_link:

@@ -12,6 +12,9 @@
 #include "soaprt_internal.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -324,9 +327,27 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The training step allocates and frees the same buffers every iteration.
+ * glibc would map each large one afresh (mmap above 128 KiB to 32 MiB) and
+ * hand freed heap memory back, so every iteration faulted in fresh zeroed
+ * pages. Freed memory stays in the process instead (as the CUDA back end's
+ * memory pool keeps it): no mmap per buffer, no trimming; the heap peaks
+ * at about the step's peak. SOAPRT_RETURN_FREED_MEMORY=1 keeps glibc's
+ * defaults. */
+static void keepFreedMemory(void) {
+#ifdef __GLIBC__
+  const char *env = getenv("SOAPRT_RETURN_FREED_MEMORY");
+  if (env && *env && strcmp(env, "0") != 0)
+    return;
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, -1);
+#endif
+}
+
 /* ----------------------------------------------------------------- main */
 
 int main(int argc, char **argv) {
+  keepFreedMemory();
   if (soaprt_init(&argc, &argv) != 0) {
     fprintf(stderr, "soaprt: error: cannot initialize MPI\n");
     return 1;
