@@ -7,8 +7,8 @@
 //
 // on (batch, M, K) / (batch, K, N) / (batch, M, N) strided views of its
 // operands (LibraryCalls.h, shared with the CUDA lowering's cuBLAS calls),
-// and every f32 or f64 2-D convolution (but a depthwise one), its filter
-// gradient and its input gradient
+// and every f32 or f64 2-D convolution, its filter gradient and its input
+// gradient
 //
 //   soaprt_cpu_conv2d_[filter_grad_|input_grad_]<f32|f64>(
 //       X | X | W, W | dY | dY, Y | dW | dX, strides, dilations, padding,
@@ -65,30 +65,14 @@ static std::optional<StringRef> blasVariant(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
-/// Whether each group of `conv` has one channel and one filter (a
-/// depthwise convolution): its GEMMs would have one row, slower with the
-/// im2col copy than the generated loops (6x on mobilenet_v2's 3x3 ones).
-static bool isDepthwise(const LibraryConvolution &conv) {
-  auto w = cast<MemRefType>(conv.w.getType());
-  int64_t perGroup = 1;
-  for (auto [i, d] : llvm::enumerate(conv.wDims[0]))
-    if (!conv.grouped || i > 0)
-      perGroup *= w.getDimSize(d);
-  for (int64_t d : conv.wDims[1])
-    perGroup *= w.getDimSize(d);
-  return perGroup == 1;
-}
-
 /// `op` as a convolution or filter gradient libsoaprt_blas computes
-/// (blasVariant); not a depthwise one.
+/// (blasVariant; depthwise ones too: the runtime computes those by direct
+/// loops, not GEMMs of one row).
 static std::optional<LibraryConvolution>
 matchBlasConvolution(linalg::LinalgOp op) {
   if (!blasVariant(op))
     return std::nullopt;
-  std::optional<LibraryConvolution> conv = matchLibraryConvolution(op);
-  if (!conv || isDepthwise(*conv))
-    return std::nullopt;
-  return conv;
+  return matchLibraryConvolution(op);
 }
 
 /// libsoaprt_blas's convolutions and the calls' flags.

@@ -17,6 +17,8 @@
  * respectively (OH, OW), dims are one row-major run; otherwise through a
  * packed copy. A 1x1 window at stride 1 without padding needs no col where
  * X's (dX's) (H, W) dims are one run: the GEMMs read (write) X in place.
+ * Depthwise convolutions (one channel and one filter per group, whose
+ * GEMMs would have one row) are direct loops along the output rows.
  * soap-cpu-library-calls makes the calls.
  *
  *===----------------------------------------------------------------------===*/
@@ -161,6 +163,86 @@ static void windowColumns(const conv_shape_t *s, int64_t j, int64_t *first,
     *lo = *hi;
 }
 
+/* What a call computes. */
+typedef enum { FORWARD, FILTER_GRAD, INPUT_GRAD } conv_kind_t;
+
+/* One output row's part [lo, hi) of a depthwise convolution's window
+ * offset (kh, kw): `xr` (X or dX, `step` elements apart) and `yr` (Y or dY,
+ * `ystep` apart) from their element lo, the filter tap `wr`. Unit strides
+ * get loops the compiler vectorizes. */
+#define DEPTHWISE_ROW(T)                                                       \
+  do {                                                                         \
+    T *xp = (T *)xr, *yp = (T *)yr, *wp = (T *)wr;                             \
+    T tap = *wp, acc = 0;                                                      \
+    int unit = step == 1 && ystep == 1;                                        \
+    switch (kind) {                                                            \
+    case FORWARD:                                                              \
+      if (unit)                                                                \
+        for (int64_t k = 0; k < count; ++k)                                    \
+          yp[k] += tap * xp[k];                                                \
+      else                                                                     \
+        for (int64_t k = 0; k < count; ++k)                                    \
+          yp[k * ystep] += tap * xp[k * step];                                 \
+      break;                                                                   \
+    case FILTER_GRAD:                                                          \
+      if (unit)                                                                \
+        for (int64_t k = 0; k < count; ++k)                                    \
+          acc += yp[k] * xp[k];                                                \
+      else                                                                     \
+        for (int64_t k = 0; k < count; ++k)                                    \
+          acc += yp[k * ystep] * xp[k * step];                                 \
+      *wp += acc;                                                              \
+      break;                                                                   \
+    case INPUT_GRAD:                                                           \
+      if (unit)                                                                \
+        for (int64_t k = 0; k < count; ++k)                                    \
+          xp[k] += tap * yp[k];                                                \
+      else                                                                     \
+        for (int64_t k = 0; k < count; ++k)                                    \
+          xp[k * step] += tap * yp[k * ystep];                                 \
+      break;                                                                   \
+    }                                                                          \
+  } while (0)
+
+/* A depthwise convolution (one channel and one filter per group: GEMMs of
+ * one row, slower than plain loops) or its gradients, by direct loops on
+ * the views: per image, channel and window offset, along each output row
+ * the part whose window reads inside X. */
+static void depthwise(const conv_operand_t *x, const conv_operand_t *w,
+                      const conv_operand_t *y, const conv_shape_t *s,
+                      conv_kind_t kind) {
+  const soaprt_region_t *xv = &x->view, *wv = &w->view, *yv = &y->view;
+  int64_t e = xv->elemSize, step = s->sw * xv->strides[3],
+          ystep = yv->strides[3];
+  for (int64_t n = 0; n < s->n; ++n)
+    for (int64_t c = 0; c < s->c; ++c)
+      for (int64_t i = 0; i < s->kh; ++i)
+        for (int64_t j = 0; j < s->kw; ++j) {
+          int64_t first, lo, hi;
+          windowColumns(s, j, &first, &lo, &hi);
+          int64_t count = hi - lo;
+          char *wr = wv->base + (c * wv->strides[0] + i * wv->strides[2] +
+                                 j * wv->strides[3]) *
+                                    e;
+          for (int64_t oh = 0; oh < s->oh && count > 0; ++oh) {
+            int64_t r = oh * s->sh + i * s->dh - s->ph;
+            if (r < 0 || r >= s->h)
+              continue;
+            char *xr = xv->base + (n * xv->strides[0] + c * xv->strides[1] +
+                                   r * xv->strides[2] +
+                                   (lo * s->sw - first) * xv->strides[3]) *
+                                      e;
+            char *yr = yv->base + (n * yv->strides[0] + c * yv->strides[1] +
+                                   oh * yv->strides[2] + lo * ystep) *
+                                      e;
+            if (e == 4)
+              DEPTHWISE_ROW(float);
+            else
+              DEPTHWISE_ROW(double);
+          }
+        }
+}
+
 /* One row's `count` elements of type T between col (`row` from column
  * `lo`) and X (`at`, `step` elements apart), in the direction `toCol`. */
 #define TRANSFER_ROW(T)                                                        \
@@ -218,9 +300,6 @@ static void transferCol(const conv_operand_t *x, const conv_shape_t *s,
       }
 }
 
-/* What a call computes. */
-typedef enum { FORWARD, FILTER_GRAD, INPUT_GRAD } conv_kind_t;
-
 /* Y += conv(X, W); dW += the filter gradient from X and dY (then `w` is dW
  * and `y` dY); or dX += the input gradient from W and dY (`x` is dX, `y`
  * dY). */
@@ -249,6 +328,12 @@ static void convolution(soaprt_unranked_memref_t *xRef,
   if (s.n == 0 || K == 0 || P == 0 || fg == 0) {
     if (overwrite)
       soaprt_blas_zero(&out->view, op);
+    return;
+  }
+  if (cg == 1 && fg == 1) {
+    if (overwrite)
+      soaprt_blas_zero(&out->view, op);
+    depthwise(&x, &w, &y, &s, kind);
     return;
   }
   if (!soaprt_fits_int(K) || !soaprt_fits_int(P) || !soaprt_fits_int(fg) ||

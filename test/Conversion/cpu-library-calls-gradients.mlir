@@ -178,14 +178,19 @@ func.func @not_rank_part(%w: memref<6x4x1x1xf32>, %dy: memref<2x6x3x3xf32>, %dx:
 
 // -----
 
-// A depthwise convolution's input gradient (one channel and one filter per
-// group) stays loops, as the depthwise convolutions do.
+// A depthwise convolution's input gradient (NHWC, one channel and one
+// filter per group; the group dim is the channels' own, so the forward
+// filter's view has one channel per filter) is an input-gradient call with
+// groups = 4 (the runtime's direct loops).
 #flipd = affine_map<(d0, d1, d2) -> (2 - d0, 2 - d1, d2)>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @depthwise_input_grad(
-// CHECK-NOT:     call @soaprt_cpu
-// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc
-// CHECK-NOT:     call @soaprt_cpu
+// CHECK-NOT:     linalg.
+// CHECK-NOT:     memref.alloc
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-DAG:     %[[FOUR:.*]] = arith.constant 4 : i64
+// CHECK:         call @soaprt_cpu_conv2d_input_grad_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[ONE]], %[[ONE]], %[[ONE]], %[[ONE]], %{{.*}}, %{{.*}}, %[[FOUR]], %{{.*}}, %{{.*}})
+// CHECK-NOT:     linalg.
 // CHECK:         return
 func.func @depthwise_input_grad(%w: memref<3x3x4xf32>, %dy: memref<1x3x3x4xf32>, %dx: memref<1x5x5x4xf32>) {
   %zero = arith.constant 0.0 : f32

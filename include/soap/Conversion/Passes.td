@@ -415,8 +415,9 @@ def CPULibraryCalls : Pass<"soap-cpu-library-calls", "ModuleOp"> {
     that only convolutions and filter gradients read becomes their calls'
     padding. These three are the lowering soap-cuda-library-calls does for
     cuDNN (lib/Conversion/LibraryCallLowering.h). Depthwise convolutions (one
-    channel and one filter per group: GEMMs of one row, 6x slower than the
-    loops) and their gradients stay loops. Each call accumulates into the
+    channel and one filter per group) and their gradients are calls too; the
+    runtime computes them by direct loops along output rows (their GEMMs
+    would have one row: 6x slower than loops). Each call accumulates into the
     output, as the op does; a zero fill of the output right before it
     becomes the call's overwrite flag (beta = 0). The op's name (soap.name,
     or its kind and location) travels as a string for error messages.
