@@ -25,13 +25,7 @@
 # ("model:batch:strategy:ranks ...").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=${SOAP_BIN:-$ROOT/build/bin}
-ITERATIONS=${ITERATIONS:-3}
 CASES=${CASES:-"mlp:64:data-parallel:2 mlp:64:expert:2 rnnlm:4:data-parallel:2 alexnet:8:data-parallel:2 mobilenet_v2:2:data-parallel:2"}
-if [ "$ITERATIONS" -lt 2 ]; then
-  echo "cpu-blas.sh: ITERATIONS must be 2 or more" >&2
-  exit 1
-fi
 source "$ROOT/benchmarks/cpu-common.sh"
 
 # build SRC MODE EXE: compiles SRC's step (MODE loops or blas) for the

@@ -1,7 +1,15 @@
 # What the CPU benchmarks (cpu-blas.sh, cpu-freed-memory.sh) share; sourced
-# with ROOT (the checkout) and BIN (soapc, soap-models, soap-npy-compare)
-# set. Makes WORK (removed at exit) with the input maker in it, MPIRUN, and
-# the helpers below.
+# with ROOT (the checkout) set. Sets BIN (SOAP_BIN, default build/bin:
+# soapc, soap-models, soap-npy-compare) and ITERATIONS (default 3, at least
+# 2: a run of one iteration prints no time per iteration); makes WORK
+# (removed at exit) with the input maker in it, MPIRUN, and the helpers
+# below.
+BIN=${SOAP_BIN:-$ROOT/build/bin}
+ITERATIONS=${ITERATIONS:-3}
+if [ "$ITERATIONS" -lt 2 ]; then
+  echo "$(basename "$0"): ITERATIONS must be 2 or more" >&2
+  exit 1
+fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/soap-cpu-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 "${CC:-cc}" -O2 -o "$WORK/make-inputs" "$ROOT/benchmarks/gpu/make-inputs.c" -lm

@@ -18,14 +18,8 @@
 # ("model:batch:strategy:ranks ...").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BIN=${SOAP_BIN:-$ROOT/build/bin}
-ITERATIONS=${ITERATIONS:-3}
 ROUNDS=${ROUNDS:-3}
 CASES=${CASES:-"mlp:64:data-parallel:2 alexnet:8:data-parallel:2 mobilenet_v2:2:data-parallel:2 resnet101:2:data-parallel:2"}
-if [ "$ITERATIONS" -lt 2 ]; then
-  echo "cpu-freed-memory.sh: ITERATIONS must be 2 or more" >&2
-  exit 1
-fi
 source "$ROOT/benchmarks/cpu-common.sh"
 
 # fastest A B: the smaller of two ms figures (A if B is empty).
