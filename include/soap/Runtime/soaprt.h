@@ -65,6 +65,10 @@
  *    last run. With --iterations=K the model runs K times (a program that
  *    updates its inputs: K training steps) and rank 0 prints each
  *    iteration's wall time.
+ *    Freed memory stays in the process for the next allocation (glibc
+ *    malloc without mmap per buffer or heap trimming: each iteration
+ *    reuses the pages the last one mapped); SOAPRT_RETURN_FREED_MEMORY=1
+ *    keeps glibc's defaults.
  *
  *    Without MPI at build time, libsoaprt is a one-rank stub (soaprt_size()
  *    is 1) and the executable runs only programs that need one device.
