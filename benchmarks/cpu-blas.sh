@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What OpenBLAS buys the CPU target: the training step of zoo models with
 # matmuls and convolutions as generated loops (soapc --cpu-blas=false) and
-# as OpenBLAS GEMMs (convolutions: im2col + GEMM)
+# as OpenBLAS GEMMs (convolutions and filter gradients: im2col + GEMM;
+# input gradients: GEMM + col2im; depthwise ones: the runtime's direct loops)
 # (--cpu-blas, the default where the build found OpenBLAS):
 #
 #   benchmarks/cpu-blas.sh

@@ -78,18 +78,16 @@ matchBlasConvolution(linalg::LinalgOp op) {
 /// libsoaprt_blas's convolutions and the calls' flags.
 class CPULowering : public LibraryCallLowering {
 public:
-  CPULowering() : LibraryCallLowering("__soap_blas_op_name_") {}
+  CPULowering()
+      : LibraryCallLowering("__soap_blas_op_name_", "soaprt_cpu_conv2d_") {}
 
 protected:
   std::optional<LibraryConvolution>
   matchConvolution(linalg::LinalgOp op) const override {
     return matchBlasConvolution(op);
   }
-  std::string convolutionFunction(ConvolutionCall kind,
-                                  Type type) const override {
-    return ("soaprt_cpu_conv2d_" + convolutionCallInfix(kind) +
-            (type.isF64() ? "f64" : "f32"))
-        .str();
+  StringRef elementSuffix(Type type) const override {
+    return type.isF64() ? "f64" : "f32";
   }
   int64_t callFlags(bool overwrite) const override {
     return overwrite ? SOAPRT_BLAS_OVERWRITE : 0;

@@ -78,16 +78,12 @@ struct InteriorOutput {
 };
 } // namespace
 
-StringRef mlir::soap::convolutionCallInfix(ConvolutionCall kind) {
-  switch (kind) {
-  case ConvolutionCall::Forward:
-    return "";
-  case ConvolutionCall::FilterGradient:
-    return "filter_grad_";
-  case ConvolutionCall::InputGradient:
-    return "input_grad_";
-  }
-  llvm_unreachable("a convolution call kind");
+std::string LibraryCallLowering::convolutionFunction(ConvolutionCall kind,
+                                                     Type type) const {
+  StringRef infix = kind == ConvolutionCall::Forward          ? ""
+                    : kind == ConvolutionCall::FilterGradient ? "filter_grad_"
+                                                              : "input_grad_";
+  return (convolutionPrefix + infix + elementSuffix(type)).str();
 }
 
 /// Whether `v` is a statically shaped memref of `element`.

@@ -41,14 +41,13 @@ namespace soap {
 /// filter gradient (X, dY), dX += the input gradient (W, dY).
 enum class ConvolutionCall { Forward, FilterGradient, InputGradient };
 
-/// What both runtimes put between `..._conv2d_` and the element type in
-/// the name of a `kind` call: "", "filter_grad_" or "input_grad_".
-StringRef convolutionCallInfix(ConvolutionCall kind);
-
 class LibraryCallLowering {
 public:
-  /// Runtime op names are globals `<namePrefix>0`, `<namePrefix>1`, ...
-  explicit LibraryCallLowering(StringRef namePrefix) : names(namePrefix) {}
+  /// Runtime op names are globals `<namePrefix>0`, `<namePrefix>1`, ...;
+  /// the convolution calls are `<convolutionPrefix>[filter_grad_|
+  /// input_grad_]<elementSuffix>`.
+  LibraryCallLowering(StringRef namePrefix, StringRef convolutionPrefix)
+      : names(namePrefix), convolutionPrefix(convolutionPrefix) {}
   virtual ~LibraryCallLowering() = default;
 
   /// Lowers what the library computes under `root`: input gradients first
@@ -83,13 +82,15 @@ protected:
   /// can view.
   virtual std::optional<LibraryConvolution>
   matchConvolution(linalg::LinalgOp op) const = 0;
-  /// The runtime function of convolution call `kind` on elements of `type`.
-  virtual std::string convolutionFunction(ConvolutionCall kind,
-                                          Type type) const = 0;
+  /// The end of the runtime's convolution function names for elements of
+  /// `type` (one matchConvolution accepted).
+  virtual StringRef elementSuffix(Type type) const = 0;
   /// The flags word of a call; `overwrite`: the output is the result alone.
   virtual int64_t callFlags(bool overwrite) const = 0;
 
 private:
+  /// The runtime function of convolution call `kind` on elements of `type`.
+  std::string convolutionFunction(ConvolutionCall kind, Type type) const;
   LogicalResult lowerInputGradient(linalg::LinalgOp op);
   LogicalResult lowerPaddedInput(memref::AllocOp alloc);
   /// Y += conv(X, W) or dW += its filter gradient as a call on 4-D views,
@@ -100,6 +101,7 @@ private:
                               ArrayRef<Operation *> replaced = {});
 
   RuntimeOpNames names;
+  std::string convolutionPrefix;
   llvm::DenseSet<Operation *> erased;
   BufferWrites writes;
 };

@@ -35,6 +35,7 @@ typedef struct conv_operand {
   int64_t ld;   /* between rows of the matrices the GEMMs read */
   int64_t s0;   /* between dim-0 entries (images; filters for W) */
   char *packed; /* the packed row-major copy, or NULL */
+  const char *name; /* X, dX, W, dW, Y or dY, for messages */
 } conv_operand_t;
 
 static void describe(conv_operand_t *o, soaprt_unranked_memref_t *ref,
@@ -43,6 +44,7 @@ static void describe(conv_operand_t *o, soaprt_unranked_memref_t *ref,
     soaprt_fatal("%s: convolution operand %s must be a rank-4 view, not "
                  "rank %lld",
                  op, name, (long long)ref->rank);
+  o->name = name;
   o->view = soaprt_view(ref, elemSize);
   o->base = o->view.base;
   o->packed = NULL;
@@ -138,11 +140,12 @@ static conv_shape_t checkShape(const conv_operand_t *x, const conv_operand_t *w,
            s.oh == (s.h + 2 * ph - spanH) / sh + 1 &&
            s.ow == (s.w + 2 * pw - spanW) / sw + 1;
   if (!ok)
-    soaprt_fatal("%s: convolution shapes do not match: X %lldx%lldx%lldx%lld, "
-                 "W %lldx%lldx%lldx%lld, Y %lldx%lldx%lldx%lld, %lld groups",
-                 op, (long long)s.n, (long long)s.c, (long long)s.h,
-                 (long long)s.w, (long long)s.f, (long long)w->view.sizes[1],
-                 (long long)s.kh, (long long)s.kw, (long long)y->view.sizes[0],
+    soaprt_fatal("%s: convolution shapes do not match: %s %lldx%lldx%lldx%lld, "
+                 "%s %lldx%lldx%lldx%lld, %s %lldx%lldx%lldx%lld, %lld groups",
+                 op, x->name, (long long)s.n, (long long)s.c, (long long)s.h,
+                 (long long)s.w, w->name, (long long)s.f,
+                 (long long)w->view.sizes[1], (long long)s.kh, (long long)s.kw,
+                 y->name, (long long)y->view.sizes[0],
                  (long long)y->view.sizes[1], (long long)s.oh, (long long)s.ow,
                  (long long)groups);
   return s;

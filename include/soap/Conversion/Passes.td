@@ -437,9 +437,15 @@ def CUDALibraryCalls : Pass<"soap-cuda-library-calls", "ModuleOp"> {
     variants, generics whose body is a multiply-add) becomes a call of
     `soaprt_cuda_matmul_f32` on rank-2/3 strided views of its operands in
     (batch, M, K) / (batch, K, N) / (batch, M, N) order (memref.transpose,
-    no copies); every f32 `linalg.conv_2d_nchw_fchw` becomes a call of
-    `soaprt_cuda_conv2d_f32` with its strides and dilations. Both accumulate
-    into the output, as the linalg ops do. The op's name (soap.name, or its
+    no copies; bf16 / f16 operands: the _bf16, _f16, _bf16_f32, _f16_f32
+    variants); every 2-D convolution (any layout, grouped, depthwise) becomes
+    a call of `soaprt_cuda_conv2d_<f32|bf16|f16>`, its filter gradient one of
+    `..._filter_grad_...` and its input gradient one of `..._input_grad_...`
+    on cuDNN's 4-D views, with the strides, dilations, padding (a zero-padded
+    input read only by these calls is never made) and groups: the lowering
+    soap-cpu-library-calls shares (lib/Conversion/LibraryCallLowering.h).
+    Every call accumulates into the output, as the linalg ops do; a zero
+    fill right before it becomes the overwrite flag. The op's name (soap.name, or its
     kind and location) travels as a string for error messages. Anything else
     is left for generated kernels.
   }];

@@ -84,18 +84,16 @@ buildElementwise(OpBuilder &builder, Location loc, ValueRange ins, Value out,
 class CUDALowering : public LibraryCallLowering {
 public:
   explicit CUDALowering(bool allowTF32)
-      : LibraryCallLowering("__soap_op_name_"), allowTF32(allowTF32) {}
+      : LibraryCallLowering("__soap_op_name_", "soaprt_cuda_conv2d_"),
+        allowTF32(allowTF32) {}
 
 protected:
   std::optional<LibraryConvolution>
   matchConvolution(linalg::LinalgOp op) const override {
     return matchCuDNNConvolution(op);
   }
-  std::string convolutionFunction(ConvolutionCall kind,
-                                  Type type) const override {
-    return ("soaprt_cuda_conv2d_" + convolutionCallInfix(kind) +
-            *libraryFloatSuffix(type))
-        .str();
+  StringRef elementSuffix(Type type) const override {
+    return *libraryFloatSuffix(type);
   }
   int64_t callFlags(bool overwrite) const override {
     return (allowTF32 ? SOAPRT_CUDA_ALLOW_TF32 : 0) |

@@ -1,6 +1,7 @@
 /* Drives libsoaprt_blas's convolutions (soaprt_blas_conv.c) by hand
  * against plain loops in double: forward, filter and input gradient, with
- * strides, dilations, padding and groups; every operand in the layouts the
+ * strides, dilations, padding and groups (depthwise ones: the runtime's
+ * direct loops); every operand in the layouts the
  * CPU target's views can have (NCHW-ordered dims over row-major storage,
  * over channels-last storage: a transposed view, or with every element 2
  * apart: packed by the runtime; a 1x1 window at stride 1 over row-major X
@@ -193,7 +194,8 @@ static int runCase(const shape_t *s, int lx, int lw, int ly, int kind,
 /* Calls the runtime with operands that do not fit (`what`: "shape", a
  * filter of the wrong channel count; "rank", a rank-3 X; "groups", a group
  * count that does not divide the channels; "stride", a negative stride in
- * Y; "input-grad", an input gradient with a negative stride in dX): it
+ * Y; "input-grad", an input gradient with a negative stride in dX;
+ * "input-grad-shape", one whose dX has the wrong channel count): it
  * must end the process with a message naming the op. */
 static int badCall(const char *what) {
   void *bx, *bw, *by;
@@ -210,9 +212,11 @@ static int badCall(const char *what) {
     Y.strides[3] = -1;
   else if (strcmp(what, "input-grad") == 0)
     X.strides[2] = -6;
+  else if (strcmp(what, "input-grad-shape") == 0)
+    X.sizes[1] = 5; /* dX of 5 channels: W has 3 per filter */
   else
     W.sizes[1] = 3; /* 4 channels: W must have 4 per filter */
-  if (strcmp(what, "input-grad") == 0)
+  if (strncmp(what, "input-grad", 10) == 0)
     _mlir_ciface_soaprt_cpu_conv2d_input_grad_f32(&uw, &uy, &ux, 1, 1, 1, 1, 0,
                                                   0, groups, 0, "conv 'c1'");
   else
