@@ -18,9 +18,8 @@
 # (e.g. a ReLU whose input is within rounding of zero taking the other
 # branch in the backward pass) moves the f32 results, a wrong result moves
 # both. The inputs are He-scaled (benchmarks/gpu/make-inputs.c, built with
-# CC): the executables' own --random-inputs fill every weight in [-1, 1),
-# which overflows the deep models to inf and NaN and leaves nothing to
-# compare. ITERATIONS must be 2 or more (a run of one iteration prints no
+# CC), the same files for both executables, data scaled per sample.
+# ITERATIONS must be 2 or more (a run of one iteration prints no
 # time per iteration). SOAP_BIN (default build/bin) has soapc,
 # soap-models and soap-npy-compare; CASES overrides the list
 # ("model:batch:strategy:ranks ...").

@@ -27,8 +27,8 @@
 # ITERATIONS (runs of the program, default 1: with in-place updates, that
 # many training steps),
 # SCALED_INPUTS=1 (He-scaled .npy inputs from benchmarks/gpu/make-inputs.c,
-# built here with CC, instead of the executables' --random-inputs, which
-# overflow deep networks such as resnet101 to NaN), REFERENCE=f64 (the
+# built here with CC, instead of the executables' --random-inputs: small
+# biases, data scaled per sample), REFERENCE=f64 (the
 # reference is the model with every f32 in its text made f64, on the same
 # input values widened: tells a wrong result from float32 rounding, e.g. a
 # ReLU whose input is within rounding of zero taking the other branch; for

@@ -16,7 +16,7 @@
 #                  alexnet, resnet101, inception_v3 at batch DIFF_BATCH
 #                  (inputs: scaled random .npy files that bin/make-inputs
 #                  writes from inputs.spec on both machines, checked by
-#                  inputs.sha256; --random-inputs would overflow them to NaN).
+#                  inputs.sha256; data scaled per sample).
 #   diff/NAME-train/   the same for the training step of a small model
 #                  (soapc --train --train-returns=gradients: the results, then
 #                  dL/dx of every float argument for L = sum <cotangent,

@@ -11,10 +11,11 @@
  * {soap.parameter} argument, "data" otherwise; NAME the argument's loc name;
  * benchmarks/gpu/input-spec.py writes such a list from the MLIR).
  *
- * Why not the executables' own --random-inputs: those fill every weight
- * uniformly in [-1, 1), so activations grow by ~sqrt(fan-in / 3) per layer
- * and a deep network (ResNet-101, Inception-v3) overflows to inf/NaN, which
- * leaves nothing to compare. Here weights of rank >= 2 are He-uniform:
+ * Why not the executables' own --random-inputs (which also draw each
+ * matmul / convolution weight He-uniform, soap-random-input-ranges): these
+ * files are fixed bytes whose sha256 the GPU check compares on both
+ * machines, their biases are small, and their data differ per sample
+ * (below). Here weights of rank >= 2 are He-uniform:
  * uniform in [-b, b) with b = sqrt(6 / fan_in) (variance 2 / fan_in, which
  * a relu halves; fan_in = dim 0 of a rank-2 [in, out] matmul weight, the
  * product of all dimensions but the first otherwise, e.g. C*KH*KW of an

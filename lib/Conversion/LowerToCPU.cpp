@@ -333,13 +333,20 @@ struct CPUEntryPass
           return signalPassFailure();
     // Initial values of inputs (weights lifted from constants): read before
     // the entry goes, then dropped everywhere (the globals below hold them).
+    // So are the ranges of random inputs (soap-random-input-ranges).
     SmallVector<ElementsAttr> initialValues(type.getNumInputs());
-    for (unsigned i = 0; i < type.getNumInputs(); ++i)
+    SmallVector<DenseF64ArrayAttr> randomRanges(type.getNumInputs());
+    for (unsigned i = 0; i < type.getNumInputs(); ++i) {
       initialValues[i] = entry.getArgAttrOfType<ElementsAttr>(
           i, SOAPDialect::kInitialValueAttrName);
+      randomRanges[i] = entry.getArgAttrOfType<DenseF64ArrayAttr>(
+          i, SOAPDialect::kRandomRangeAttrName);
+    }
     for (auto f : module.getOps<func::FuncOp>())
-      for (unsigned i = 0; i < f.getNumArguments(); ++i)
+      for (unsigned i = 0; i < f.getNumArguments(); ++i) {
         f.removeArgAttr(i, SOAPDialect::kInitialValueAttrName);
+        f.removeArgAttr(i, SOAPDialect::kRandomRangeAttrName);
+      }
     // The entry only dispatched to the ranks' functions.
     if (perRank)
       entry.erase();
@@ -514,6 +521,23 @@ struct CPUEntryPass
         }
         bind("soaprt_input_initial", i,
              memref::GetGlobalOp::create(b, loc, globalType, name));
+      }
+      // soaprt_input_random_range(i, low, high): where --random-inputs
+      // draws input i's values from.
+      for (auto [i, range] : llvm::enumerate(randomRanges)) {
+        if (!range)
+          continue;
+        Type f64 = b.getF64Type();
+        func::FuncOp callee = getOrInsertRuntimeFunction(
+            b, module, "soaprt_input_random_range",
+            b.getFunctionType({i64, f64, f64}, {}), /*cInterface=*/false);
+        func::CallOp::create(
+            b, loc, callee,
+            ValueRange{i64Constant(i),
+                       arith::ConstantFloatOp::create(
+                           b, loc, cast<FloatType>(f64), APFloat(range[0])),
+                       arith::ConstantFloatOp::create(
+                           b, loc, cast<FloatType>(f64), APFloat(range[1]))});
       }
       func::ReturnOp::create(b, loc);
     }

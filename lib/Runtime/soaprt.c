@@ -17,6 +17,7 @@
 #include "soaprt_internal.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -740,6 +741,19 @@ void soaprt_input_initial(int64_t index, soaprt_unranked_memref_t *m,
   /* The program's constant, in host memory on every target: no copy (the
      executable's pages are shared by the ranks of a machine). */
   b->initial = view.base;
+}
+
+void soaprt_input_random_range(int64_t index, double low, double high) {
+  const char *who = "soaprt_input_random_range";
+  if (index < 0 || index >= SOAPRT_MAX_BINDINGS || !gInputs[index].bound)
+    soaprt_fatal("%s: input %lld is not bound", who, (long long)index);
+  if (!isfinite(low) || !isfinite(high) || !(low < high))
+    soaprt_fatal("%s: input %lld: [%g, %g) is no range", who, (long long)index,
+                 low, high);
+  soaprt_binding_t *b = &gInputs[index];
+  b->hasRandomRange = 1;
+  b->randomLow = low;
+  b->randomHigh = high;
 }
 
 /* Copies `count` elements of `part` (row-major, the box [offsets, offsets +

@@ -36,6 +36,10 @@ typedef struct soaprt_binding {
   /* Inputs: the whole initial value (soaprt_input_initial: the program's
      constant, host memory), or NULL. */
   const char *initial;
+  /* Inputs: where --random-inputs draws the values from
+     (soaprt_input_random_range), when the program says. */
+  int hasRandomRange;
+  double randomLow, randomHigh;
 } soaprt_binding_t;
 
 soaprt_binding_t *soaprt_input_binding(int64_t index);

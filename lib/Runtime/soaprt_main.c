@@ -14,6 +14,7 @@
 #include <errno.h>
 #ifdef __GLIBC__
 #include <malloc.h>
+#include <math.h>
 #endif
 #include <stdio.h>
 #include <stdlib.h>
@@ -281,8 +282,11 @@ static void randomRow(const soaprt_binding_t *b, int64_t first, int64_t at,
     int64_t i = at + j;
     uint64_t r = splitmix64At(state, (uint64_t)(first + j));
     double unit = (double)(r >> 11) * (1.0 / 9007199254740992.0); /* [0,1) */
-    double x = oneD ? 0.5 + unit : 2.0 * unit - 1.0;
-    int64_t k = (int64_t)(r % 1000);
+    double x = b->hasRandomRange
+                   ? b->randomLow + unit * (b->randomHigh - b->randomLow)
+               : oneD ? 0.5 + unit
+                      : 2.0 * unit - 1.0;
+    int64_t k = b->hasRandomRange ? (int64_t)floor(x) : (int64_t)(r % 1000);
     switch (b->dtype) {
     case SOAPRT_F32: ((float *)b->data)[i] = (float)x; break;
     /* float64 gets the float32 values, widened: the float64 version of a
@@ -297,8 +301,12 @@ static void randomRow(const soaprt_binding_t *b, int64_t first, int64_t at,
     case SOAPRT_I32: ((int32_t *)b->data)[i] = (int32_t)k; break;
     case SOAPRT_I64: ((int64_t *)b->data)[i] = k; break;
     case SOAPRT_I16: ((int16_t *)b->data)[i] = (int16_t)k; break;
-    case SOAPRT_I8: ((int8_t *)b->data)[i] = (int8_t)(r % 100); break;
-    case SOAPRT_I1: ((uint8_t *)b->data)[i] = (uint8_t)(r & 1); break;
+    case SOAPRT_I8:
+      ((int8_t *)b->data)[i] = (int8_t)(b->hasRandomRange ? k : r % 100);
+      break;
+    case SOAPRT_I1:
+      ((uint8_t *)b->data)[i] = (uint8_t)(b->hasRandomRange ? k & 1 : r & 1);
+      break;
     default: break;
     }
   }

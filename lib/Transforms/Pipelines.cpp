@@ -60,6 +60,11 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
   AssignNamesOptions names;
   names.entry = options.entry;
   pm.addPass(createAssignNames(names));
+  if (options.randomInputRanges) {
+    RandomInputRangesOptions ranges;
+    ranges.entry = options.entry;
+    pm.addPass(createRandomInputRanges(ranges));
+  }
 }
 
 void mlir::soap::registerSOAPPipelines() {
@@ -70,6 +75,6 @@ void mlir::soap::registerSOAPPipelines() {
       "elementwise arith / math on tensors to linalg, inline helpers, "
       "optionally lift weight constants to parameters, canonicalize, "
       "strided insertions to reshapes and pads, rescale the batch, name the "
-      "layers",
+      "layers, optionally mark the weights' random ranges",
       buildImportPipeline);
 }

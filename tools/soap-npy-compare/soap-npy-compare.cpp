@@ -19,7 +19,8 @@
 // partitioned program sums split reductions in another order, which moves
 // every element by a few ulps of the magnitudes summed, so elements that
 // cancel to near zero must not be judged on their own scale. NaN and
-// infinities must sit at the same positions in both. Prints one line; exit 0
+// infinities must sit at the same positions in both, and some element must
+// be finite (two all-NaN results agree on nothing). Prints one line; exit 0
 // when they match, 1 when not, 2 on errors.
 //
 //===----------------------------------------------------------------------===//
@@ -320,6 +321,14 @@ int main(int argc, char **argv) {
       if (!nonFiniteMismatch)
         worst = i;
     }
+  }
+  // NaN where NaN is expected everywhere (a model that overflowed on both
+  // targets) is no agreement: nothing was compared.
+  if (n > 0 && nonFinite == n && nonFiniteMismatch == 0) {
+    std::printf("%s: MISMATCH: %s, all %lld elements NaN or infinite in "
+                "both: nothing compared\n",
+                name, what.c_str(), (long long)n);
+    return 1;
   }
   double rel = maxDiff == 0 ? 0 : maxRef > 0 ? maxDiff / maxRef : INFINITY;
   bool ok = nonFiniteMismatch == 0 && rel <= rtol;

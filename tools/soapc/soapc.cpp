@@ -618,6 +618,9 @@ int main(int argc, char **argv) {
   // A training step needs parameters: an exporter's weight constants
   // become them (initialized from their values) when the model has none.
   importOptions.liftConstantParameters = train;
+  // An executable's --random-inputs draws each weight He-uniform for its
+  // fan-in, so that a deep model's activations stay finite.
+  importOptions.randomInputRanges = emit != "none" && emit != "mlir";
   mlir::soap::buildImportPipeline(pm, importOptions);
   if (failed(pm.run(*module)))
     return 1;

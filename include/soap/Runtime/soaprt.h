@@ -56,19 +56,21 @@
  *    element by element (a rank holding part of an input gets those
  *    elements). Floating-point inputs get values uniform in [-1, 1) (1-D
  *    ones, typically biases and normalization scales or variances, in
- *    [0.5, 1.5)); integer inputs in
+ *    [0.5, 1.5)), except where the program gives an input a range of its
+ *    own (soaprt_input_random_range: soapc gives each weight of a matmul
+ *    or convolution the He-uniform range of its fan-in, so that deep
+ *    models stay finite); integer inputs in
  *    [0, 1000) (i1: {0, 1}). An input with an initial value
  *    (soaprt_input_initial) gets it instead of random data, and --inputs
- *    may then name files for the other inputs only (in order). Rank 0 writes result0.npy, result1.npy, ... to
- *    DIR (default: the current directory), and input<i>.npy for each input
- *    the program updates in place (soaprt_update_input), as it is after the
- *    last run. With --iterations=K the model runs K times (a program that
- *    updates its inputs: K training steps) and rank 0 prints each
- *    iteration's wall time.
- *    Freed memory stays in the process for the next allocation (glibc
- *    malloc without mmap per buffer or heap trimming: each iteration
- *    reuses the pages the last one mapped); SOAPRT_RETURN_FREED_MEMORY=1
- *    keeps glibc's defaults.
+ *    may then name files for the other inputs only (in order). Rank 0 writes
+ *result0.npy, result1.npy, ... to DIR (default: the current directory), and
+ *input<i>.npy for each input the program updates in place
+ *(soaprt_update_input), as it is after the last run. With --iterations=K the
+ *model runs K times (a program that updates its inputs: K training steps) and
+ *rank 0 prints each iteration's wall time. Freed memory stays in the process
+ *for the next allocation (glibc malloc without mmap per buffer or heap
+ *trimming: each iteration reuses the pages the last one mapped);
+ *SOAPRT_RETURN_FREED_MEMORY=1 keeps glibc's defaults.
  *
  *    Without MPI at build time, libsoaprt is a one-rank stub (soaprt_size()
  *    is 1) and the executable runs only programs that need one device.
@@ -232,6 +234,13 @@ void soaprt_update_input(int64_t index, soaprt_unranked_memref_t *buffer,
  * files for the other inputs only. */
 void soaprt_input_initial(int64_t index, soaprt_unranked_memref_t *value,
                           int64_t dtype);
+/* Called by soap_setup after soaprt_bind_input(index, ...) for an input
+ * whose random values (--random-inputs) have a range of their own (an
+ * argument marked soap.random_range: a weight, He-uniform for its fan-in;
+ * soap-random-input-ranges): uniform in [low, high) instead of the
+ * default [-1, 1) ([0.5, 1.5) for rank 0 and 1); integers: rounded down.
+ * A plain C function (scalar arguments). */
+void soaprt_input_random_range(int64_t index, double low, double high);
 /* An MLIR unranked memref type includes its element type, so compiled code
  * calls one C-interface entry per element type T (f32, f64, i32, i64, i8,
  * i16, i1, f16, bf16), each forwarding to the generic function:

@@ -178,6 +178,38 @@ def LiftConstantParameters : Pass<"soap-lift-constant-parameters",
   ];
 }
 
+def RandomInputRanges : Pass<"soap-random-input-ranges", "ModuleOp"> {
+  let summary = "Give each weight argument of the entry the range its "
+                "random values come from (He-uniform, from its fan-in)";
+  let description = [{
+    The executables soapc builds fill the inputs they are given no data for
+    with uniform random values (`--random-inputs=SEED`): in [-1, 1), or
+    [0.5, 1.5) for rank-0 and rank-1 tensors (biases, normalization scales
+    and running variances stay positive). Weights in [-1, 1) make a deep
+    network's activations grow by about sqrt(fan-in / 3) per layer, so
+    ResNet-101 or Inception-v3 overflow to inf / NaN and a run compares
+    nothing. This pass marks each parameter argument of the entry
+    (`soap.parameter`, or found by the op-graph extraction's weight
+    heuristic) that a sum reduction reads as a weight (a matmul's or
+    convolution's filter, possibly through transposes, broadcasts, reshapes
+    and element-type conversions) with
+    `soap.random_range = array<f64: -b, b>`, b = sqrt(6 / fan_in)
+    (He-uniform: variance 2 / fan_in, which a relu halves), where fan_in is
+    the product of the extents of the op's reduction loops that index the
+    weight: C * KH * KW for an F x C x KH x KW filter, KH * KW for a
+    depthwise one, K for a K x N (or, transposed, N x K) matmul weight.
+    A weight read by several such ops takes the largest fan-in. An
+    embedding table (a one-hot select, no sum) keeps the default, as do
+    arguments that already have a `soap.initial_value` (those are filled
+    from it). soap-cpu-entry turns the mark into a
+    soaprt_input_random_range call, which `--random-inputs` then uses.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Entry function (default: the public function no other calls)">,
+  ];
+}
+
 def RescaleBatch : Pass<"soap-rescale-batch", "ModuleOp"> {
   let summary = "Rescale the batch dimension of the entry function";
   let description = [{

@@ -27,12 +27,18 @@ struct ImportOptions : public PassPipelineOptions<ImportOptions> {
                      "when it has none (soap-lift-constant-parameters; "
                      "before canonicalization merges equal ones)"),
       llvm::cl::init(false)};
+  Option<bool> randomInputRanges{
+      *this, "random-input-ranges",
+      llvm::cl::desc("Mark the weights with the He-uniform range an "
+                     "executable's --random-inputs draws them from "
+                     "(soap-random-input-ranges)"),
+      llvm::cl::init(false)};
 };
 
 /// Import: TOSA to linalg, inline calls to private helpers, drop exporters'
 /// asserts, optionally lift weight constants to parameters, canonicalize and
-/// CSE, rescale the batch, name every layer and
-/// report what cannot be partitioned.
+/// CSE, rescale the batch, name every layer, optionally mark the weights'
+/// random ranges, and report what cannot be partitioned.
 void buildImportPipeline(OpPassManager &pm, const ImportOptions &options);
 
 /// Registers `soap-import` as a pass pipeline (for soap-opt).

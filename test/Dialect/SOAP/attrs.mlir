@@ -46,3 +46,12 @@ func.func @initial_values(%w: tensor<2xf32> {soap.initial_value = dense<[1.0, 2.
                           %part: memref<4x4xf32> {soap.initial_value = dense<0.5> : tensor<8x4xf32>, soap.region_offsets = array<i64: 4, 0>}) {
   return
 }
+
+// The range --random-inputs draws an input from, on tensors and on buffers.
+// CHECK-LABEL: func.func @random_ranges
+// CHECK-SAME: tensor<3x4xf32> {soap.random_range = array<f64: -5.000000e-01, 5.000000e-01>}
+// CHECK-SAME: memref<4xi32> {soap.random_range = array<f64: 0.000000e+00, 1.000000e+01>}
+func.func @random_ranges(%w: tensor<3x4xf32> {soap.random_range = array<f64: -0.5, 0.5>},
+                         %ids: memref<4xi32> {soap.random_range = array<f64: 0.0, 10.0>}) {
+  return
+}

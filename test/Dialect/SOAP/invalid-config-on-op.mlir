@@ -121,6 +121,31 @@ func.func @initial_value_region(%w: memref<6xf32> {soap.region_offsets = array<i
 
 // -----
 
+// expected-error @below {{'func.func' op argument #0: 'soap.random_range' must be array<f64: low, high> with finite low < high}}
+func.func @random_range_not_f64(%w: tensor<4xf32> {soap.random_range = array<i64: -1, 1>}) { return }
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'soap.random_range' must be array<f64: low, high> with finite low < high}}
+func.func @random_range_three(%w: tensor<4xf32> {soap.random_range = array<f64: -1.0, 0.0, 1.0>}) { return }
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0: 'soap.random_range' must be array<f64: low, high> with finite low < high}}
+func.func @random_range_empty(%w: tensor<4xf32> {soap.random_range = array<f64: 0.5, 0.5>}) { return }
+
+// -----
+
+// expected-error @below {{'func.func' op argument #1: 'soap.random_range' must be array<f64: low, high> with finite low < high}}
+func.func @random_range_infinite(%x: tensor<4xf32>, %w: tensor<4xf32> {soap.random_range = array<f64: 0xFFF0000000000000, 1.0>}) { return }
+
+// -----
+
+// expected-error @below {{'func.func' op argument #0 has a 'soap.random_range' but is not a tensor or memref of numbers ('f32')}}
+func.func @random_range_scalar(%w: f32 {soap.random_range = array<f64: -1.0, 1.0>}) { return }
+
+// -----
+
 // expected-error @below {{'func.func' op argument #0 has unknown SOAP attribute 'soap.weight'}}
 func.func @unknown_arg_attr(%w: tensor<4xf32> {soap.weight}) { return }
 

@@ -11,6 +11,8 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::soap;
 
@@ -194,6 +196,24 @@ LogicalResult SOAPDialect::verifyRegionArgAttribute(Operation *op,
              << "argument #" << argIndex << ": '" << kRegionOffsetsAttrName
              << "' must be an array of one non-negative offset per dimension "
                 "of a shaped argument";
+    return success();
+  }
+  if (attr.getName() == kRandomRangeAttrName) {
+    auto range = dyn_cast<DenseF64ArrayAttr>(attr.getValue());
+    if (!range || range.size() != 2 || !std::isfinite(range[0]) ||
+        !std::isfinite(range[1]) || !(range[0] < range[1]))
+      return op->emitOpError()
+             << "argument #" << argIndex << ": '" << kRandomRangeAttrName
+             << "' must be array<f64: low, high> with finite low < high";
+    Region &region = op->getRegion(regionIndex);
+    if (region.empty())
+      return success();
+    Type type = region.getArgument(argIndex).getType();
+    auto shaped = dyn_cast<ShapedType>(type);
+    if (!shaped || !shaped.getElementType().isIntOrFloat())
+      return op->emitOpError()
+             << "argument #" << argIndex << " has a '" << kRandomRangeAttrName
+             << "' but is not a tensor or memref of numbers (" << type << ")";
     return success();
   }
   return op->emitOpError() << "argument #" << argIndex

@@ -64,6 +64,11 @@ def SOAP_Dialect : Dialect {
     /// initial value (a weight lifted from a constant).
     static constexpr ::llvm::StringLiteral kInitialValueAttrName =
         "soap.initial_value";
+    /// Name of the `array<f64: low, high>` argument attribute that gives
+    /// the range an input's random values come from (soaprt's
+    /// --random-inputs; soap-random-input-ranges).
+    static constexpr ::llvm::StringLiteral kRandomRangeAttrName =
+        "soap.random_range";
     /// Name of the unit attribute that asks the training step to compute
     /// an op's results again for the backward pass instead of keeping them
     /// from the forward pass (activation recomputation).
