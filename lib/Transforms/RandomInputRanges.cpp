@@ -7,6 +7,7 @@
 #include "soap/Transforms/Passes.h"
 
 #include "soap/Analysis/IterationSpace.h"
+#include "soap/Analysis/Lookup.h"
 #include "soap/Analysis/OpGraphExtraction.h"
 #include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 
@@ -32,8 +33,9 @@ using namespace mlir::soap;
 namespace {
 
 /// Whether the body of the all-parallel `generic` yields its one input's
-/// element, as it is or converted to another float type (a transpose or
-/// broadcast written as a generic, a bf16 -> f32 widening).
+/// element, as it is or converted to another float or integer type (a
+/// transpose or broadcast written as a generic, a bf16 -> f32 widening, an
+/// i32 -> i64 one of ids).
 static bool yieldsItsInput(linalg::GenericOp generic) {
   Block &body = generic.getRegion().front();
   auto yield = cast<linalg::YieldOp>(body.getTerminator());
@@ -41,14 +43,15 @@ static bool yieldsItsInput(linalg::GenericOp generic) {
     return false;
   Value v = yield.getOperand(0);
   if (Operation *def = v.getDefiningOp();
-      def && isa<arith::ExtFOp, arith::TruncFOp>(def))
+      def && isa<arith::ExtFOp, arith::TruncFOp, arith::ExtSIOp, arith::ExtUIOp,
+                 arith::TruncIOp, arith::IndexCastOp>(def))
     v = def->getOperand(0);
   return v == body.getArgument(0);
 }
 
 /// The argument of `func`'s body whose values `v` holds, rearranged
-/// (transposed, broadcast, reshaped, converted): what a weight operand
-/// reads. Null when `v` computes something else.
+/// (transposed, broadcast, reshaped, sliced, converted): what a weight
+/// operand or an id reads. Null when `v` computes something else.
 static BlockArgument traceLayout(Value v, func::FuncOp func) {
   for (unsigned depth = 0; depth < 16; ++depth) {
     if (auto arg = dyn_cast<BlockArgument>(v))
@@ -56,8 +59,8 @@ static BlockArgument traceLayout(Value v, func::FuncOp func) {
     Operation *def = v.getDefiningOp();
     if (!def)
       return {};
-    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
-            def)) {
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
+            tensor::ExtractSliceOp>(def)) {
       v = def->getOperand(0);
     } else if (auto transpose = dyn_cast<linalg::TransposeOp>(def)) {
       v = transpose.getInput();
@@ -129,7 +132,40 @@ struct RandomInputRangesPass
       }
     });
 
+    // The fewest rows an integer argument's ids are compared with: an
+    // embedding lookup's `id == r` over the table's rows r, its gradient's
+    // over the rows of the table's gradient, a label's one-hot over the
+    // classes.
+    llvm::DenseMap<unsigned, int64_t> idRows;
+    func.walk([&](linalg::LinalgOp op) {
+      if (!op.getBlock())
+        return;
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      op.getBlock()->walk([&](arith::CmpIOp cmp) {
+        std::optional<IdEqualsLoop> test = matchIdEqualsLoop(op, cmp);
+        if (!test || test->offset != 0)
+          return;
+        int64_t rows = ranges[test->loop];
+        BlockArgument arg = traceLayout(test->id->get(), func);
+        if (!arg || ShapedType::isDynamic(rows) || rows <= 0)
+          return;
+        auto [it, inserted] = idRows.try_emplace(arg.getArgNumber(), rows);
+        if (!inserted)
+          it->second = std::min(it->second, rows);
+      });
+    });
+
     MLIRContext *context = &getContext();
+    for (auto [index, rows] : idRows) {
+      auto type = dyn_cast<ShapedType>(func.getArgument(index).getType());
+      if (!type || !isa<IntegerType>(type.getElementType()) ||
+          type.getElementType().getIntOrFloatBitWidth() < 2 ||
+          func.getArgAttr(index, SOAPDialect::kInitialValueAttrName))
+        continue;
+      func.setArgAttr(
+          index, SOAPDialect::kRandomRangeAttrName,
+          DenseF64ArrayAttr::get(context, {0.0, static_cast<double>(rows)}));
+    }
     for (auto [index, fanIn] : fanIns) {
       auto type = dyn_cast<ShapedType>(func.getArgument(index).getType());
       if (!type || !isa<FloatType>(type.getElementType()) ||

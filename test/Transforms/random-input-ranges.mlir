@@ -111,3 +111,61 @@ func.func @tied(%x: tensor<2x16xf32>, %y: tensor<2x8xf32>, %w: tensor<16x8xf32> 
   } -> tensor<f32>
   return %a, %b, %c, %d, %s : tensor<2x8xf32>, tensor<2x16xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<f32>
 }
+
+// -----
+
+// Embedding lookups (one-hot selections over a table's rows) draw their ids
+// from the table's rows: [0, 20) for ids read against a 50-row and a 20-row
+// table, [0, 50) for i32 ids widened to i64 and then compared. The tables
+// (no sums of products) keep the defaults.
+// CHECK-LABEL: func.func @lookups(
+// CHECK-SAME: %{{.*}}: tensor<4xi64> {soap.random_range = array<f64: 0.000000e+00, 2.000000e+01>},
+// CHECK-SAME: %{{.*}}: tensor<4xi32> {soap.random_range = array<f64: 0.000000e+00, 5.000000e+01>},
+// CHECK-SAME: %{{.*}}: tensor<50x8xf32> {soap.parameter},
+// CHECK-SAME: %{{.*}}: tensor<20x8xf32> {soap.parameter})
+#ids = affine_map<(d0, d1, d2) -> (d0)>
+#table = affine_map<(d0, d1, d2) -> (d2, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+#vec = affine_map<(d0) -> (d0)>
+func.func @lookups(%ids: tensor<4xi64>, %narrow: tensor<4xi32>,
+                   %big: tensor<50x8xf32> {soap.parameter},
+                   %small: tensor<20x8xf32> {soap.parameter})
+    -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#ids, #table, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ids, %big : tensor<4xi64>, tensor<50x8xf32>) outs(%f : tensor<4x8xf32>) {
+  ^bb0(%i: i64, %v: f32, %o: f32):
+    %r = linalg.index 2 : index
+    %ri = arith.index_cast %r : index to i64
+    %hit = arith.cmpi eq, %i, %ri : i64
+    %s = arith.select %hit, %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %b = linalg.generic {indexing_maps = [#ids, #table, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ids, %small : tensor<4xi64>, tensor<20x8xf32>) outs(%f : tensor<4x8xf32>) {
+  ^bb0(%i: i64, %v: f32, %o: f32):
+    %r = linalg.index 2 : index
+    %ri = arith.index_cast %r : index to i64
+    %hit = arith.cmpi eq, %ri, %i : i64
+    %s = arith.select %hit, %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %ew = tensor.empty() : tensor<4xi64>
+  %wide = linalg.generic {indexing_maps = [#vec, #vec], iterator_types = ["parallel"]} ins(%narrow : tensor<4xi32>) outs(%ew : tensor<4xi64>) {
+  ^bb0(%in: i32, %o: i64):
+    %w = arith.extsi %in : i32 to i64
+    linalg.yield %w : i64
+  } -> tensor<4xi64>
+  %c = linalg.generic {indexing_maps = [#ids, #table, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%wide, %big : tensor<4xi64>, tensor<50x8xf32>) outs(%f : tensor<4x8xf32>) {
+  ^bb0(%i: i64, %v: f32, %o: f32):
+    %r = linalg.index 2 : index
+    %ri = arith.index_cast %r : index to i64
+    %hit = arith.cmpi eq, %i, %ri : i64
+    %s = arith.select %hit, %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %a, %b, %c : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -199,9 +199,14 @@ def RandomInputRanges : Pass<"soap-random-input-ranges", "ModuleOp"> {
     weight: C * KH * KW for an F x C x KH x KW filter, KH * KW for a
     depthwise one, K for a K x N (or, transposed, N x K) matmul weight.
     A weight read by several such ops takes the largest fan-in. An
-    embedding table (a one-hot select, no sum) keeps the default, as do
-    arguments that already have a `soap.initial_value` (those are filled
-    from it). soap-cpu-entry turns the mark into a
+    embedding table (a one-hot select, no sum) keeps the default.
+    Integer arguments compared with a loop's index (`id == r`: an
+    embedding lookup's ids against the table's rows, a label's one-hot
+    over the classes) get `array<f64: 0, n>` for the fewest rows n they
+    are compared with, so that every id selects a row (the default ids, in
+    [0, 1000), miss a 50-row table 95% of the time and use 1000 of a 50k
+    one). Arguments that have a `soap.initial_value` are filled from it
+    and get no range. soap-cpu-entry turns the mark into a
     soaprt_input_random_range call, which `--random-inputs` then uses.
   }];
   let options = [
