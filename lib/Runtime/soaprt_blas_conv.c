@@ -209,41 +209,53 @@ typedef enum { FORWARD, FILTER_GRAD, INPUT_GRAD } conv_kind_t;
 
 /* A depthwise convolution (one channel and one filter per group: GEMMs of
  * one row, slower than plain loops) or its gradients, by direct loops on
- * the views: per image, channel and window offset, along each output row
- * the part whose window reads inside X. */
+ * the views: per image, channel and output row, each window offset's part
+ * of the row whose window reads inside X. The taps are the inner loops, so
+ * one output row and the KH input rows it reads stay in L1 while every tap
+ * passes over them (tap-outer order streamed the whole output plane once
+ * per tap). Each output element and filter tap sums its terms in the same
+ * order as tap-outer loops did; an input gradient element in another. */
 static void depthwise(const conv_operand_t *x, const conv_operand_t *w,
                       const conv_operand_t *y, const conv_shape_t *s,
                       conv_kind_t kind) {
   const soaprt_region_t *xv = &x->view, *wv = &w->view, *yv = &y->view;
   int64_t e = xv->elemSize, step = s->sw * xv->strides[3],
           ystep = yv->strides[3];
+  /* Each window column's output columns [lo, hi) and X column offset. */
+  int64_t *columns = (int64_t *)malloc((size_t)(3 * s->kw) * sizeof(int64_t));
+  if (!columns)
+    soaprt_fatal("depthwise convolution: out of memory");
+  for (int64_t j = 0; j < s->kw; ++j)
+    windowColumns(s, j, &columns[3 * j], &columns[3 * j + 1],
+                  &columns[3 * j + 2]);
   for (int64_t n = 0; n < s->n; ++n)
-    for (int64_t c = 0; c < s->c; ++c)
-      for (int64_t i = 0; i < s->kh; ++i)
-        for (int64_t j = 0; j < s->kw; ++j) {
-          int64_t first, lo, hi;
-          windowColumns(s, j, &first, &lo, &hi);
-          int64_t count = hi - lo;
-          char *wr = wv->base + (c * wv->strides[0] + i * wv->strides[2] +
-                                 j * wv->strides[3]) *
-                                    e;
-          for (int64_t oh = 0; oh < s->oh && count > 0; ++oh) {
-            int64_t r = oh * s->sh + i * s->dh - s->ph;
-            if (r < 0 || r >= s->h)
+    for (int64_t c = 0; c < s->c; ++c) {
+      char *xc = xv->base + (n * xv->strides[0] + c * xv->strides[1]) * e;
+      char *yc = yv->base + (n * yv->strides[0] + c * yv->strides[1]) * e;
+      char *wc = wv->base + c * wv->strides[0] * e;
+      for (int64_t oh = 0; oh < s->oh; ++oh)
+        for (int64_t i = 0; i < s->kh; ++i) {
+          int64_t r = oh * s->sh + i * s->dh - s->ph;
+          if (r < 0 || r >= s->h)
+            continue;
+          for (int64_t j = 0; j < s->kw; ++j) {
+            int64_t first = columns[3 * j], lo = columns[3 * j + 1];
+            int64_t count = columns[3 * j + 2] - lo;
+            if (count <= 0)
               continue;
-            char *xr = xv->base + (n * xv->strides[0] + c * xv->strides[1] +
-                                   r * xv->strides[2] +
-                                   (lo * s->sw - first) * xv->strides[3]) *
-                                      e;
-            char *yr = yv->base + (n * yv->strides[0] + c * yv->strides[1] +
-                                   oh * yv->strides[2] + lo * ystep) *
-                                      e;
+            char *wr = wc + (i * wv->strides[2] + j * wv->strides[3]) * e;
+            char *xr = xc + (r * xv->strides[2] +
+                             (lo * s->sw - first) * xv->strides[3]) *
+                                e;
+            char *yr = yc + (oh * yv->strides[2] + lo * ystep) * e;
             if (e == 4)
               DEPTHWISE_ROW(float);
             else
               DEPTHWISE_ROW(double);
           }
         }
+    }
+  free(columns);
 }
 
 /* One row's `count` elements of type T between col (`row` from column
