@@ -595,9 +595,10 @@ bool soap::fitByRecomputation(const OpGraph &graph, Simulator &sim,
       order.push_back({-double(bytes) / std::max(node.flops, 1.0),
                        static_cast<int32_t>(n)});
   }
-  std::stable_sort(
-      order.begin(), order.end(),
-      [](const auto &a, const auto &b) { return a.first < b.first; });
+  // By ratio, then node: the pairs' own order (std::stable_sort would keep
+  // the nodes' order too, but libstdc++'s uses the deprecated
+  // get_temporary_buffer).
+  std::sort(order.begin(), order.end());
   int64_t peak = sim.peakMemoryBytes();
   ParallelConfig c;
   for (const auto &entry : order) {

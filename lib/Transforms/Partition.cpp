@@ -1359,9 +1359,11 @@ LogicalResult Partitioner::run() {
   auto moved = [&](int32_t n) {
     return !llvm::is_contained(extracted.nodeOps[n], lastOf[n]);
   };
+  // The unmoved first, each part in node order (as a stable sort of the
+  // ascending nodes would leave them).
   for (auto &entry : nodesAt)
-    llvm::stable_sort(entry.second, [&](int32_t a, int32_t b) {
-      return !moved(a) && moved(b);
+    llvm::sort(entry.second, [&](int32_t a, int32_t b) {
+      return std::make_pair(moved(a), a) < std::make_pair(moved(b), b);
     });
   SmallVector<Operation *> order;
   for (Operation &op : body)
