@@ -162,6 +162,10 @@ struct RandomInputRangesPass
           type.getElementType().getIntOrFloatBitWidth() < 2 ||
           func.getArgAttr(index, SOAPDialect::kInitialValueAttrName))
         continue;
+      // No more ids than the type holds (an i8 id against 300 rows).
+      unsigned width = type.getElementType().getIntOrFloatBitWidth();
+      if (width < 64)
+        rows = std::min<int64_t>(rows, int64_t(1) << (width - 1));
       func.setArgAttr(
           index, SOAPDialect::kRandomRangeAttrName,
           DenseF64ArrayAttr::get(context, {0.0, static_cast<double>(rows)}));

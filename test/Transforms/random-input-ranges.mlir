@@ -169,3 +169,28 @@ func.func @lookups(%ids: tensor<4xi64>, %narrow: tensor<4xi32>,
   } -> tensor<4x8xf32>
   return %a, %b, %c : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// No more ids than the type holds: i8 ids against a 300-row table draw from
+// [0, 128).
+// CHECK-LABEL: func.func @narrow_ids(
+// CHECK-SAME: %{{.*}}: tensor<4xi8> {soap.random_range = array<f64: 0.000000e+00, 1.280000e+02>},
+#ids8 = affine_map<(d0, d1, d2) -> (d0)>
+#table8 = affine_map<(d0, d1, d2) -> (d2, d1)>
+#out8 = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @narrow_ids(%ids: tensor<4xi8>, %table: tensor<300x8xf32> {soap.parameter}) -> tensor<4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = linalg.generic {indexing_maps = [#ids8, #table8, #out8], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ids, %table : tensor<4xi8>, tensor<300x8xf32>) outs(%f : tensor<4x8xf32>) {
+  ^bb0(%i: i8, %v: f32, %o: f32):
+    %r = linalg.index 2 : index
+    %ri = arith.index_cast %r : index to i8
+    %hit = arith.cmpi eq, %i, %ri : i8
+    %s = arith.select %hit, %v, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %a : tensor<4x8xf32>
+}
