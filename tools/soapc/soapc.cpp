@@ -250,11 +250,12 @@ static cl::opt<bool> quiet("quiet", cl::desc("No progress on stderr"),
 /// The executable's inputs, in the order it takes them: the entry's
 /// arguments (data, parameters; those lifted from constants with the
 /// location of their constant), then with --train one cotangent per
-/// result. For the report: which input<i>.npy is which weight.
+/// result. For the report: which input<i>.npy is which weight, and where
+/// --random-inputs draws an input from when it has a range of its own.
 static llvm::json::Array describeInputs(func::FuncOp func, bool training) {
   llvm::json::Array inputs;
   auto describe = [&](Type type, StringRef kind, Location loc,
-                      bool initialValue) {
+                      bool initialValue, DenseF64ArrayAttr randomRange) {
     llvm::json::Array shape;
     std::string element;
     if (auto shaped = dyn_cast<ShapedType>(type)) {
@@ -269,6 +270,8 @@ static llvm::json::Array describeInputs(func::FuncOp func, bool training) {
                              {"shape", std::move(shape)},
                              {"element_type", element},
                              {"initial_value", initialValue}};
+    if (randomRange)
+      input["random_range"] = llvm::json::Array{randomRange[0], randomRange[1]};
     if (auto file = dyn_cast<FileLineColLoc>(loc))
       input["location"] = (file.getFilename().getValue() + ":" +
                            llvm::Twine(file.getLine()) + ":" +
@@ -278,15 +281,18 @@ static llvm::json::Array describeInputs(func::FuncOp func, bool training) {
   };
   llvm::SmallBitVector parameters = mlir::soap::getParameterArguments(func);
   for (BlockArgument arg : func.getArguments())
-    describe(arg.getType(),
-             parameters.test(arg.getArgNumber()) ? "parameter" : "data",
-             arg.getLoc(),
-             static_cast<bool>(func.getArgAttr(
-                 arg.getArgNumber(),
-                 mlir::soap::SOAPDialect::kInitialValueAttrName)));
+    describe(
+        arg.getType(),
+        parameters.test(arg.getArgNumber()) ? "parameter" : "data",
+        arg.getLoc(),
+        static_cast<bool>(
+            func.getArgAttr(arg.getArgNumber(),
+                            mlir::soap::SOAPDialect::kInitialValueAttrName)),
+        func.getArgAttrOfType<DenseF64ArrayAttr>(
+            arg.getArgNumber(), mlir::soap::SOAPDialect::kRandomRangeAttrName));
   if (training)
     for (Type result : func.getResultTypes())
-      describe(result, "cotangent", func.getLoc(), false);
+      describe(result, "cotangent", func.getLoc(), false, nullptr);
   return inputs;
 }
 
