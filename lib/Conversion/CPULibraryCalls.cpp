@@ -24,6 +24,7 @@
 #include "LibraryCallLowering.h"
 
 #include "soap/Conversion/Passes.h"
+#include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
 
 #include "soap/Runtime/soaprt.h"
 
@@ -45,9 +46,9 @@ using namespace mlir::soap;
 
 namespace {
 
-/// "f32" or "f64" when `op` has two inputs and one output, all
-/// static-shaped buffers of that element type.
-static std::optional<StringRef> blasVariant(linalg::LinalgOp op) {
+/// f32 or f64 when `op` has two inputs and one output, all static-shaped
+/// buffers of that element type.
+static std::optional<Type> blasElementType(linalg::LinalgOp op) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1)
     return std::nullopt;
@@ -58,19 +59,17 @@ static std::optional<StringRef> blasVariant(linalg::LinalgOp op) {
       return std::nullopt;
     type = memref.getElementType();
   }
-  if (type.isF32())
-    return StringRef("f32");
-  if (type.isF64())
-    return StringRef("f64");
+  if (type.isF32() || type.isF64())
+    return type;
   return std::nullopt;
 }
 
 /// `op` as a convolution or filter gradient libsoaprt_blas computes
-/// (blasVariant; depthwise ones too: the runtime computes those by direct
+/// (blasElementType; depthwise ones too: the runtime computes those by direct
 /// loops, not GEMMs of one row).
 static std::optional<LibraryConvolution>
 matchBlasConvolution(linalg::LinalgOp op) {
-  if (!blasVariant(op))
+  if (!blasElementType(op))
     return std::nullopt;
   return matchLibraryConvolution(op);
 }
@@ -79,15 +78,12 @@ matchBlasConvolution(linalg::LinalgOp op) {
 class CPULowering : public LibraryCallLowering {
 public:
   CPULowering()
-      : LibraryCallLowering("__soap_blas_op_name_", "soaprt_cpu_conv2d_") {}
+      : LibraryCallLowering("__soap_blas_op_name_", "soaprt_cpu_conv2d") {}
 
 protected:
   std::optional<LibraryConvolution>
   matchConvolution(linalg::LinalgOp op) const override {
     return matchBlasConvolution(op);
-  }
-  StringRef elementSuffix(Type type) const override {
-    return type.isF64() ? "f64" : "f32";
   }
   int64_t callFlags(bool overwrite) const override {
     return overwrite ? SOAPRT_BLAS_OVERWRITE : 0;
@@ -100,17 +96,17 @@ struct CPULibraryCalls
   /// CBLAS does not compute it.
   static LogicalResult lowerContraction(LibraryCallLowering &lowering,
                                         linalg::LinalgOp op) {
-    std::optional<StringRef> variant = blasVariant(op);
+    std::optional<Type> element = blasElementType(op);
     std::optional<linalg::ContractionDimensions> dims =
-        variant ? gemmDims(op) : std::nullopt;
+        element ? gemmDims(op) : std::nullopt;
     if (!dims)
       return failure();
     OpBuilder b(op);
     std::optional<std::array<Value, 3>> views = buildMatmulViews(b, op, *dims);
     if (!views)
       return failure();
-    lowering.call(b, op, ("soaprt_cpu_matmul_" + *variant).str(), *views, {},
-                  op.getDpsInitOperand(0)->get());
+    lowering.call(b, op, getRuntimeFunctionName("soaprt_cpu_matmul", *element),
+                  *views, {}, op.getDpsInitOperand(0)->get());
     lowering.erase(op);
     return success();
   }

@@ -6,6 +6,8 @@
 
 #include "LibraryCallLowering.h"
 
+#include "soap/Dialect/SOAP/Transforms/BufferizableOpInterfaceImpl.h"
+
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -81,9 +83,9 @@ struct InteriorOutput {
 std::string LibraryCallLowering::convolutionFunction(ConvolutionCall kind,
                                                      Type type) const {
   StringRef infix = kind == ConvolutionCall::Forward          ? ""
-                    : kind == ConvolutionCall::FilterGradient ? "filter_grad_"
-                                                              : "input_grad_";
-  return (convolutionPrefix + infix + elementSuffix(type)).str();
+                    : kind == ConvolutionCall::FilterGradient ? "_filter_grad"
+                                                              : "_input_grad";
+  return getRuntimeFunctionName((convolutionPrefix + infix).str(), type);
 }
 
 /// Whether `v` is a statically shaped memref of `element`.

@@ -44,8 +44,8 @@ enum class ConvolutionCall { Forward, FilterGradient, InputGradient };
 class LibraryCallLowering {
 public:
   /// Runtime op names are globals `<namePrefix>0`, `<namePrefix>1`, ...;
-  /// the convolution calls are `<convolutionPrefix>[filter_grad_|
-  /// input_grad_]<elementSuffix>`.
+  /// the convolution calls are `<convolutionPrefix>[_filter_grad|
+  /// _input_grad]_<element type>` (getRuntimeFunctionName's suffixes).
   LibraryCallLowering(StringRef namePrefix, StringRef convolutionPrefix)
       : names(namePrefix), convolutionPrefix(convolutionPrefix) {}
   virtual ~LibraryCallLowering() = default;
@@ -82,9 +82,6 @@ protected:
   /// can view.
   virtual std::optional<LibraryConvolution>
   matchConvolution(linalg::LinalgOp op) const = 0;
-  /// The end of the runtime's convolution function names for elements of
-  /// `type` (one matchConvolution accepted).
-  virtual StringRef elementSuffix(Type type) const = 0;
   /// The flags word of a call; `overwrite`: the output is the result alone.
   virtual int64_t callFlags(bool overwrite) const = 0;
 

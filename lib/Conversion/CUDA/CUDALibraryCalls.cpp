@@ -84,16 +84,13 @@ buildElementwise(OpBuilder &builder, Location loc, ValueRange ins, Value out,
 class CUDALowering : public LibraryCallLowering {
 public:
   explicit CUDALowering(bool allowTF32)
-      : LibraryCallLowering("__soap_op_name_", "soaprt_cuda_conv2d_"),
+      : LibraryCallLowering("__soap_op_name_", "soaprt_cuda_conv2d"),
         allowTF32(allowTF32) {}
 
 protected:
   std::optional<LibraryConvolution>
   matchConvolution(linalg::LinalgOp op) const override {
     return matchCuDNNConvolution(op);
-  }
-  StringRef elementSuffix(Type type) const override {
-    return *libraryFloatSuffix(type);
   }
   int64_t callFlags(bool overwrite) const override {
     return (allowTF32 ? SOAPRT_CUDA_ALLOW_TF32 : 0) |
