@@ -50,6 +50,13 @@ struct LibraryConvolution {
   /// X's rows and columns dims (xDims[2], xDims[3]).
   int64_t xRows() const { return xDims[2][0]; }
   int64_t xCols() const { return xDims[3][0]; }
+  /// The window's span along rows (d = 0) or columns (1): (K - 1) D + 1.
+  int64_t span(int d) const { return (kernel[d] - 1) * dilations[d] + 1; }
+  /// How many windows fit along rows (d = 0) or columns (1) of `padded`
+  /// elements (padding included) at `stride` (>= 1): 0 if none.
+  int64_t windows(int d, int64_t padded, int64_t stride) const {
+    return padded < span(d) ? 0 : (padded - span(d)) / stride + 1;
+  }
 };
 
 /// `op` as a library convolution (static tensors or buffers, all of one

@@ -148,9 +148,8 @@ matchPaddedInput(const LibraryCallLowering &lowering, memref::AllocOp alloc) {
     for (int d = 0; d < 2; ++d) {
       int64_t dim = d == 0 ? rows : cols;
       int64_t size = inner.getDimSize(dim), pad = offsets[dim];
-      int64_t span = conv->dilations[d] * (conv->kernel[d] - 1) + 1;
-      if (read.getDimSize(dim) > size + 2 * pad || size + 2 * pad < span ||
-          (size + 2 * pad - span) / conv->strides[d] + 1 != conv->out[d])
+      if (read.getDimSize(dim) > size + 2 * pad ||
+          conv->windows(d, size + 2 * pad, conv->strides[d]) != conv->out[d])
         return std::nullopt;
     }
   }
@@ -176,9 +175,7 @@ matchInputGradient(const LibraryCallLowering &lowering, linalg::LinalgOp op) {
     return std::nullopt;
   InputGradient result;
   result.conv = *conv;
-  int64_t span[2];
-  for (int d = 0; d < 2; ++d)
-    span[d] = (conv->kernel[d] - 1) * conv->dilations[d] + 1;
+  int64_t span[2] = {conv->span(0), conv->span(1)};
 
   // The flipped filter: Wf dim d is W dim `wOf[d]`, the window reversed.
   Value wf = conv->w;
@@ -391,9 +388,8 @@ matchInputGradient(const LibraryCallLowering &lowering, linalg::LinalgOp op) {
     int64_t oh = dyType.getDimSize(dyDims[d]);
     int64_t h = dxType.getDimSize(dxDims[d]) + 2 * pads[d];
     int64_t copied = spreadType.getDimSize(dyDims[d]);
-    if (strides[d] < 1 || oh < 1 || h < span[d] ||
-        copied <= (oh - 1) * strides[d] || copied > oh * strides[d] ||
-        (h - span[d]) / strides[d] + 1 != oh)
+    if (strides[d] < 1 || oh < 1 || copied <= (oh - 1) * strides[d] ||
+        copied > oh * strides[d] || conv->windows(d, h, strides[d]) != oh)
       return std::nullopt;
   }
   result.dy = dy;
@@ -450,10 +446,8 @@ matchInteriorOutput(linalg::LinalgOp op, const InputGradient &grad) {
   int64_t dims[2] = {rows, cols};
   int64_t dyDims[2] = {conv.xRows(), conv.xCols()};
   for (int d = 0; d < 2; ++d) {
-    int64_t span = (conv.kernel[d] - 1) * conv.dilations[d] + 1;
-    int64_t size = sizes[dims[d]], pad = offsets[dims[d]];
-    if (size + 2 * pad < span || (size + 2 * pad - span) / strides[d] + 1 !=
-                                     dyType.getDimSize(dyDims[d]))
+    int64_t padded = sizes[dims[d]] + 2 * offsets[dims[d]];
+    if (conv.windows(d, padded, strides[d]) != dyType.getDimSize(dyDims[d]))
       return std::nullopt;
   }
   result.padH = offsets[rows];
