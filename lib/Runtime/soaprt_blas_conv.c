@@ -171,23 +171,16 @@ typedef enum { FORWARD, FILTER_GRAD, INPUT_GRAD } conv_kind_t;
 
 /* One output row's part [lo, hi) of a depthwise convolution's window
  * offset (kh, kw): `xr` (X or dX, `step` elements apart) and `yr` (Y or dY,
- * `ystep` apart) from their element lo, the filter tap `wr`. Unit strides
- * get loops the compiler vectorizes. */
+ * `ystep` apart) from their element lo, the filter tap `wr`. The forward
+ * pass and the input gradient both add the tap times one row to the
+ * other (Y += w X, dX += w dY); the filter gradient sums dY X into the
+ * tap. Unit strides get loops the compiler vectorizes. */
 #define DEPTHWISE_ROW(T)                                                       \
   do {                                                                         \
     T *xp = (T *)xr, *yp = (T *)yr, *wp = (T *)wr;                             \
-    T tap = *wp, acc = 0;                                                      \
     int unit = step == 1 && ystep == 1;                                        \
-    switch (kind) {                                                            \
-    case FORWARD:                                                              \
-      if (unit)                                                                \
-        for (int64_t k = 0; k < count; ++k)                                    \
-          yp[k] += tap * xp[k];                                                \
-      else                                                                     \
-        for (int64_t k = 0; k < count; ++k)                                    \
-          yp[k * ystep] += tap * xp[k * step];                                 \
-      break;                                                                   \
-    case FILTER_GRAD:                                                          \
+    if (kind == FILTER_GRAD) {                                                 \
+      T acc = 0;                                                               \
       if (unit)                                                                \
         for (int64_t k = 0; k < count; ++k)                                    \
           acc += yp[k] * xp[k];                                                \
@@ -195,15 +188,17 @@ typedef enum { FORWARD, FILTER_GRAD, INPUT_GRAD } conv_kind_t;
         for (int64_t k = 0; k < count; ++k)                                    \
           acc += yp[k * ystep] * xp[k * step];                                 \
       *wp += acc;                                                              \
-      break;                                                                   \
-    case INPUT_GRAD:                                                           \
+    } else {                                                                   \
+      int forward = kind == FORWARD;                                           \
+      T *to = forward ? yp : xp, *from = forward ? xp : yp, tap = *wp;         \
+      int64_t toStep = forward ? ystep : step,                                 \
+              fromStep = forward ? step : ystep;                               \
       if (unit)                                                                \
         for (int64_t k = 0; k < count; ++k)                                    \
-          xp[k] += tap * yp[k];                                                \
+          to[k] += tap * from[k];                                              \
       else                                                                     \
         for (int64_t k = 0; k < count; ++k)                                    \
-          xp[k * step] += tap * yp[k * ystep];                                 \
-      break;                                                                   \
+          to[k * toStep] += tap * from[k * fromStep];                          \
     }                                                                          \
   } while (0)
 
@@ -221,13 +216,6 @@ static void depthwise(const conv_operand_t *x, const conv_operand_t *w,
   const soaprt_region_t *xv = &x->view, *wv = &w->view, *yv = &y->view;
   int64_t e = xv->elemSize, step = s->sw * xv->strides[3],
           ystep = yv->strides[3];
-  /* Each window column's output columns [lo, hi) and X column offset. */
-  int64_t *columns = (int64_t *)malloc((size_t)(3 * s->kw) * sizeof(int64_t));
-  if (!columns)
-    soaprt_fatal("depthwise convolution: out of memory");
-  for (int64_t j = 0; j < s->kw; ++j)
-    windowColumns(s, j, &columns[3 * j], &columns[3 * j + 1],
-                  &columns[3 * j + 2]);
   for (int64_t n = 0; n < s->n; ++n)
     for (int64_t c = 0; c < s->c; ++c) {
       char *xc = xv->base + (n * xv->strides[0] + c * xv->strides[1]) * e;
@@ -239,8 +227,9 @@ static void depthwise(const conv_operand_t *x, const conv_operand_t *w,
           if (r < 0 || r >= s->h)
             continue;
           for (int64_t j = 0; j < s->kw; ++j) {
-            int64_t first = columns[3 * j], lo = columns[3 * j + 1];
-            int64_t count = columns[3 * j + 2] - lo;
+            int64_t first, lo, hi;
+            windowColumns(s, j, &first, &lo, &hi);
+            int64_t count = hi - lo;
             if (count <= 0)
               continue;
             char *wr = wc + (i * wv->strides[2] + j * wv->strides[3]) * e;
@@ -255,7 +244,6 @@ static void depthwise(const conv_operand_t *x, const conv_operand_t *w,
           }
         }
     }
-  free(columns);
 }
 
 /* One row's `count` elements of type T between col (`row` from column
