@@ -32,16 +32,19 @@ using namespace mlir::soap;
 
 namespace {
 
-/// Whether the body of the all-parallel `generic` yields its one input's
-/// element, as it is or converted to another float or integer type (a
-/// transpose or broadcast written as a generic, a bf16 -> f32 widening, an
-/// i32 -> i64 one of ids).
-static bool yieldsItsInput(linalg::GenericOp generic) {
-  Block &body = generic.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (yield.getNumOperands() != 1)
+/// Whether the all-parallel linalg op `op` (a transpose, broadcast, copy or
+/// generic) yields its one input's element, as it is or converted to
+/// another float or integer type (a bf16 -> f32 widening, an i32 -> i64
+/// one of ids): its result holds its input's values, rearranged.
+static bool rearrangesItsInput(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 || !op.getBlock())
     return false;
-  Value v = yield.getOperand(0);
+  Block &body = *op.getBlock();
+  Operation *yield = body.getTerminator();
+  if (yield->getNumOperands() != 1)
+    return false;
+  Value v = yield->getOperand(0);
   if (Operation *def = v.getDefiningOp();
       def && isa<arith::ExtFOp, arith::TruncFOp, arith::ExtSIOp, arith::ExtUIOp,
                  arith::TruncIOp, arith::IndexCastOp>(def))
@@ -50,7 +53,7 @@ static bool yieldsItsInput(linalg::GenericOp generic) {
 }
 
 /// The argument of `func`'s body whose values `v` holds, rearranged
-/// (transposed, broadcast, reshaped, sliced, converted): what a weight
+/// (reshaped, sliced, or by rearrangesItsInput's linalg ops): what a weight
 /// operand or an id reads. Null when `v` computes something else.
 static BlockArgument traceLayout(Value v, func::FuncOp func) {
   for (unsigned depth = 0; depth < 16; ++depth) {
@@ -59,21 +62,14 @@ static BlockArgument traceLayout(Value v, func::FuncOp func) {
     Operation *def = v.getDefiningOp();
     if (!def)
       return {};
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
     if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
-            tensor::ExtractSliceOp>(def)) {
+            tensor::ExtractSliceOp>(def))
       v = def->getOperand(0);
-    } else if (auto transpose = dyn_cast<linalg::TransposeOp>(def)) {
-      v = transpose.getInput();
-    } else if (auto broadcast = dyn_cast<linalg::BroadcastOp>(def)) {
-      v = broadcast.getInput();
-    } else if (auto generic = dyn_cast<linalg::GenericOp>(def);
-               generic && generic.getNumDpsInputs() == 1 &&
-               generic.getNumDpsInits() == 1 &&
-               generic.getNumReductionLoops() == 0 && yieldsItsInput(generic)) {
-      v = generic.getDpsInputOperand(0)->get();
-    } else {
+    else if (linalgOp && rearrangesItsInput(linalgOp))
+      v = linalgOp.getDpsInputOperand(0)->get();
+    else
       return {};
-    }
   }
   return {};
 }
