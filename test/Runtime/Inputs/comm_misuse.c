@@ -1,8 +1,10 @@
-/* Misuses of libsoaprt's asynchronous communication (soaprt.h), one per run
- * (argv[1]); each must stop with a clear message and a non-zero status.
- * Compiled code never does these (soap-cuda-async-communication places
- * every wait outside groups and after its start); a hand-written caller
- * may. Test: test/Runtime/comm-misuse.test. */
+/* Misuses of libsoaprt's asynchronous communication and of
+ * soaprt_input_random_range (soaprt.h), one per run (argv[1]); each must
+ * stop with a clear message and a non-zero status. Compiled code never
+ * does these (soap-cuda-async-communication places every wait outside
+ * groups and after its start; soap-cpu-entry gives a range after binding
+ * the input, the verifier checks it); a hand-written caller may. Test:
+ * test/Runtime/comm-misuse.test. */
 #include "soap/Runtime/soaprt.h"
 
 #include <stdint.h>
@@ -35,6 +37,11 @@ int main(int argc, char **argv) {
     soaprt_reduce_scatter(&region3, SOAPRT_F32, SOAPRT_SUM, 0, &pair);
   } else if (!strcmp(what, "dim")) {
     soaprt_all_gather(&region, SOAPRT_F32, 1, &pair);
+  } else if (!strcmp(what, "range-unbound")) {
+    soaprt_input_random_range(3, -1.0, 1.0);
+  } else if (!strcmp(what, "range-empty")) {
+    soaprt_bind_input(0, &region, SOAPRT_F32);
+    soaprt_input_random_range(0, 0.5, 0.5);
   } else if (!strcmp(what, "none")) {
     /* Allowed: nothing to wait for (ticket 0), an empty group, an
        all-reduce in a group (a bucket of gradients). */
@@ -45,6 +52,8 @@ int main(int argc, char **argv) {
     soaprt_comm_wait(
         soaprt_all_reduce_start(&region, SOAPRT_F32, SOAPRT_SUM, &list));
     soaprt_comm_group_end();
+    soaprt_bind_input(0, &region, SOAPRT_F32);
+    soaprt_input_random_range(0, -0.5, 0.5);
   }
   soaprt_finalize();
   return 0;
