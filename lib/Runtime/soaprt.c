@@ -677,12 +677,17 @@ void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *m,
 
 /* Bound input `index`, which holds `dtype` elements, and the view of `m`
  * (a value for it) for `who`. */
+/* Input `index`, which soaprt_bind_input must have bound. */
+static soaprt_binding_t *boundInputAt(int64_t index, const char *who) {
+  if (index < 0 || index >= SOAPRT_MAX_BINDINGS || !gInputs[index].bound)
+    soaprt_fatal("%s: input %lld is not bound", who, (long long)index);
+  return &gInputs[index];
+}
+
 static soaprt_binding_t *boundInput(int64_t index, soaprt_unranked_memref_t *m,
                                     int64_t dtype, const char *who,
                                     region_t *view) {
-  if (index < 0 || index >= SOAPRT_MAX_BINDINGS || !gInputs[index].bound)
-    soaprt_fatal("%s: input %lld is not bound", who, (long long)index);
-  soaprt_binding_t *b = &gInputs[index];
+  soaprt_binding_t *b = boundInputAt(index, who);
   if (dtype != b->dtype)
     soaprt_fatal("%s: input %lld holds %s, not %s", who, (long long)index,
                  soaprt_dtype_npy(b->dtype), soaprt_dtype_npy(dtype));
@@ -745,12 +750,10 @@ void soaprt_input_initial(int64_t index, soaprt_unranked_memref_t *m,
 
 void soaprt_input_random_range(int64_t index, double low, double high) {
   const char *who = "soaprt_input_random_range";
-  if (index < 0 || index >= SOAPRT_MAX_BINDINGS || !gInputs[index].bound)
-    soaprt_fatal("%s: input %lld is not bound", who, (long long)index);
+  soaprt_binding_t *b = boundInputAt(index, who);
   if (!isfinite(low) || !isfinite(high) || !(low < high))
     soaprt_fatal("%s: input %lld: [%g, %g) is no range", who, (long long)index,
                  low, high);
-  soaprt_binding_t *b = &gInputs[index];
   b->hasRandomRange = 1;
   b->randomLow = low;
   b->randomHigh = high;
