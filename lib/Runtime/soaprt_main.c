@@ -14,8 +14,8 @@
 #include <errno.h>
 #ifdef __GLIBC__
 #include <malloc.h>
-#include <math.h>
 #endif
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
