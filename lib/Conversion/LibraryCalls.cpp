@@ -148,19 +148,65 @@ std::optional<linalg::ContractionDimensions> gemmDims(linalg::LinalgOp op) {
     return std::nullopt;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.size() != 1 || dims->n.size() != 1 ||
-      dims->k.size() != 1 || dims->batch.size() > 1)
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
     return std::nullopt;
   return *dims;
 }
 
+/// The loop dims of contraction operand `operand` in GEMM order, one group
+/// per GEMM dim: (batch, M, K), (batch, K, N) or (batch, M, N), the batch
+/// group left out where there is none.
+static SmallVector<SmallVector<unsigned>>
+matmulOperandGroups(const linalg::ContractionDimensions &dims, int operand) {
+  SmallVector<SmallVector<unsigned>> groups;
+  if (!dims.batch.empty())
+    groups.emplace_back(dims.batch.begin(), dims.batch.end());
+  ArrayRef<unsigned> rows = operand == 1 ? dims.k : dims.m;
+  ArrayRef<unsigned> columns = operand == 0 ? dims.k : dims.n;
+  groups.emplace_back(rows.begin(), rows.end());
+  groups.emplace_back(columns.begin(), columns.end());
+  return groups;
+}
+
 SmallVector<unsigned>
 matmulOperandOrder(const linalg::ContractionDimensions &dims, int operand) {
-  SmallVector<unsigned> order(dims.batch.begin(), dims.batch.end());
-  unsigned m = dims.m[0], n = dims.n[0], k = dims.k[0];
-  order.push_back(operand == 1 ? k : m);
-  order.push_back(operand == 0 ? k : n);
+  SmallVector<unsigned> order;
+  for (const SmallVector<unsigned> &group : matmulOperandGroups(dims, operand))
+    order.append(group.begin(), group.end());
   return order;
+}
+
+void eraseView(Value view, Value value) {
+  while (view && view != value) {
+    Operation *op = view.getDefiningOp();
+    view = op->getOperand(0);
+    op->erase();
+  }
+}
+
+Value gemmView(OpBuilder &b, Location loc, Value value, AffineMap map,
+               const linalg::ContractionDimensions &dims, int operand) {
+  SmallVector<SmallVector<unsigned>> groups =
+      matmulOperandGroups(dims, operand);
+  Value view =
+      orderedView(b, loc, value, map, matmulOperandOrder(dims, operand));
+  if (!view || llvm::all_of(groups, [](const SmallVector<unsigned> &group) {
+        return group.size() == 1;
+      }))
+    return view;
+  SmallVector<ReassociationIndices> reassociation;
+  int64_t next = 0;
+  for (const SmallVector<unsigned> &group : groups) {
+    ReassociationIndices &indices = reassociation.emplace_back();
+    for (size_t i = 0; i < group.size(); ++i)
+      indices.push_back(next++);
+  }
+  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
+          cast<MemRefType>(view.getType()), reassociation)) {
+    eraseView(view, value);
+    return {};
+  }
+  return memref::CollapseShapeOp::create(b, loc, view, reassociation);
 }
 
 std::optional<std::array<Value, 3>>
@@ -172,13 +218,11 @@ buildMatmulViews(OpBuilder &b, linalg::LinalgOp op,
                        op.getDpsInitOperand(0)->get()};
   std::array<Value, 3> views;
   for (int i = 0; i < 3; ++i)
-    views[i] = orderedView(b, op.getLoc(), operands[i], maps[i],
-                           matmulOperandOrder(dims, i));
+    views[i] = gemmView(b, op.getLoc(), operands[i], maps[i], dims, i);
   if (views[0] && views[1] && views[2])
     return views;
   for (int i = 0; i < 3; ++i)
-    if (views[i] && views[i] != operands[i])
-      views[i].getDefiningOp()->erase();
+    eraseView(views[i], operands[i]);
   return std::nullopt;
 }
 

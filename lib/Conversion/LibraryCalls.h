@@ -69,19 +69,32 @@ Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
                   ArrayRef<unsigned> order);
 
 /// The contraction dimensions of `op` if it is one GEMM per batch: two
-/// inputs and one output, a contraction (upstream's interface) with one M,
-/// one N, one K and at most one batch loop. Element types are the caller's
-/// to check.
+/// inputs and one output, a contraction (upstream's interface) with M, N
+/// and K loops and any number of batch loops. Several loops of one kind
+/// (attention's batch x heads, expanded by soap-split-merged-batch-loops)
+/// are one GEMM dim where each operand's layout lets them be collapsed
+/// (gemmView). Element types are the caller's to check.
 std::optional<linalg::ContractionDimensions> gemmDims(linalg::LinalgOp op);
 
 /// The loop dims of contraction operand `operand` (0: A, 1: B, 2: C) in
-/// GEMM order: (batch, M, K), (batch, K, N) or (batch, M, N).
+/// GEMM order: (batch, M, K), (batch, K, N) or (batch, M, N), each of them
+/// its loops in loop order.
 SmallVector<unsigned>
 matmulOperandOrder(const linalg::ContractionDimensions &dims, int operand);
 
-/// The (batch, M, K), (batch, K, N) and (batch, M, N) views of contraction
-/// `op`'s A, B and C (orderedView), or, where a map does not allow one,
-/// nothing (and no op left behind).
+/// Contraction operand `operand`'s (batch, M, K), (batch, K, N) or
+/// (batch, M, N) view of `value`, indexed through `map`: orderedView, then
+/// a memref.collapse_shape of each GEMM dim's loops where there are
+/// several; null (and no op left behind) where the map or the layout does
+/// not allow it.
+Value gemmView(OpBuilder &b, Location loc, Value value, AffineMap map,
+               const linalg::ContractionDimensions &dims, int operand);
+
+/// Erases the view ops between `view` and `value` (gemmView's).
+void eraseView(Value view, Value value);
+
+/// The gemmViews of contraction `op`'s A, B and C, or, where one is not
+/// possible, nothing (and no op left behind).
 std::optional<std::array<Value, 3>>
 buildMatmulViews(OpBuilder &b, linalg::LinalgOp op,
                  const linalg::ContractionDimensions &dims);

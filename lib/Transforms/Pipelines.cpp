@@ -57,6 +57,9 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
     pm.addPass(createRescaleBatch(rescale));
     pm.addPass(createCanonicalizerPass());
   }
+  // Attention's batch x heads, merged for linalg.batch_matmul: one batch
+  // loop per dim, so a strategy can split the heads.
+  pm.addNestedPass<func::FuncOp>(createSplitMergedBatchLoops());
   AssignNamesOptions names;
   names.entry = options.entry;
   pm.addPass(createAssignNames(names));
@@ -74,7 +77,8 @@ void mlir::soap::registerSOAPPipelines() {
       "reductions, TOSA to linalg, decompose aggregated ops (softmax), "
       "elementwise arith / math on tensors to linalg, inline helpers, "
       "optionally lift weight constants to parameters, canonicalize, "
-      "strided insertions to reshapes and pads, rescale the batch, name the "
+      "strided insertions to reshapes and pads, rescale the batch, split "
+      "merged batch loops (batch x heads), name the "
       "layers, optionally mark the weights' random ranges",
       buildImportPipeline);
 }

@@ -85,10 +85,56 @@ func.func @linear(%x: memref<4x8xf32>, %w: memref<16x8xf32>, %y: memref<4x16xf32
 
 // -----
 
+// Several loops of one kind are one GEMM dim where each operand's layout
+// lets them be collapsed: attention's batch x heads (two batch loops, as
+// soap-split-merged-batch-loops leaves a batch matmul), then two M loops
+// (a 4-D contraction: tokens of a linear layer).
+// CHECK-LABEL: func.func @grouped(
+// CHECK-SAME:    %[[Q:.*]]: memref<2x3x4x8xf32>, %[[K:.*]]: memref<2x3x8x5xf32>, %[[S:.*]]: memref<2x3x4x5xf32>
+// CHECK-DAG:     %[[QC:.*]] = memref.collapse_shape %[[Q]] {{\[}}[0, 1], [2], [3]] : memref<2x3x4x8xf32> into memref<6x4x8xf32>
+// CHECK-DAG:     %[[KC:.*]] = memref.collapse_shape %[[K]] {{\[}}[0, 1], [2], [3]] : memref<2x3x8x5xf32> into memref<6x8x5xf32>
+// CHECK-DAG:     %[[SC:.*]] = memref.collapse_shape %[[S]] {{\[}}[0, 1], [2], [3]] : memref<2x3x4x5xf32> into memref<6x4x5xf32>
+// CHECK-DAG:     %[[CQ:.*]] = memref.cast %[[QC]]
+// CHECK-DAG:     %[[CK:.*]] = memref.cast %[[KC]]
+// CHECK-DAG:     %[[CS:.*]] = memref.cast %[[SC]]
+// CHECK:         call @soaprt_cpu_matmul_f32(%[[CQ]], %[[CK]], %[[CS]],
+// CHECK:         memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : memref<2x4x8xf32> into memref<8x8xf32>
+// CHECK:         memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : memref<2x4x16xf32> into memref<8x16xf32>
+// CHECK:         call @soaprt_cpu_matmul_f32(
+// CHECK-NOT:     linalg.generic
+#q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k = affine_map<(b, h, i, j, d) -> (b, h, d, j)>
+#s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#a2 = affine_map<(m0, m1, n, k) -> (m0, m1, k)>
+#b2 = affine_map<(m0, m1, n, k) -> (k, n)>
+#c2 = affine_map<(m0, m1, n, k) -> (m0, m1, n)>
+func.func @grouped(%q: memref<2x3x4x8xf32>, %k: memref<2x3x8x5xf32>, %s: memref<2x3x4x5xf32>,
+                   %a3: memref<2x4x8xf32>, %b3: memref<8x16xf32>, %c3: memref<2x4x16xf32>) {
+  linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<2x3x4x8xf32>, memref<2x3x8x5xf32>) outs(%s : memref<2x3x4x5xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %z, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#a2, #b2, #c2], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a3, %b3 : memref<2x4x8xf32>, memref<8x16xf32>) outs(%c3 : memref<2x4x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %r = arith.addf %z, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // What stays loops: mixed types (f32 x bf16), bf16, integers, two M loops
-// (a 4-D contraction), and ops on tensors (before bufferization).
+// whose layout does not collapse (a tile of a wider buffer: rows 64 apart,
+// not 4 x 8), and ops on tensors (before bufferization).
 // CHECK-LABEL: func.func @stays(
 // CHECK-NOT:     call @soaprt_cpu_matmul
+// CHECK-NOT:     memref.collapse_shape
 // CHECK-COUNT-3: linalg.matmul
 // CHECK:         linalg.generic
 // CHECK:         linalg.matmul
@@ -99,13 +145,13 @@ func.func @linear(%x: memref<4x8xf32>, %w: memref<16x8xf32>, %y: memref<4x16xf32
 func.func @stays(%a: memref<4x8xf32>, %bb: memref<8x16xbf16>, %c: memref<4x16xf32>,
                  %ab: memref<4x8xbf16>, %cb: memref<4x16xbf16>,
                  %ai: memref<4x8xi32>, %bi: memref<8x16xi32>, %ci: memref<4x16xi32>,
-                 %a3: memref<2x4x8xf32>, %b3: memref<8x16xf32>, %c3: memref<2x4x16xf32>,
+                 %a3: memref<2x4x8xf32, strided<[64, 8, 1]>>, %b3: memref<8x16xf32>, %c3: memref<2x4x16xf32>,
                  %ta: tensor<4x8xf32>, %tb: tensor<8x16xf32>, %tc: tensor<4x16xf32>) -> tensor<4x16xf32> {
   linalg.matmul ins(%a, %bb : memref<4x8xf32>, memref<8x16xbf16>) outs(%c : memref<4x16xf32>)
   linalg.matmul ins(%ab, %bb : memref<4x8xbf16>, memref<8x16xbf16>) outs(%cb : memref<4x16xbf16>)
   linalg.matmul ins(%ai, %bi : memref<4x8xi32>, memref<8x16xi32>) outs(%ci : memref<4x16xi32>)
   linalg.generic {indexing_maps = [#a2, #b2, #c2], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
-      ins(%a3, %b3 : memref<2x4x8xf32>, memref<8x16xf32>) outs(%c3 : memref<2x4x16xf32>) {
+      ins(%a3, %b3 : memref<2x4x8xf32, strided<[64, 8, 1]>>, memref<8x16xf32>) outs(%c3 : memref<2x4x16xf32>) {
   ^bb0(%x: f32, %y: f32, %z: f32):
     %p = arith.mulf %x, %y : f32
     %s = arith.addf %z, %p : f32

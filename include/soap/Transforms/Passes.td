@@ -243,6 +243,35 @@ def RescaleBatch : Pass<"soap-rescale-batch", "ModuleOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def SplitMergedBatchLoops : Pass<"soap-split-merged-batch-loops"> {
+  let summary = "Give a batch matmul one batch loop per dim its reshapes "
+                "merged (batch x heads)";
+  let description = [{
+    Attention as exported (torch-mlir, the zoo's transformer) merges the
+    batch and the heads into one dim for `linalg.batch_matmul`:
+    `[B, H, S, D]` is collapsed to `[B * H, S, D]`. A partition splits a loop
+    into contiguous blocks, so a split of that loop splits the samples; the
+    heads (Megatron's attention, one group of heads per device) cannot be
+    split apart. This pass folds such reshapes into the contraction by
+    expanding its loops (upstream's fold-reshape-by-expansion patterns): the
+    contraction becomes a `linalg.generic` with one batch loop per merged
+    dim, reading the tensors before the collapse and writing the one after
+    the expansion. Elementwise ops and reductions between two such
+    contractions (the scores' scaling, mask and softmax) are expanded with
+    them where a reshape joins them to an expanded op and the merged dims are
+    parallel loops of theirs, so the heads stay a loop of their own from one
+    contraction to the next.
+
+    Only batch loops of contractions start an expansion: a reshape that
+    merges a matmul's M, N or K dims (the tokens of a linear layer) is left,
+    and so is an op whose result other ops read besides the expansion. The
+    expanded op keeps the original op's discardable attributes
+    (`soap.name`). Run by `soap-import` before the layers are named.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def ChangeFloatType : Pass<"soap-change-float-type", "ModuleOp"> {
   let summary = "Make every float of one type another (f32, bf16, f16)";
   let description = [{

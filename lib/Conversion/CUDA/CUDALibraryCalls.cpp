@@ -149,12 +149,10 @@ struct CUDALibraryCalls
                 .getResult();
           });
       Value &view = (*views)[*narrow];
-      if (view != operand)
-        view.getDefiningOp()->erase();
-      view =
-          orderedView(builder, loc, wide,
+      eraseView(view, operand);
+      view = gemmView(builder, loc, wide,
                       op.getMatchingIndexingMap(op.getDpsInputOperand(*narrow)),
-                      matmulOperandOrder(*dims, *narrow));
+                      *dims, *narrow);
       widening = {wide.getDefiningOp(), extend};
       variant = "f32";
     }

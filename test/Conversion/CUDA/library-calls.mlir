@@ -210,22 +210,63 @@ func.func @conv(%x: memref<2x3x17x17xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2
 
 // -----
 
+// Several loops of one kind are one GEMM dim where each operand's layout
+// lets them be collapsed: two reduction loops (K = 2 x 3), then attention's
+// batch x heads (two batch loops, as soap-split-merged-batch-loops leaves
+// a batch matmul).
+// CHECK-LABEL: func.func @grouped(
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : memref<4x2x3xf32> into memref<4x6xf32>
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2]] : memref<2x3x5xf32> into memref<6x5xf32>
+// CHECK:         call @soaprt_cuda_matmul_f32(
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : memref<2x3x4x8xf32> into memref<6x4x8xf32>
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : memref<2x3x8x5xf32> into memref<6x8x5xf32>
+// CHECK-DAG:     memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : memref<2x3x4x5xf32> into memref<6x4x5xf32>
+// CHECK:         call @soaprt_cuda_matmul_f32(
+// CHECK-NOT:     linalg.generic
+#mA = affine_map<(m, n, k1, k2) -> (m, k1, k2)>
+#mB = affine_map<(m, n, k1, k2) -> (k1, k2, n)>
+#mC = affine_map<(m, n, k1, k2) -> (m, n)>
+#q = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#k = affine_map<(b, h, i, j, d) -> (b, h, d, j)>
+#s = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+func.func @grouped(%x: memref<4x2x3xf32>, %w: memref<2x3x5xf32>, %y: memref<4x5xf32>,
+                   %q: memref<2x3x4x8xf32>, %k: memref<2x3x8x5xf32>, %sc: memref<2x3x4x5xf32>) {
+  linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %w : memref<4x2x3xf32>, memref<2x3x5xf32>) outs(%y : memref<4x5xf32>) {
+  ^bb0(%p: f32, %o: f32, %r: f32):
+    %m = arith.mulf %p, %o : f32
+    %s = arith.addf %r, %m : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#q, #k, #s], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<2x3x4x8xf32>, memref<2x3x8x5xf32>) outs(%sc : memref<2x3x4x5xf32>) {
+  ^bb0(%p: f32, %o: f32, %r: f32):
+    %m = arith.mulf %p, %o : f32
+    %s = arith.addf %r, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
 // Left for generated kernels: integer matmuls, contractions over two
-// reduction dimensions, ops on tensors.
+// reduction dimensions that do not collapse (K x N read with the two K
+// loops swapped), ops on tensors.
 // CHECK-LABEL: func.func @not_library(
 // CHECK-NOT:     call @soaprt_cuda
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : memref<4x8xi32>
 // CHECK:         linalg.generic
 // CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>
 #mA = affine_map<(m, n, k1, k2) -> (m, k1, k2)>
-#mB = affine_map<(m, n, k1, k2) -> (k1, k2, n)>
+#mB = affine_map<(m, n, k1, k2) -> (k2, k1, n)>
 #mC = affine_map<(m, n, k1, k2) -> (m, n)>
 func.func @not_library(%a: memref<4x8xi32>, %b: memref<8x16xi32>, %c: memref<4x16xi32>,
-                       %x: memref<4x2x3xf32>, %w: memref<2x3x5xf32>, %y: memref<4x5xf32>,
+                       %x: memref<4x2x3xf32>, %w: memref<3x2x5xf32>, %y: memref<4x5xf32>,
                        %ta: tensor<4x8xf32>, %tb: tensor<8x16xf32>, %tc: tensor<4x16xf32>) -> tensor<4x16xf32> {
   linalg.matmul ins(%a, %b : memref<4x8xi32>, memref<8x16xi32>) outs(%c : memref<4x16xi32>)
   linalg.generic {indexing_maps = [#mA, #mB, #mC], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
-      ins(%x, %w : memref<4x2x3xf32>, memref<2x3x5xf32>) outs(%y : memref<4x5xf32>) {
+      ins(%x, %w : memref<4x2x3xf32>, memref<3x2x5xf32>) outs(%y : memref<4x5xf32>) {
   ^bb0(%p: f32, %q: f32, %r: f32):
     %m = arith.mulf %p, %q : f32
     %s = arith.addf %r, %m : f32
