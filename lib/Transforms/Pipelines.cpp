@@ -57,6 +57,8 @@ void mlir::soap::buildImportPipeline(OpPassManager &pm,
     pm.addPass(createRescaleBatch(rescale));
     pm.addPass(createCanonicalizerPass());
   }
+  // A fused q / k / v projection read in parts: one matmul per part.
+  pm.addNestedPass<func::FuncOp>(createSplitFusedProjections());
   // Attention's batch x heads, merged for linalg.batch_matmul: one batch
   // loop per dim, so a strategy can split the heads.
   pm.addNestedPass<func::FuncOp>(createSplitMergedBatchLoops());
@@ -78,7 +80,7 @@ void mlir::soap::registerSOAPPipelines() {
       "elementwise arith / math on tensors to linalg, inline helpers, "
       "optionally lift weight constants to parameters, canonicalize, "
       "strided insertions to reshapes and pads, rescale the batch, split "
-      "merged batch loops (batch x heads), name the "
+      "fused projections and merged batch loops (batch x heads), name the "
       "layers, optionally mark the weights' random ranges",
       buildImportPipeline);
 }

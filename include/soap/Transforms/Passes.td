@@ -243,6 +243,34 @@ def RescaleBatch : Pass<"soap-rescale-batch", "ModuleOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def SplitFusedProjections : Pass<"soap-split-fused-projections"> {
+  let summary = "Compute each part of a fused projection that is read in "
+                "parts (q, k and v of attention) by a matmul of its own";
+  let description = [{
+    GPT-2 computes attention's q, k and v with one matmul, `c_attn`, of
+    3 x hidden columns, reshapes them to [B, S, 3, H, D] and slices q, k
+    and v off (torch.split does the same on the columns). A partition
+    splits a loop into contiguous blocks, so a split of those columns over
+    4 devices gives device 0 the first 12 of q's 16 heads and device 1 the
+    rest of q and half of k: Megatron's column-parallel projection, one
+    group of heads per device with its q, k and v, cannot be expressed.
+
+    Each slice of such a result becomes the tile of the ops that make it
+    (upstream's TilingInterface, `generateResultTileValue`): one matmul per
+    part on the weight's columns for it, and one bias add per part. A slice
+    of an `expand_shape` of the result is first read as the slice of the
+    result it is (the slices may cut the outermost dim of a reshaped group
+    only). Applies where every reader of the result is such a slice, the
+    slices cut one dim, disjoint, and that dim is the columns (N) of a
+    contraction, through elementwise ops read by nothing else (the bias
+    add); other slices (a recurrent model's time steps) are left. The parts
+    are named after the op, `.0`, `.1`, ... Run by `soap-import` before
+    soap-split-merged-batch-loops.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+}
+
 def SplitMergedBatchLoops : Pass<"soap-split-merged-batch-loops"> {
   let summary = "Give a batch matmul one batch loop per dim its reshapes "
                 "merged (batch x heads)";
