@@ -5,7 +5,8 @@
 // norm, GELU, LM head tied to the token embedding), batch 64, sequence 1024.
 // Parameter names follow Hugging Face's GPT-2 (wte, wpe, h.N.ln_1, ...);
 // weights of the linear layers are [in, out] as in GPT-2's Conv1D.
-// 354,823,168 parameters (GPT-2 medium's published count).
+// 354,823,168 parameters (GPT-2 medium's published count). --small: 2
+// layers, hidden 32, 4 heads of 8, sequence 8, vocabulary 64.
 //
 // Layout: activations are [B*S, E] for the matmuls; attention reshapes to
 // [B*heads, S, 64] for linalg.batch_matmul. The causal mask is applied with
@@ -28,9 +29,11 @@ using namespace mlir;
 using namespace soapmodels;
 
 OwningOpRef<ModuleOp> soapmodels::buildTransformer(MLIRContext *ctx,
-                                                   int64_t batch) {
-  const int64_t layers = 24, hidden = 1024, heads = 16, seq = 1024,
-                vocab = 50257, headDim = hidden / heads, ffn = 4 * hidden;
+                                                   int64_t batch, bool small) {
+  const int64_t layers = small ? 2 : 24, hidden = small ? 32 : 1024,
+                heads = small ? 4 : 16, seq = small ? 8 : 1024,
+                vocab = small ? 64 : 50257, headDim = hidden / heads,
+                ffn = 4 * hidden;
   ModelBuilder mb(ctx, "transformer", batch);
   OpBuilder &b = mb.builder();
 

@@ -70,7 +70,10 @@ static const ModelInfo kModels[] = {
     {"transformer",
      "GPT-2-medium-like decoder: 24 layers, hidden 1024, 16 heads, sequence "
      "1024, vocab 50257, batch 64",
-     64, buildTransformer},
+     64, [](MLIRContext *c, int64_t b) { return buildTransformer(c, b); },
+     [](MLIRContext *c, int64_t b) {
+       return buildTransformer(c, b, /*small=*/true);
+     }},
     {"mlp", "MLP: 2048 -> 3 x 8192 (relu) -> 1000, batch 64", 64, buildMLP},
 };
 
@@ -128,7 +131,9 @@ static void printUsage(llvm::raw_ostream &os) {
         "Writes a benchmark model in linalg on tensors (MLIR).\n"
         "  --batch=N   batch size (default: the model's)\n"
         "  --small     the recurrent models (rnntc, rnnlm, nmt) at test size:\n"
-        "              4 steps, hidden and embeddings 16, vocabularies 50\n"
+        "              4 steps, hidden and embeddings 16, vocabularies 50;\n"
+        "              the transformer: 2 layers, hidden 32, 4 heads,\n"
+        "              sequence 8, vocabulary 64\n"
         "  --dtype=T   the float type of every tensor and constant: f32\n"
         "              (default), bf16 or f16\n"
         "  -o FILE     output file (default: stdout)\n"
