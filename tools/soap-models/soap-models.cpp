@@ -255,8 +255,11 @@ int main(int argc, char **argv) {
 
   if (small && !info->buildSmall) {
     llvm::errs() << "soap-models: --small: '" << info->name
-                 << "' has no test size (the recurrent models have: rnntc, "
-                    "rnnlm, nmt)\n";
+                 << "' has no test size (these have:";
+    for (const ModelInfo &other : kModels)
+      if (other.buildSmall)
+        llvm::errs() << " " << other.name;
+    llvm::errs() << ")\n";
     return 1;
   }
   OwningOpRef<ModuleOp> module =
