@@ -7,6 +7,7 @@
 #include "soap/Transforms/Passes.h"
 
 #include "soap/Analysis/OpGraphExtraction.h"
+#include "soap/Dialect/SOAP/IR/SOAPDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -161,7 +162,7 @@ LogicalResult splitIntoParts(linalg::LinalgOp op,
     // Part i of a layer named N is N.i.
     auto nameAs = [&, i = i](Operation *part, const std::string &base) {
       if (!base.empty())
-        part->setAttr("soap.name",
+        part->setAttr(mlir::soap::SOAPDialect::kNameAttrName,
                       b.getStringAttr(base + "." + std::to_string(i)));
     };
     FailureOr<TilingResult> tile = tiling.generateResultTileValue(
