@@ -606,6 +606,9 @@ struct Simulator::Impl {
     int32_t task;
   };
   std::vector<Held> held, heldSorted;
+  /// buildGradientEdge: the gradient parts earlier readers of the tensor
+  /// send to the members of a reduce-scattered group (task unused).
+  std::vector<Held> sentGradients;
   /// findGathers: per producer tile its state, the part it sends, its
   /// receivers (a device mask) and gather.
   std::vector<int8_t> tileState;
@@ -2090,6 +2093,49 @@ struct Simulator::Impl {
                 siblingPreds.push_back({g, base + siblingGroups.tiles[i]});
       }
     }
+    // The gradient of a reduce-scattered group's sums is summed from its
+    // readers' parts where each part is, then sent to the group's members
+    // (soap-training-step sums a value's gradient where the op that wrote
+    // it ran: the group's elementwise rest, on its chunks): a reader's part
+    // that an earlier reader's part on the same device covers is added to
+    // that one and sent with it (Megatron's row-parallel layer read by a
+    // layer norm's three ops). Its backward task runs before the earlier
+    // reader's on that device, whose transfer waits for it.
+    int32_t NIp = static_cast<int32_t>(graph.nodes[ed.producer].inputs.size());
+    sentGradients.clear();
+    if (gp.reduction > 1 && gradNeeded[e])
+      for (int32_t f : earlierReaders[e]) {
+        if (!gradNeeded[f])
+          continue;
+        const EdgeData &pf = edata[f];
+        const NodeGeom &gf = geom[edges[f].consumer];
+        gradientGroups(f, rank, eb, siblingGroups);
+        for (size_t k = 0; k < pf.size(); ++k) {
+          int32_t a = pf.a[k], b = pf.b[k];
+          if (gp.scatterDim[gp.owner[a]] < 0 ||
+              siblingGroups.tileGroup[b] >= 0 || pf.gatherOf[k] >= 0 ||
+              gf.devices[b] == gp.devices[a])
+            continue;
+          sentGradients.push_back(
+              {a, gf.devices[b], gf.region(edges[f].input, b, rank), -1});
+        }
+      }
+    std::array<Range, kMaxRank> part, sentPart;
+    auto sentByEarlierReader = [&](int32_t a, int32_t device, const Range *C) {
+      const Range *P = gp.region(NIp + ed.output, a, rank);
+      for (int32_t d = 0; d < rank; ++d)
+        part[d] = {std::max(P[d].lo, C[d].lo), std::min(P[d].hi, C[d].hi)};
+      for (const Held &h : sentGradients) {
+        if (h.tile != a || h.device != device)
+          continue;
+        for (int32_t d = 0; d < rank; ++d)
+          sentPart[d] = {std::max(P[d].lo, h.region[d].lo),
+                         std::min(P[d].hi, h.region[d].hi)};
+        if (covers(sentPart.data(), part.data(), rank))
+          return true;
+      }
+      return false;
+    };
     resetSlots();
     pairSlot.resize(pl.size());
     bucketCount.assign(Tp + 1, 0);
@@ -2111,6 +2157,12 @@ struct Simulator::Impl {
       }
       if (pl.covered[k]) { // summed on devB, sent by the earliest reader
         pairSlot[k] = -2;
+        continue;
+      }
+      if (!sentGradients.empty() && gp.scatterDim[gp.owner[a]] >= 0 &&
+          pl.gatherOf[k] < 0 &&
+          sentByEarlierReader(a, devB, gc.region(ed.input, b, rank))) {
+        pairSlot[k] = -2; // added to an earlier reader's part, sent with it
         continue;
       }
       if (pl.gatherOf[k] >= 0) { // in the gather's reduce-scatter
@@ -3217,8 +3269,16 @@ struct Simulator::Impl {
           for (int32_t e2 : nstat[p].outEdges) {
             flag(fwdTransferBlock[e2], Rebuild);
             flag(forwardBlock[edges[e2].consumer], Relink);
+            // Which readers' gradient parts are sent with an earlier
+            // reader's depends on the groups' chunks.
+            flag(gradTransferBlock[e2], Rebuild);
           }
         }
+        // Later readers of a split reduction's sums send less or more of
+        // their gradient parts with n's.
+        if (geom[p].reduction > 1)
+          for (int32_t later : laterReaders[e])
+            flag(gradTransferBlock[later], Rebuild);
       }
       for (int32_t e : nstat[n].outEdges) {
         flag(fwdTransferBlock[e], Rebuild);

@@ -273,10 +273,29 @@ OpGraph sharedProjections() {
   return b.take();
 }
 
+/// A split reduction's sums read by three elementwise ops (a layer norm's):
+/// their gradient parts are sent with an earlier reader's where it holds
+/// them.
+OpGraph normReaders() {
+  GraphBuilder b("norm");
+  int32_t x = b.input("x", {16, 32});
+  int32_t h = b.matmul("fc", x, b.parameter("w", {32, 32}));
+  std::vector<int32_t> outs;
+  for (int i = 0; i < 3; ++i)
+    outs.push_back(
+        b.elementwise("r" + std::to_string(i), "linalg.generic.relu", {h}));
+  b.markOutput(b.elementwise("sum", "linalg.generic.add", outs));
+  return b.take();
+}
+
 } // namespace
 
 TEST(DeltaSimulation, SharedProjectionsOnTwoNodes) {
   randomWalk(sharedProjections(), twoNodes(), 2000, 10, 100);
+}
+
+TEST(DeltaSimulation, NormReadersOnTwoNodes) {
+  randomWalk(normReaders(), twoNodes(), 3000, 11, 50);
 }
 
 TEST(DeltaSimulation, FanOutOnTwoNodes) {

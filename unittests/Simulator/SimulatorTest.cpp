@@ -687,6 +687,69 @@ TEST(Simulator, ReadersPartialInputGradientsOnTheSameDevicesSumOnce) {
   EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), merged);
 }
 
+/// fc0: x[64, 96] w0[96, 256] -> y (65536 B), read by three elementwise
+/// ops (a layer norm's sum, variance and normalization) added into the
+/// output.
+static OpGraph normReaders() {
+  GraphBuilder b("norm");
+  int32_t x = b.input("x", {64, 96});
+  int32_t y = b.matmul("fc0", x, b.parameter("w0", {96, 256}));
+  std::vector<int32_t> outs;
+  for (const char *name : {"sum", "var", "norm"})
+    outs.push_back(b.elementwise(name, "linalg.generic.relu", {y}));
+  b.markOutput(b.elementwise("out", "linalg.generic.add", outs));
+  return b.take();
+}
+
+TEST(Simulator, ReadersGradientOfReduceScatteredSumsIsSentOnce) {
+  // Megatron's row-parallel layer with sequence parallelism: fc0 splits its
+  // reduction over gpu0-1, its three readers the rows over the same
+  // devices, so the sums are reduce-scattered (y / 2 each way). In the
+  // backward pass each member needs all of y's gradient: each reader's
+  // rows go to the other member, but the training step first adds the
+  // three readers' parts where they are (the gradient is summed where
+  // fc0's elementwise rest ran, on its chunks) and sends the sum once:
+  // y / 2 each way, not 3 x y / 2.
+  OpGraph g = normReaders();
+  int64_t yBytes = 64 * 256 * 4;
+  Machine m = testMachine(2);
+  CostModel costs(m);
+  Strategy s;
+  s.configs.push_back({{1, 1, 2}, {0, 1}}); // fc0: k over 0-1
+  for (int i = 0; i < 4; ++i)
+    s.configs.push_back({{2, 1}, {0, 1}}); // readers and out: rows
+  Simulator sim(g, m, costs);
+  double once = sim.simulateFull(s);
+  EXPECT_EQ(sim.verifySchedule(), "");
+  int64_t gradientBytes = 0;
+  int32_t sendingReaders = 0;
+  std::vector<int32_t> senders;
+  for (const ScheduledTask &task : sim.scheduledTasks())
+    if (task.kind == TaskKind::GradientTransfer) {
+      gradientBytes += static_cast<int64_t>(task.bytes);
+      senders.push_back(task.node);
+    }
+  std::sort(senders.begin(), senders.end());
+  sendingReaders = static_cast<int32_t>(
+      std::unique(senders.begin(), senders.end()) - senders.begin());
+  EXPECT_EQ(gradientBytes, yBytes);
+  EXPECT_EQ(sendingReaders, 1);
+  // The reduce-scatter and the gradient, y / 2 each way each (4 y when each
+  // reader sent its own).
+  EXPECT_EQ(sim.communicationBytes(), 2 * yBytes);
+  // The first reader on other devices: the second sends for the third.
+  // Delta simulation agrees both ways.
+  Strategy apart = s;
+  apart.configs[1] = {{1, 1}, {1}};
+  Simulator ref(g, m, costs);
+  double separate = ref.simulateFull(apart);
+  EXPECT_EQ(sim.simulateDelta(1, apart.configs[1]), separate);
+  EXPECT_EQ(sim.communicationBytes(), ref.communicationBytes());
+  EXPECT_EQ(sim.verifySchedule(), "");
+  EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), once);
+  EXPECT_EQ(sim.communicationBytes(), 2 * yBytes);
+}
+
 TEST(Simulator, PartialInputGradientsAreReduceScatteredToTheirReaders) {
   // fc0 splits the batch in four over gpu0, gpu2, gpu1, gpu3; fc1 its
   // output columns over gpu0 and gpu1, each tile reading all of y. The
