@@ -118,8 +118,11 @@ linalg::FillOp zeroFillBefore(Operation *op, Value output,
   return {};
 }
 
-Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
-                  ArrayRef<unsigned> order) {
+/// A view of `value` whose dims are `order` (loop dims) given that dim r of
+/// `value` is loop dim `map.getResult(r)` (a memref.transpose, or `value`
+/// itself when the order is the map's); null if the map does not allow it.
+static Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
+                         ArrayRef<unsigned> order) {
   if (map.getNumResults() != order.size())
     return {};
   SmallVector<unsigned> perm;
@@ -168,14 +171,6 @@ matmulOperandGroups(const linalg::ContractionDimensions &dims, int operand) {
   return groups;
 }
 
-SmallVector<unsigned>
-matmulOperandOrder(const linalg::ContractionDimensions &dims, int operand) {
-  SmallVector<unsigned> order;
-  for (const SmallVector<unsigned> &group : matmulOperandGroups(dims, operand))
-    order.append(group.begin(), group.end());
-  return order;
-}
-
 void eraseView(Value view, Value value) {
   while (view && view != value) {
     Operation *op = view.getDefiningOp();
@@ -186,21 +181,19 @@ void eraseView(Value view, Value value) {
 
 Value gemmView(OpBuilder &b, Location loc, Value value, AffineMap map,
                const linalg::ContractionDimensions &dims, int operand) {
-  SmallVector<SmallVector<unsigned>> groups =
-      matmulOperandGroups(dims, operand);
-  Value view =
-      orderedView(b, loc, value, map, matmulOperandOrder(dims, operand));
-  if (!view || llvm::all_of(groups, [](const SmallVector<unsigned> &group) {
-        return group.size() == 1;
-      }))
-    return view;
+  SmallVector<unsigned> order;
   SmallVector<ReassociationIndices> reassociation;
-  int64_t next = 0;
-  for (const SmallVector<unsigned> &group : groups) {
+  for (const SmallVector<unsigned> &group :
+       matmulOperandGroups(dims, operand)) {
     ReassociationIndices &indices = reassociation.emplace_back();
-    for (size_t i = 0; i < group.size(); ++i)
-      indices.push_back(next++);
+    for (unsigned loop : group) {
+      indices.push_back(order.size());
+      order.push_back(loop);
+    }
   }
+  Value view = orderedView(b, loc, value, map, order);
+  if (!view || reassociation.size() == order.size())
+    return view;
   if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
           cast<MemRefType>(view.getType()), reassociation)) {
     eraseView(view, value);

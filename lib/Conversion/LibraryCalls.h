@@ -62,12 +62,6 @@ MemRefType permutedType(MemRefType type, ArrayRef<unsigned> perm);
 linalg::FillOp zeroFillBefore(Operation *op, Value output,
                               ArrayRef<Operation *> replaced);
 
-/// A view of `value` whose dims are `order` (loop dims) given that dim r of
-/// `value` is loop dim `map.getResult(r)` (a memref.transpose, or `value`
-/// itself when the order is the map's); null if the map does not allow it.
-Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
-                  ArrayRef<unsigned> order);
-
 /// The contraction dimensions of `op` if it is one GEMM per batch: two
 /// inputs and one output, a contraction (upstream's interface) with M, N
 /// and K loops and any number of batch loops. Several loops of one kind
@@ -76,17 +70,13 @@ Value orderedView(OpBuilder &b, Location loc, Value value, AffineMap map,
 /// (gemmView). Element types are the caller's to check.
 std::optional<linalg::ContractionDimensions> gemmDims(linalg::LinalgOp op);
 
-/// The loop dims of contraction operand `operand` (0: A, 1: B, 2: C) in
-/// GEMM order: (batch, M, K), (batch, K, N) or (batch, M, N), each of them
-/// its loops in loop order.
-SmallVector<unsigned>
-matmulOperandOrder(const linalg::ContractionDimensions &dims, int operand);
-
-/// Contraction operand `operand`'s (batch, M, K), (batch, K, N) or
-/// (batch, M, N) view of `value`, indexed through `map`: orderedView, then
-/// a memref.collapse_shape of each GEMM dim's loops where there are
-/// several; null (and no op left behind) where the map or the layout does
-/// not allow it.
+/// Contraction operand `operand`'s (0: A, 1: B, 2: C) (batch, M, K),
+/// (batch, K, N) or (batch, M, N) view of `value`, indexed through `map`:
+/// a memref.transpose to the GEMM dims' loops in that order (each dim's
+/// loops in loop order; none where the map has that order), then a
+/// memref.collapse_shape of each GEMM dim's loops where there are several;
+/// null (and no op left behind) where the map or the layout does not allow
+/// it.
 Value gemmView(OpBuilder &b, Location loc, Value value, AffineMap map,
                const linalg::ContractionDimensions &dims, int operand);
 
