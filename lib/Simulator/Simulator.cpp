@@ -1693,19 +1693,11 @@ struct Simulator::Impl {
     }
     // The task of an earlier reader's transfer that moved a part of tile
     // a's output to `device` covering the part that region C reads.
-    std::array<Range, kMaxRank> part, movedPart;
     auto heldBy = [&](int32_t a, int32_t device, const Range *C) {
       const Range *P = gp.region(NIp + ed.output, a, rank);
-      for (int32_t d = 0; d < rank; ++d)
-        part[d] = {std::max(P[d].lo, C[d].lo), std::min(P[d].hi, C[d].hi)};
       for (int32_t i = heldStart[a]; i < heldStart[a + 1]; ++i) {
         const Held &h = heldSorted[i];
-        if (h.device != device)
-          continue;
-        for (int32_t d = 0; d < rank; ++d)
-          movedPart[d] = {std::max(P[d].lo, h.region[d].lo),
-                          std::min(P[d].hi, h.region[d].hi)};
-        if (covers(movedPart.data(), part.data(), rank))
+        if (h.device == device && coversWithin(P, h.region, C, rank))
           return h.task;
       }
       return -1;
@@ -2120,21 +2112,13 @@ struct Simulator::Impl {
               {a, gf.devices[b], gf.region(edges[f].input, b, rank), -1});
         }
       }
-    std::array<Range, kMaxRank> part, sentPart;
     auto sentByEarlierReader = [&](int32_t a, int32_t device, const Range *C) {
       const Range *P = gp.region(NIp + ed.output, a, rank);
-      for (int32_t d = 0; d < rank; ++d)
-        part[d] = {std::max(P[d].lo, C[d].lo), std::min(P[d].hi, C[d].hi)};
-      for (const Held &h : sentGradients) {
-        if (h.tile != a || h.device != device)
-          continue;
-        for (int32_t d = 0; d < rank; ++d)
-          sentPart[d] = {std::max(P[d].lo, h.region[d].lo),
-                         std::min(P[d].hi, h.region[d].hi)};
-        if (covers(sentPart.data(), part.data(), rank))
-          return true;
-      }
-      return false;
+      return std::any_of(sentGradients.begin(), sentGradients.end(),
+                         [&](const Held &h) {
+        return h.tile == a && h.device == device &&
+               coversWithin(P, h.region, C, rank);
+      });
     };
     resetSlots();
     pairSlot.resize(pl.size());

@@ -105,6 +105,21 @@ inline bool covers(const Box &outer, const Box &inner) {
   return covers(outer.dims.data(), inner.dims.data(), inner.rank);
 }
 
+/// covers() of the parts of `outer` and `inner` inside `within`: whether
+/// what was moved of a producer tile's region (`within`) to a device
+/// serves another read of that tile there.
+inline bool coversWithin(const Range *within, const Range *outer,
+                         const Range *inner, int32_t rank) {
+  for (int32_t d = 0; d < rank; ++d) {
+    int64_t lo = std::max(within[d].lo, inner[d].lo);
+    int64_t hi = std::min(within[d].hi, inner[d].hi);
+    if (hi > lo && (lo < std::max(within[d].lo, outer[d].lo) ||
+                    hi > std::min(within[d].hi, outer[d].hi)))
+      return false;
+  }
+  return true;
+}
+
 /// Volume of the intersection, without building it.
 inline int64_t intersectionVolume(const Box &a, const Box &b) {
   int64_t v = 1;
