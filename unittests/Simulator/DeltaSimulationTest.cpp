@@ -6,6 +6,8 @@
 #include "soap/Simulator/GraphBuilder.h"
 #include "soap/Simulator/Simulator.h"
 
+#include "TestGraphs.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -260,33 +262,12 @@ OpGraph fanOut() {
 /// then on every device of the group) and read by three layers: readers
 /// that split their own reduction of its gradient over the same devices
 /// share one ring (the training step's chained sums).
-OpGraph sharedProjections() {
-  GraphBuilder b("qkv");
-  int32_t x = b.input("x", {16, 32});
-  int32_t h = b.matmul("fc", x, b.parameter("w", {32, 32}));
-  std::vector<int32_t> outs;
-  for (int i = 0; i < 3; ++i) {
-    int32_t w = b.parameter("w" + std::to_string(i), {32, 32});
-    outs.push_back(b.matmul("proj" + std::to_string(i), h, w));
-  }
-  b.markOutput(b.elementwise("sum", "linalg.generic.add", outs));
-  return b.take();
-}
+OpGraph sharedProjections() { return sharedProjectionsGraph(16, 32, 32, 32); }
 
 /// A split reduction's sums read by three elementwise ops (a layer norm's):
 /// their gradient parts are sent with an earlier reader's where it holds
 /// them.
-OpGraph normReaders() {
-  GraphBuilder b("norm");
-  int32_t x = b.input("x", {16, 32});
-  int32_t h = b.matmul("fc", x, b.parameter("w", {32, 32}));
-  std::vector<int32_t> outs;
-  for (int i = 0; i < 3; ++i)
-    outs.push_back(
-        b.elementwise("r" + std::to_string(i), "linalg.generic.relu", {h}));
-  b.markOutput(b.elementwise("sum", "linalg.generic.add", outs));
-  return b.take();
-}
+OpGraph normReaders() { return normReadersGraph(16, 32, 32); }
 
 } // namespace
 

@@ -7,7 +7,11 @@
 #include "soap/Simulator/Simulator.h"
 #include "soap/Simulator/Trace.h"
 
+#include "TestGraphs.h"
+
 #include <gtest/gtest.h>
+
+#include <set>
 
 using namespace soap;
 
@@ -624,15 +628,7 @@ TEST(Simulator, PartialInputGradientsAreAllReducedWhenThatMovesLess) {
 /// fc0: x[64, 96] w0[96, 256] -> y (65536 B), read by three projections
 /// q, k, v (y wi, wi[256, 48]) summed into the output: attention's inputs.
 static OpGraph sharedProjections() {
-  GraphBuilder b("qkv");
-  int32_t x = b.input("x", {64, 96});
-  int32_t y = b.matmul("fc0", x, b.parameter("w0", {96, 256}));
-  std::vector<int32_t> outs;
-  for (const char *name : {"q", "k", "v"})
-    outs.push_back(
-        b.matmul(name, y, b.parameter(std::string("w") + name, {256, 48})));
-  b.markOutput(b.elementwise("sum", "linalg.generic.add", outs));
-  return b.take();
+  return sharedProjectionsGraph(64, 96, 256, 48);
 }
 
 TEST(Simulator, ReadersPartialInputGradientsOnTheSameDevicesSumOnce) {
@@ -690,16 +686,7 @@ TEST(Simulator, ReadersPartialInputGradientsOnTheSameDevicesSumOnce) {
 /// fc0: x[64, 96] w0[96, 256] -> y (65536 B), read by three elementwise
 /// ops (a layer norm's sum, variance and normalization) added into the
 /// output.
-static OpGraph normReaders() {
-  GraphBuilder b("norm");
-  int32_t x = b.input("x", {64, 96});
-  int32_t y = b.matmul("fc0", x, b.parameter("w0", {96, 256}));
-  std::vector<int32_t> outs;
-  for (const char *name : {"sum", "var", "norm"})
-    outs.push_back(b.elementwise(name, "linalg.generic.relu", {y}));
-  b.markOutput(b.elementwise("out", "linalg.generic.add", outs));
-  return b.take();
-}
+static OpGraph normReaders() { return normReadersGraph(64, 96, 256); }
 
 TEST(Simulator, ReadersGradientOfReduceScatteredSumsIsSentOnce) {
   // Megatron's row-parallel layer with sequence parallelism: fc0 splits its
@@ -722,18 +709,14 @@ TEST(Simulator, ReadersGradientOfReduceScatteredSumsIsSentOnce) {
   double once = sim.simulateFull(s);
   EXPECT_EQ(sim.verifySchedule(), "");
   int64_t gradientBytes = 0;
-  int32_t sendingReaders = 0;
-  std::vector<int32_t> senders;
+  std::set<int32_t> senders;
   for (const ScheduledTask &task : sim.scheduledTasks())
     if (task.kind == TaskKind::GradientTransfer) {
       gradientBytes += static_cast<int64_t>(task.bytes);
-      senders.push_back(task.node);
+      senders.insert(task.node);
     }
-  std::sort(senders.begin(), senders.end());
-  sendingReaders = static_cast<int32_t>(
-      std::unique(senders.begin(), senders.end()) - senders.begin());
   EXPECT_EQ(gradientBytes, yBytes);
-  EXPECT_EQ(sendingReaders, 1);
+  EXPECT_EQ(senders.size(), 1u);
   // The reduce-scatter and the gradient, y / 2 each way each (4 y when each
   // reader sent its own).
   EXPECT_EQ(sim.communicationBytes(), 2 * yBytes);
