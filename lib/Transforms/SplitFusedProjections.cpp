@@ -88,32 +88,39 @@ bool isProjectionColumns(linalg::LinalgOp op, unsigned dim) {
   return false;
 }
 
-/// Whether `op`'s result is read only in disjoint slices along the columns
-/// of a projection: its slices (of `expand`, its one reader, where that is
-/// an expand_shape) and their boxes of the result.
-std::optional<std::pair<SmallVector<tensor::ExtractSliceOp>, SmallVector<Box>>>
-matchParts(linalg::LinalgOp op, tensor::ExpandShapeOp &expand) {
+/// How a projection's result is read in parts: its slices (of `expand`,
+/// its one reader, where that is an expand_shape) and their boxes of the
+/// result.
+struct Parts {
+  tensor::ExpandShapeOp expand;
+  SmallVector<tensor::ExtractSliceOp> slices;
+  SmallVector<Box> boxes;
+};
+
+/// `op`'s parts if its result is read only in disjoint slices along the
+/// columns of a projection.
+std::optional<Parts> matchParts(linalg::LinalgOp op) {
   if (op->getNumResults() != 1 || !op.hasPureTensorSemantics())
     return std::nullopt;
   Value result = op->getResult(0);
   auto type = dyn_cast<RankedTensorType>(result.getType());
   if (!type || !type.hasStaticShape())
     return std::nullopt;
-  expand = {};
+  Parts parts;
   if (result.hasOneUse())
-    expand = dyn_cast<tensor::ExpandShapeOp>(*result.getUsers().begin());
-  SmallVector<tensor::ExtractSliceOp> slices;
-  SmallVector<Box> boxes;
-  Value read = expand ? expand.getResult() : result;
+    parts.expand = dyn_cast<tensor::ExpandShapeOp>(*result.getUsers().begin());
+  Value read = parts.expand ? parts.expand.getResult() : result;
   for (Operation *user : read.getUsers()) {
     auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-    std::optional<Box> box = slice ? sliceBox(slice, expand) : std::nullopt;
+    std::optional<Box> box =
+        slice ? sliceBox(slice, parts.expand) : std::nullopt;
     if (!box)
       return std::nullopt;
-    slices.push_back(slice);
-    boxes.push_back(*box);
+    parts.slices.push_back(slice);
+    parts.boxes.push_back(*box);
   }
-  if (slices.size() < 2)
+  ArrayRef<Box> boxes = parts.boxes;
+  if (boxes.size() < 2)
     return std::nullopt;
   // One cut dim; the others whole; the parts disjoint.
   std::optional<unsigned> cut;
@@ -136,15 +143,15 @@ matchParts(linalg::LinalgOp op, tensor::ExpandShapeOp &expand) {
     if (ranges[i].first < ranges[i - 1].second)
       return std::nullopt;
 
-  return std::make_pair(std::move(slices), std::move(boxes));
+  return parts;
 }
 
 /// Replaces `op`, whose result is read in parts (matchParts), with one tile
 /// of it per part.
-LogicalResult splitIntoParts(linalg::LinalgOp op,
-                             ArrayRef<tensor::ExtractSliceOp> slices,
-                             ArrayRef<Box> boxes,
-                             tensor::ExpandShapeOp expand) {
+LogicalResult splitIntoParts(linalg::LinalgOp op, const Parts &parts) {
+  tensor::ExpandShapeOp expand = parts.expand;
+  ArrayRef<tensor::ExtractSliceOp> slices = parts.slices;
+  ArrayRef<Box> boxes = parts.boxes;
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   auto tiling = cast<TilingInterface>(op.getOperation());
   std::string name = mlir::soap::getStableName(op);
@@ -236,11 +243,10 @@ struct SplitFusedProjectionsPass
       SmallVector<linalg::LinalgOp> ops;
       getOperation()->walk([&](linalg::LinalgOp op) { ops.push_back(op); });
       for (linalg::LinalgOp op : ops) {
-        tensor::ExpandShapeOp expand;
-        auto parts = matchParts(op, expand);
+        std::optional<Parts> parts = matchParts(op);
         if (!parts)
           continue;
-        if (failed(splitIntoParts(op, parts->first, parts->second, expand)))
+        if (failed(splitIntoParts(op, *parts)))
           return signalPassFailure();
         changed = true;
       }
