@@ -37,8 +37,10 @@ struct ImportOptions : public PassPipelineOptions<ImportOptions> {
 
 /// Import: TOSA to linalg, inline calls to private helpers, drop exporters'
 /// asserts, optionally lift weight constants to parameters, canonicalize and
-/// CSE, rescale the batch, name every layer, optionally mark the weights'
-/// random ranges, and report what cannot be partitioned.
+/// CSE, rescale the batch, give fused projections' parts and merged batch
+/// loops (attention's batch x heads) ops and loops of their own, name every
+/// layer, optionally mark the weights' random ranges, and report what
+/// cannot be partitioned.
 void buildImportPipeline(OpPassManager &pm, const ImportOptions &options);
 
 /// Registers `soap-import` as a pass pipeline (for soap-opt).
