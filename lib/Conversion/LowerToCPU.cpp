@@ -282,13 +282,19 @@ struct CPUEntryPass
 
     // Results marked soap.updates_input are written over their argument
     // (soaprt_update_input); the others are the program's outputs.
+    // Where the ranks' valid parts of such an input are (soap.held_parts),
+    // where the entry says.
     SmallVector<std::optional<int64_t>> updatedInput;
+    SmallVector<DenseI64ArrayAttr> heldParts;
     int64_t numOutputs = 0;
     for (unsigned r = 0; r < type.getNumResults(); ++r) {
       auto index = entry.getResultAttrOfType<IntegerAttr>(
           r, SOAPDialect::kUpdatesInputAttrName);
       updatedInput.push_back(index ? std::optional<int64_t>(index.getInt())
                                    : std::nullopt);
+      heldParts.push_back(index ? entry.getResultAttrOfType<DenseI64ArrayAttr>(
+                                      r, SOAPDialect::kHeldPartsAttrName)
+                                : DenseI64ArrayAttr());
       numOutputs += index ? 0 : 1;
     }
 
@@ -502,6 +508,36 @@ struct CPUEntryPass
           bind("soaprt_bind_input", i, buffer);
         }
       });
+      // soaprt_input_parts(i, [device, offsets..., sizes...]...): where the
+      // ranks' valid parts of input i are once the program updated it
+      // (soap.held_parts), the same on every rank.
+      for (auto [r, parts] : llvm::enumerate(heldParts)) {
+        if (!parts)
+          continue;
+        std::string name =
+            (kHeldPartsGlobalPrefix + "_" + Twine(*updatedInput[r])).str();
+        auto partsType =
+            MemRefType::get({static_cast<int64_t>(parts.size())}, i64);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(module.getBody());
+          memref::GlobalOp::create(
+              b, loc, name, b.getStringAttr("private"), partsType,
+              DenseIntElementsAttr::get(
+                  RankedTensorType::get(partsType.getShape(), i64),
+                  parts.asArrayRef()),
+              /*constant=*/true, /*alignment=*/IntegerAttr());
+        }
+        Type u = UnrankedMemRefType::get(i64, nullptr);
+        func::FuncOp callee = getOrInsertRuntimeFunction(
+            b, module, "soaprt_input_parts", b.getFunctionType({i64, u}, {}),
+            /*cInterface=*/true);
+        Value global = memref::GetGlobalOp::create(b, loc, partsType, name);
+        func::CallOp::create(
+            b, loc, callee,
+            ValueRange{i64Constant(*updatedInput[r]),
+                       memref::CastOp::create(b, loc, u, global)});
+      }
       // soaprt_input_initial(i, whole initial value): what main() fills
       // input i with (this rank's part of it) when given no data for it.
       for (auto [i, value] : llvm::enumerate(initialValues)) {
@@ -581,6 +617,9 @@ struct CPUEntryPass
         func.removeResultAttr(
             i, StringAttr::get(func.getContext(),
                                SOAPDialect::kRegionOffsetsAttrName));
+        func.removeResultAttr(i,
+                              StringAttr::get(func.getContext(),
+                                              SOAPDialect::kHeldPartsAttrName));
       }
       if (!perRank)
         continue;

@@ -621,6 +621,31 @@ void soaprt_input_region(int64_t index, soaprt_unranked_memref_t *regionRef) {
   b->rank = n / 2; /* checked against the buffer by soaprt_bind_input */
 }
 
+void soaprt_input_parts(int64_t index, soaprt_unranked_memref_t *partsRef) {
+  const char *who = "soaprt_input_parts";
+  if (index < 0 || index >= SOAPRT_MAX_BINDINGS)
+    soaprt_fatal("%s: index %lld out of range", who, (long long)index);
+  region_t rv = soaprt_view(partsRef, 8);
+  int64_t n = soaprt_region_elements(&rv);
+  int64_t *values = (int64_t *)malloc(n ? (size_t)n * 8 : 1);
+  if (!values)
+    soaprt_fatal("%s: out of memory", who);
+#ifdef SOAPRT_HAVE_CUDA
+  soaprt_cuda_download(&rv, values, who); /* host or device */
+#else
+  soaprt_copy_region(&rv, (char *)values, 1);
+#endif
+  soaprt_binding_t *b = &gInputs[index];
+  free(b->parts);
+  b->parts = values;
+  b->numPartValues = n;
+}
+
+void _mlir_ciface_soaprt_input_parts(int64_t index,
+                                     soaprt_unranked_memref_t *parts) {
+  soaprt_input_parts(index, parts);
+}
+
 void _mlir_ciface_soaprt_input_region(int64_t index,
                                       soaprt_unranked_memref_t *region) {
   soaprt_input_region(index, region);
@@ -785,6 +810,62 @@ static void placePart(char *out, const int64_t *whole, int64_t rank,
   }
 }
 
+/* Copies the box [pieceOffsets, + pieceSizes) of the whole input (shape
+ * `whole`) from `part`, a row-major box [partOffsets, + partSizes) of it
+ * that covers the piece, into `out` (the whole input, row-major). */
+static void placePiece(char *out, const int64_t *whole, int64_t rank,
+                       const int64_t *partOffsets, const int64_t *partSizes,
+                       const char *part, const int64_t *pieceOffsets,
+                       const int64_t *pieceSizes, int64_t elemSize) {
+  int64_t count = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    count *= pieceSizes[d];
+  if (count == 0)
+    return;
+  int64_t length = rank ? pieceSizes[rank - 1] : 1;
+  int64_t index[SOAPRT_MAX_RANK] = {0};
+  for (int64_t at = 0; at < count; at += length) {
+    int64_t to = 0, from = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      to = to * whole[d] + pieceOffsets[d] + index[d];
+      from = from * partSizes[d] + pieceOffsets[d] - partOffsets[d] + index[d];
+    }
+    memcpy(out + to * elemSize, part + from * elemSize,
+           (size_t)(length * elemSize));
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < pieceSizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+/* Places rank `r`'s pieces of `b` (soaprt_input_parts) from its part, a
+ * box [offsets, + sizes) of the whole input. */
+static void placeHeldParts(char *out, const soaprt_binding_t *b,
+                           const int64_t *whole, int r, const int64_t *offsets,
+                           const int64_t *sizes, const char *part,
+                           int64_t elemSize) {
+  int64_t stride = 1 + 2 * b->rank;
+  if (b->numPartValues % stride)
+    soaprt_fatal("soaprt_gather_input: %lld part values do not describe "
+                 "parts of rank %lld",
+                 (long long)b->numPartValues, (long long)b->rank);
+  for (int64_t at = 0; at < b->numPartValues; at += stride) {
+    const int64_t *pieceOffsets = b->parts + at + 1;
+    const int64_t *pieceSizes = pieceOffsets + b->rank;
+    if (b->parts[at] != r)
+      continue;
+    for (int64_t d = 0; d < b->rank; ++d)
+      if (pieceOffsets[d] < offsets[d] ||
+          pieceOffsets[d] + pieceSizes[d] > offsets[d] + sizes[d])
+        soaprt_fatal("soaprt_gather_input: a part of rank %d is not in the "
+                     "region the rank holds",
+                     r);
+    placePiece(out, whole, b->rank, offsets, sizes, part, pieceOffsets,
+               pieceSizes, elemSize);
+  }
+}
 
 char *soaprt_gather_input(int64_t index) {
   soaprt_binding_t *b = &gInputs[index];
@@ -811,7 +892,18 @@ char *soaprt_gather_input(int64_t index) {
     placePart(out, whole, b->rank, b->hasRegion ? b->offsets : zeros,
               b->sizes, b->data, elemSize);
   }
+  /* With held parts, each rank's are placed over every rank's region (a
+     later rank's may hold stale elements there): the regions are kept. */
+  int keep = b->parts != NULL;
 #ifdef SOAPRT_HAVE_MPI
+  char **kept = NULL;
+  int64_t(*keptMeta)[2 * SOAPRT_MAX_RANK] = NULL;
+  if (keep && gRank == 0) {
+    kept = (char **)calloc((size_t)gSize, sizeof(char *));
+    keptMeta = calloc((size_t)gSize, sizeof(*keptMeta));
+    if (!kept || !keptMeta)
+      soaprt_fatal("soaprt_gather_input: out of memory");
+  }
   for (int r = 1; r < gSize; ++r) {
     if (gRank == r) {
       sendBytes((const char *)meta, (int64_t)sizeof(meta), 0);
@@ -828,10 +920,28 @@ char *soaprt_gather_input(int64_t index) {
       recvBytes(part, count * elemSize, r);
       placePart(out, whole, b->rank, theirs, theirs + SOAPRT_MAX_RANK, part,
                 elemSize);
-      free(part);
+      if (keep) {
+        kept[r] = part;
+        memcpy(keptMeta[r], theirs, sizeof(theirs));
+      } else {
+        free(part);
+      }
     }
   }
 #endif
+  if (keep && gRank == 0) {
+    placeHeldParts(out, b, whole, 0, b->hasRegion ? b->offsets : zeros,
+                   b->sizes, b->data, elemSize);
+#ifdef SOAPRT_HAVE_MPI
+    for (int r = 1; r < gSize; ++r) {
+      placeHeldParts(out, b, whole, r, keptMeta[r],
+                     keptMeta[r] + SOAPRT_MAX_RANK, kept[r], elemSize);
+      free(kept[r]);
+    }
+    free(kept);
+    free(keptMeta);
+#endif
+  }
   return out;
 }
 

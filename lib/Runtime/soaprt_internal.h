@@ -33,6 +33,11 @@ typedef struct soaprt_binding {
      the CUDA back end, whether `device` is newer than `data`. */
   int updated;
   int deviceNewer;
+  /* Inputs updated in place: where each rank's valid parts are
+     (soaprt_input_parts: per part its rank, offsets and sizes; malloc'ed),
+     or none. */
+  int64_t *parts;
+  int64_t numPartValues;
   /* Inputs: the whole initial value (soaprt_input_initial: the program's
      constant, host memory), or NULL. */
   const char *initial;

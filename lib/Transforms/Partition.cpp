@@ -183,9 +183,15 @@ private:
   combineAtReaders(int32_t node, const Box &region, ArrayRef<int64_t> devices,
                    bool scattered, ReductionKind kind, Value &partial,
                    SmallVectorImpl<std::pair<Box, int32_t>> &held);
-  /// The part of argument `arg` each device reads (the bounding box of its
-  /// tiles' reads), by device.
+  /// The parts of argument `arg` each device reads, by device, disjoint:
+  /// the bounding box of its tiles' reads and, apart, of their reads of
+  /// each slice of it that only layers read.
   SmallVector<std::pair<int32_t, Box>> argumentReaders(int64_t arg);
+  /// Marks result `result`, the in-place update whose parts are `parts`,
+  /// with soap.held_parts where some device holds several (the elements
+  /// between them are stale there, which a gather of each device's
+  /// bounding box would take).
+  void setHeldParts(unsigned result, ArrayRef<std::pair<int32_t, Box>> parts);
   /// Makes region `region` of (the current version of) `value` valid on
   /// `device`, emitting transfers from the devices that hold its parts.
   void ensureValid(Value value, const Box &region, int32_t device);
@@ -245,6 +251,9 @@ private:
   /// Value -> device -> the bounding box of what the device reads of it
   /// (ensureValid's requests; absent: nothing).
   llvm::DenseMap<Value, std::map<int32_t, Box>> reads;
+  /// Per argument updated in place, the parts partitionUpdate wrote, by
+  /// device (argumentReaders before the update read the argument too).
+  llvm::DenseMap<int64_t, SmallVector<std::pair<int32_t, Box>>> updatedParts;
 };
 
 /// The loop of a node that alone indexes a tensor dimension, one to one.
@@ -1080,10 +1089,39 @@ Partitioner::argumentReaders(int64_t arg) {
            !nodeOpSet.contains(user);
   };
   llvm::SmallDenseSet<int32_t, 8> wholeOn;
+  // A slice of the argument that only layers read is held where they read
+  // it (q, k and v's parts of GPT-2's fused projection, each split by its
+  // columns: every device holds a piece of each).
+  std::map<int32_t, std::vector<Box>> sliced;
+  auto readOnlyByLayers = [&](Operation *op) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+    if (!slice || slice.getSource() != value || !slice.hasUnitStride() ||
+        slice.getType().getRank() != slice.getSourceType().getRank() ||
+        ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+        ShapedType::isDynamicShape(slice.getStaticSizes()))
+      return false;
+    // (Its readers' tiles, emitted already, are in their scf.if.)
+    if (llvm::any_of(slice->getUsers(), [&](Operation *user) {
+          return outside(user) || isa<func::ReturnOp>(user);
+        }))
+      return false;
+    auto it = reads.find(slice.getResult());
+    if (it == reads.end())
+      return true;
+    for (auto &[device, box] : it->second) {
+      Box in = box;
+      for (int32_t d = 0; d < in.rank; ++d) {
+        in.dims[d].lo += slice.getStaticOffsets()[d];
+        in.dims[d].hi += slice.getStaticOffsets()[d];
+      }
+      sliced[device].push_back(in);
+    }
+    return true;
+  };
   SmallVector<Operation *> work;
   llvm::DenseSet<Operation *> seen;
   for (Operation *user : value.getUsers())
-    if (outside(user) && seen.insert(user).second)
+    if (outside(user) && seen.insert(user).second && !readOnlyByLayers(user))
       work.push_back(user);
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
@@ -1109,9 +1147,26 @@ Partitioner::argumentReaders(int64_t arg) {
       readers.push_back({d, ::soap::wholeTensor(tensor)});
       continue;
     }
-    auto it = direct.find(d);
-    if (it != direct.end())
-      readers.push_back({d, it->second});
+    std::vector<Box> boxes = sliced[d];
+    if (auto it = direct.find(d); it != direct.end())
+      boxes.push_back(it->second);
+    // Disjoint, so that the update writes each element once: overlapping
+    // pieces become their hull, and so do abutting ones that fill it (the
+    // slices of a data-parallel weight: one update over the whole).
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (size_t i = 0; i < boxes.size() && !merged; ++i)
+        for (size_t j = i + 1; j < boxes.size() && !merged; ++j)
+          if (!::soap::intersect(boxes[i], boxes[j]).empty() ||
+              (::soap::hull(boxes[i], boxes[j]).volume() ==
+               boxes[i].volume() + boxes[j].volume())) {
+            boxes[i] = ::soap::hull(boxes[i], boxes[j]);
+            boxes.erase(boxes.begin() + j);
+            merged = true;
+          }
+    }
+    for (const Box &box : boxes)
+      readers.push_back({d, box});
   }
   return readers;
 }
@@ -1229,12 +1284,32 @@ Partitioner::scatterDimension(int32_t nodeIndex, const Box &region,
   return d;
 }
 
+void Partitioner::setHeldParts(unsigned result,
+                               ArrayRef<std::pair<int32_t, Box>> parts) {
+  llvm::SmallDenseMap<int32_t, int> perDevice;
+  for (auto &[device, box] : parts)
+    ++perDevice[device];
+  if (llvm::all_of(perDevice, [](auto &entry) { return entry.second < 2; }))
+    return;
+  SmallVector<int64_t> values;
+  for (auto &[device, box] : parts) {
+    values.push_back(device);
+    for (int32_t d = 0; d < box.rank; ++d)
+      values.push_back(box.dims[d].lo);
+    for (int32_t d = 0; d < box.rank; ++d)
+      values.push_back(box.dims[d].size());
+  }
+  func.setResultAttr(result, SOAPDialect::kHeldPartsAttrName,
+                     builder.getDenseI64ArrayAttr(values));
+}
+
 LogicalResult Partitioner::partitionUpdate(int32_t nodeIndex, int64_t arg) {
   const ::soap::OpGraph &graph = extracted.graph;
   const ::soap::Node &node = graph.nodes[nodeIndex];
   Operation *anchor = extracted.nodeOps[nodeIndex].front();
   const ::soap::Operand &out = node.outputs.front();
-  SmallVector<std::pair<int32_t, Box>> readers = argumentReaders(arg);
+  SmallVector<std::pair<int32_t, Box>> &readers = updatedParts[arg];
+  readers = argumentReaders(arg);
   if (readers.empty()) // read nowhere: where its config says
     readers.push_back({strategy.configs[nodeIndex].devices.front(),
                        ::soap::wholeTensor(graph.tensors[out.tensor])});
@@ -1243,6 +1318,13 @@ LogicalResult Partitioner::partitionUpdate(int32_t nodeIndex, int64_t arg) {
   SmallVector<Value> outputs{tensor::EmptyOp::create(
       builder, anchor->getLoc(), type.getShape(), type.getElementType())};
   Layout layout;
+  // A device's second part is written into its first's result: the op
+  // that makes the new value writes into that (its destination, the
+  // argument itself where the update is in place).
+  Value into;
+  if (auto writer = original.getDefiningOp<DestinationStyleOpInterface>())
+    into = writer.getTiedOpOperand(cast<OpResult>(original))->get();
+  llvm::SmallDenseSet<int32_t, 8> written;
   for (auto &[device, region] : readers) {
     std::optional<Box> loops = updateLoops(nodeIndex, region);
     if (!loops)
@@ -1256,10 +1338,17 @@ LogicalResult Partitioner::partitionUpdate(int32_t nodeIndex, int64_t arg) {
                   ::soap::accessRegion(in, graph.tensors[in.tensor], *loops),
                   device);
     Box where = *loops;
+    bool again = !written.insert(device).second;
+    assert((!again || into) && "updateLoops takes linalg ops only");
+    Value before = into ? current(into) : Value();
+    if (again)
+      versions[into] = outputs.front();
     SmallVector<Value> next =
         emitOnDevice(device, outputs, [&](OpBuilder &b) {
           return emitTile(b, nodeIndex, where, true, false, false, {});
         });
+    if (again)
+      versions[into] = before;
     if (next.empty())
       return failure();
     outputs = next;
@@ -1388,8 +1477,13 @@ LogicalResult Partitioner::run() {
     auto updated = func.getResultAttrOfType<IntegerAttr>(
         operand.getOperandNumber(), SOAPDialect::kUpdatesInputAttrName);
     if (type && updated) {
-      for (auto &[device, region] : argumentReaders(updated.getInt()))
+      auto it = updatedParts.find(updated.getInt());
+      for (auto &[device, region] : it != updatedParts.end()
+                                        ? it->second
+                                        : argumentReaders(updated.getInt()))
         ensureValid(original, region, device);
+      if (it != updatedParts.end())
+        setHeldParts(operand.getOperandNumber(), it->second);
     } else if (type) {
       auto it = llvm::find(extracted.tensorValues, original);
       ::soap::Tensor tensor;

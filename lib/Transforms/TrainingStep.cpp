@@ -1632,8 +1632,6 @@ LogicalResult TrainingStepBuilder::differentiate(Operation *op) {
                          << op->getName() << "'";
 }
 
-/// Upstream's cleanup of linalg ops' unused operands and results, on `ops`
-/// only (their soap.config and soap.name are kept).
 /// Moves `update`, the SGD update of `parameter` made at the end of the
 /// step, up to just after the last op it waits for: the ops that make its
 /// operands and the other readers of the parameter and of its views (so
@@ -1669,6 +1667,8 @@ static void scheduleUpdate(Operation *update, Value parameter) {
     start->moveBefore(update);
 }
 
+/// Upstream's cleanup of linalg ops' unused operands and results, on `ops`
+/// only (their soap.config and soap.name are kept).
 static void eraseUnusedOperandsAndResults(ArrayRef<Operation *> ops) {
   if (ops.empty())
     return;

@@ -199,6 +199,52 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
 
 // -----
 
+// A weight read in two slices (q's and k's columns of a fused projection),
+// each split by its columns over devices 0 and 1: each device updates the
+// columns it read, two parts each, the second written into the first's
+// result (device 0: columns 4-5, then 0-1). No transfer of the gradient or
+// of the new weight; the result says where the parts are, since each
+// device's buffer holds stale columns between its two.
+// CHECK-LABEL: func.func @sgd_sliced_weight
+// CHECK-SAME: soap.held_parts = array<i64: 0, 0, 4, 4, 2, 0, 0, 0, 4, 2, 1, 0, 6, 4, 2, 1, 0, 2, 4, 2>
+// CHECK-COUNT-4: linalg.matmul
+// CHECK: %[[DEST:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK: %[[A:.*]] = scf.if
+// CHECK: tensor.insert_slice %{{.*}} into %[[DEST]][0, 4] [4, 2] [1, 1]
+// CHECK: %[[B:.*]] = scf.if
+// CHECK: tensor.insert_slice %{{.*}} into %[[A]][0, 0] [4, 2] [1, 1]
+// CHECK: %[[C:.*]] = scf.if
+// CHECK: tensor.insert_slice %{{.*}} into %[[DEST]][0, 6] [4, 2] [1, 1]
+// CHECK: %[[D:.*]] = scf.if
+// CHECK: tensor.insert_slice %{{.*}} into %[[C]][0, 2] [4, 2] [1, 1]
+// CHECK: soap.transfer %{{.*}} [0, 2] [8, 2] from 1 to 0 : tensor<8x4xf32>
+// CHECK: soap.transfer %{{.*}} [0, 2] [8, 2] from 1 to 0 : tensor<8x4xf32>
+// CHECK-NOT: soap.transfer
+// CHECK: return %{{.*}}, %{{.*}}, %[[D]]
+#id4 = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @sgd_sliced_weight(%x: tensor<8x4xf32>, %w: tensor<4x8xf32> {soap.parameter}, %dw: tensor<4x8xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<4x8xf32> {soap.updates_input = 1 : i64}) {
+    %zero = arith.constant 0.0 : f32
+    %half = arith.constant 0.5 : f32
+    %e = tensor.empty() : tensor<8x4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %w0 = tensor.extract_slice %w[0, 0] [4, 4] [1, 1] : tensor<4x8xf32> to tensor<4x4xf32>
+    %q = linalg.matmul {soap.config = #soap.config<degrees = [1, 2, 1]>} ins(%x, %w0 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %w1 = tensor.extract_slice %w[0, 4] [4, 4] [1, 1] : tensor<4x8xf32> to tensor<4x4xf32>
+    %k = linalg.matmul {soap.config = #soap.config<degrees = [1, 2, 1]>} ins(%x, %w1 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %ew = tensor.empty() : tensor<4x8xf32>
+    %nw = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel"]} ins(%w, %dw : tensor<4x8xf32>, tensor<4x8xf32>) outs(%ew : tensor<4x8xf32>) attrs = {soap.config = #soap.config<degrees = [1, 1]>} {
+    ^bb0(%p: f32, %g: f32, %o: f32):
+      %s = arith.mulf %half, %g : f32
+      %n = arith.subf %p, %s : f32
+      linalg.yield %n : f32
+    } -> tensor<4x8xf32>
+    return %q, %k, %nw : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4x8xf32>
+  }
+}
+
+// -----
+
 // Two sums over a batch split in two on the same devices (a weight's
 // gradient accumulated over the two time steps that read it): the first
 // sum's partial results are not combined. Each tile of the second starts

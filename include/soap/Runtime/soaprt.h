@@ -212,6 +212,14 @@ void soaprt_bind_input(int64_t index, soaprt_unranked_memref_t *buffer,
  * file or of the random data the whole input would get.
  * C interface: _mlir_ciface_soaprt_input_region(index, region). */
 void soaprt_input_region(int64_t index, soaprt_unranked_memref_t *region);
+/* Called by soap_setup, the same on every rank, for an input the program
+ * updates in place where some rank holds several parts of it with stale
+ * elements between them (soap.held_parts): `parts` (an i64 list) is, per
+ * part, its rank, then its offsets and sizes in the whole input. Gathering
+ * the input (at exit) then takes those parts from their ranks, over the
+ * rest of each rank's buffer.
+ * C interface: _mlir_ciface_soaprt_input_parts(index, parts). */
+void soaprt_input_parts(int64_t index, soaprt_unranked_memref_t *parts);
 void soaprt_bind_output(int64_t index, soaprt_unranked_memref_t *buffer,
                         int64_t dtype);
 /* soap_main calls this instead of soaprt_bind_output for a result that is

@@ -181,12 +181,13 @@ struct CUDADeviceMemory
       func.walk([&](Operation *op) {
         if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {
           StringRef name = get.getName();
-          // Device lists of collectives, input regions and initial values
-          // are read by the runtime on the host; soap_setup binds the
-          // inputs' host buffers.
+          // Device lists of collectives, input regions, initial values and
+          // held parts are read by the runtime on the host; soap_setup binds
+          // the inputs' host buffers.
           if (name.starts_with(soap::kDeviceListGlobalPrefix) ||
               name.starts_with(soap::kInputRegionGlobalPrefix) ||
               name.starts_with(soap::kInitialValueGlobalPrefix) ||
+              name.starts_with(soap::kHeldPartsGlobalPrefix) ||
               (name.starts_with("__soap_input_") &&
                func.getSymName() == "soap_setup"))
             return;

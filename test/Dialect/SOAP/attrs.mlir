@@ -55,3 +55,11 @@ func.func @random_ranges(%w: tensor<3x4xf32> {soap.random_range = array<f64: -0.
                          %ids: memref<4xi32> {soap.random_range = array<f64: 0.0, 10.0>}) {
   return
 }
+
+// Where the parts of an in-place update are: device 0 holds columns 0-1
+// and 4-5, device 1 columns 2-3 and 6-7.
+// CHECK-LABEL: func.func @held_parts
+// CHECK-SAME: soap.held_parts = array<i64: 0, 0, 0, 4, 2, 0, 0, 4, 4, 2, 1, 0, 2, 4, 2, 1, 0, 6, 4, 2>, soap.updates_input = 0 : i64
+func.func @held_parts(%w: tensor<4x8xf32>) -> (tensor<4x8xf32> {soap.updates_input = 0 : i64, soap.held_parts = array<i64: 0, 0, 0, 4, 2, 0, 0, 4, 4, 2, 1, 0, 2, 4, 2, 1, 0, 6, 4, 2>}) {
+  return %w : tensor<4x8xf32>
+}

@@ -145,6 +145,30 @@ func.func @updates_other_shape(%x: tensor<4xf32>, %w: tensor<8xf32>) -> (tensor<
 
 // -----
 
+// expected-error @+1 {{'func.func' op result #0: 'soap.held_parts' must list parts of the result (per part a device, then an offset and a size per dimension, within the result) beside 'soap.updates_input'}}
+func.func @held_parts_without_update(%w: tensor<4x8xf32>) -> (tensor<4x8xf32> {soap.held_parts = array<i64: 0, 0, 0, 4, 8>}) {
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
+// A part of 5 values where the result has rank 2 (a device, 2 offsets, 2
+// sizes), and one more value.
+// expected-error @+1 {{'func.func' op result #0: 'soap.held_parts' must list parts}}
+func.func @held_parts_ragged(%w: tensor<4x8xf32>) -> (tensor<4x8xf32> {soap.updates_input = 0 : i64, soap.held_parts = array<i64: 0, 0, 0, 4, 8, 1>}) {
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
+// Columns 6-9 of an 8-column result.
+// expected-error @+1 {{'func.func' op result #0: 'soap.held_parts' must list parts}}
+func.func @held_parts_outside(%w: tensor<4x8xf32>) -> (tensor<4x8xf32> {soap.updates_input = 0 : i64, soap.held_parts = array<i64: 1, 0, 6, 4, 4>}) {
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op result #0 has unknown SOAP attribute 'soap.update'}}
 func.func @unknown_result_attr(%w: tensor<4xf32>) -> (tensor<4xf32> {soap.update = 0 : i64}) {
   return %w : tensor<4xf32>

@@ -236,6 +236,42 @@ LogicalResult SOAPDialect::verifyRegionResultAttribute(Operation *op,
                 "of a shaped result";
     return success();
   }
+  if (attr.getName() == kHeldPartsAttrName) {
+    auto parts = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    auto shaped = func
+                      ? dyn_cast<ShapedType>(func.getResultTypes()[resultIndex])
+                      : ShapedType();
+    auto bad = [&]() {
+      return op->emitOpError()
+             << "result #" << resultIndex << ": '" << kHeldPartsAttrName
+             << "' must list parts of the result (per part a device, then "
+                "an offset and a size per dimension, within the result) "
+                "beside '"
+             << kUpdatesInputAttrName << "'";
+    };
+    if (!parts || !shaped || !shaped.hasStaticShape() ||
+        !func.getResultAttr(resultIndex, kUpdatesInputAttrName))
+      return bad();
+    int64_t rank = shaped.getRank();
+    ArrayRef<int64_t> values = parts.asArrayRef();
+    if (values.empty() || values.size() % (1 + 2 * rank) != 0)
+      return bad();
+    // A rank function's result may be a part: the parts are in the
+    // entry's coordinates.
+    bool part = op->hasAttr(kRankFunctionAttrName);
+    for (size_t at = 0; at < values.size(); at += 1 + 2 * rank) {
+      if (values[at] < 0)
+        return bad();
+      for (int64_t d = 0; d < rank; ++d) {
+        int64_t offset = values[at + 1 + d], size = values[at + 1 + rank + d];
+        if (offset < 0 || size < 0 ||
+            (!part && offset + size > shaped.getDimSize(d)))
+          return bad();
+      }
+    }
+    return success();
+  }
   if (attr.getName() != kUpdatesInputAttrName)
     return op->emitOpError() << "result #" << resultIndex
                              << " has unknown SOAP attribute '"

@@ -92,6 +92,13 @@ def SOAP_Dialect : Dialect {
     /// value of an argument (updated in place).
     static constexpr ::llvm::StringLiteral kUpdatesInputAttrName =
         "soap.updates_input";
+    /// Name of the `array<i64>` result attribute, beside
+    /// `soap.updates_input`, that lists where the new value's parts are:
+    /// per part its device, offsets and sizes (one each per dimension, in
+    /// the whole value). Given where a device holds several parts and
+    /// elements between them are stale there (soap-partition).
+    static constexpr ::llvm::StringLiteral kHeldPartsAttrName =
+        "soap.held_parts";
 
     /// The number of devices of the machine in effect for `op` (the
     /// `soap.machine` of `op` or of its nearest ancestor that has one); 1

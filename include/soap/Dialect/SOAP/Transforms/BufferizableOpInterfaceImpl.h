@@ -49,6 +49,13 @@ inline constexpr llvm::StringLiteral kInputRegionGlobalPrefix =
 inline constexpr llvm::StringLiteral kInitialValueGlobalPrefix =
     "__soap_initial";
 
+/// Where the valid parts of an input updated in place are on each rank
+/// (soap.held_parts): a constant i64 memref.global per input
+/// ("__soap_held_parts_3") that soap_setup passes to soaprt_input_parts.
+/// Host memory on every target.
+inline constexpr llvm::StringLiteral kHeldPartsGlobalPrefix =
+    "__soap_held_parts";
+
 /// The libsoaprt element type code (soaprt_dtype_t) of `type`, or failure.
 FailureOr<int64_t> getRuntimeDTypeCode(Type type);
 
