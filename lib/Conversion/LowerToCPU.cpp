@@ -420,6 +420,31 @@ struct CPUEntryPass
             b, loc, cast<MemRefType>(t), globals[r][i]));
       return values;
     };
+    // `callee`(index, list): `values` from a constant i64 global `name`
+    // (host memory on every target: CUDADeviceMemory leaves it there).
+    auto callWithList = [&](StringRef callee, int64_t index, StringRef name,
+                            ArrayRef<int64_t> values) {
+      auto listType =
+          MemRefType::get({static_cast<int64_t>(values.size())}, i64);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(module.getBody());
+        memref::GlobalOp::create(
+            b, loc, name, b.getStringAttr("private"), listType,
+            DenseIntElementsAttr::get(
+                RankedTensorType::get(listType.getShape(), i64), values),
+            /*constant=*/true, /*alignment=*/IntegerAttr());
+      }
+      Type u = UnrankedMemRefType::get(i64, nullptr);
+      func::FuncOp function = getOrInsertRuntimeFunction(
+          b, module, callee, b.getFunctionType({i64, u}, {}),
+          /*cInterface=*/true);
+      Value global = memref::GetGlobalOp::create(b, loc, listType, name);
+      func::CallOp::create(
+          b, loc, function,
+          ValueRange{i64Constant(index),
+                     memref::CastOp::create(b, loc, u, global)});
+    };
     // Where input i's part on rank r lies in the whole input:
     // soaprt_input_region(i, [whole sizes..., offsets...]).
     auto bindRegion = [&](int64_t r, int64_t i) {
@@ -430,28 +455,11 @@ struct CPUEntryPass
       SmallVector<int64_t> region(
           cast<MemRefType>(type.getInput(i)).getShape());
       llvm::append_range(region, offsets.asArrayRef());
-      std::string name = (kInputRegionGlobalPrefix + "_" + Twine(i) +
-                          "_rank" + Twine(r))
-                             .str();
-      auto regionType = MemRefType::get({static_cast<int64_t>(region.size())},
-                                        i64);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(module.getBody());
-        memref::GlobalOp::create(
-            b, loc, name, b.getStringAttr("private"), regionType,
-            DenseIntElementsAttr::get(
-                RankedTensorType::get(regionType.getShape(), i64), region),
-            /*constant=*/true, /*alignment=*/IntegerAttr());
-      }
-      Type u = UnrankedMemRefType::get(i64, nullptr);
-      func::FuncOp callee = getOrInsertRuntimeFunction(
-          b, module, "soaprt_input_region", b.getFunctionType({i64, u}, {}),
-          /*cInterface=*/true);
-      Value global = memref::GetGlobalOp::create(b, loc, regionType, name);
-      func::CallOp::create(
-          b, loc, callee,
-          ValueRange{i64Constant(i), memref::CastOp::create(b, loc, u, global)});
+      callWithList(
+          "soaprt_input_region", i,
+          (kInputRegionGlobalPrefix + "_" + Twine(i) + "_rank" + Twine(r))
+              .str(),
+          region);
     };
     // `body(r)` for this rank r: an scf.index_switch on soaprt_rank().
     auto forThisRank = [&](function_ref<void(int64_t)> body) {
@@ -511,33 +519,12 @@ struct CPUEntryPass
       // soaprt_input_parts(i, [device, offsets..., sizes...]...): where the
       // ranks' valid parts of input i are once the program updated it
       // (soap.held_parts), the same on every rank.
-      for (auto [r, parts] : llvm::enumerate(heldParts)) {
-        if (!parts)
-          continue;
-        std::string name =
-            (kHeldPartsGlobalPrefix + "_" + Twine(*updatedInput[r])).str();
-        auto partsType =
-            MemRefType::get({static_cast<int64_t>(parts.size())}, i64);
-        {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(module.getBody());
-          memref::GlobalOp::create(
-              b, loc, name, b.getStringAttr("private"), partsType,
-              DenseIntElementsAttr::get(
-                  RankedTensorType::get(partsType.getShape(), i64),
-                  parts.asArrayRef()),
-              /*constant=*/true, /*alignment=*/IntegerAttr());
-        }
-        Type u = UnrankedMemRefType::get(i64, nullptr);
-        func::FuncOp callee = getOrInsertRuntimeFunction(
-            b, module, "soaprt_input_parts", b.getFunctionType({i64, u}, {}),
-            /*cInterface=*/true);
-        Value global = memref::GetGlobalOp::create(b, loc, partsType, name);
-        func::CallOp::create(
-            b, loc, callee,
-            ValueRange{i64Constant(*updatedInput[r]),
-                       memref::CastOp::create(b, loc, u, global)});
-      }
+      for (auto [r, parts] : llvm::enumerate(heldParts))
+        if (parts)
+          callWithList(
+              "soaprt_input_parts", *updatedInput[r],
+              (kHeldPartsGlobalPrefix + "_" + Twine(*updatedInput[r])).str(),
+              parts.asArrayRef());
       // soaprt_input_initial(i, whole initial value): what main() fills
       // input i with (this rank's part of it) when given no data for it.
       for (auto [i, value] : llvm::enumerate(initialValues)) {

@@ -784,32 +784,6 @@ void soaprt_input_random_range(int64_t index, double low, double high) {
   b->randomHigh = high;
 }
 
-/* Copies `count` elements of `part` (row-major, the box [offsets, offsets +
- * sizes) of a tensor of shape `whole`) into `out` (all of it, row-major). */
-static void placePart(char *out, const int64_t *whole, int64_t rank,
-                      const int64_t *offsets, const int64_t *sizes,
-                      const char *part, int64_t elemSize) {
-  int64_t count = 1;
-  for (int64_t d = 0; d < rank; ++d)
-    count *= sizes[d];
-  if (count == 0)
-    return;
-  int64_t length = rank ? sizes[rank - 1] : 1;
-  int64_t index[SOAPRT_MAX_RANK] = {0};
-  for (int64_t at = 0; at < count; at += length) {
-    int64_t first = 0;
-    for (int64_t d = 0; d < rank; ++d)
-      first = first * whole[d] + offsets[d] + index[d];
-    memcpy(out + first * elemSize, part + at * elemSize,
-           (size_t)(length * elemSize));
-    for (int64_t d = rank - 2; d >= 0; --d) {
-      if (++index[d] < sizes[d])
-        break;
-      index[d] = 0;
-    }
-  }
-}
-
 /* Copies the box [pieceOffsets, + pieceSizes) of the whole input (shape
  * `whole`) from `part`, a row-major box [partOffsets, + partSizes) of it
  * that covers the piece, into `out` (the whole input, row-major). */
@@ -838,6 +812,14 @@ static void placePiece(char *out, const int64_t *whole, int64_t rank,
       index[d] = 0;
     }
   }
+}
+
+/* Copies `part`, the box [offsets, + sizes) of the whole input (shape
+ * `whole`, row-major), into `out`. */
+static void placePart(char *out, const int64_t *whole, int64_t rank,
+                      const int64_t *offsets, const int64_t *sizes,
+                      const char *part, int64_t elemSize) {
+  placePiece(out, whole, rank, offsets, sizes, part, offsets, sizes, elemSize);
 }
 
 /* Places rank `r`'s pieces of `b` (soaprt_input_parts) from its part, a
