@@ -76,6 +76,23 @@ static std::optional<bool> readsPadSource(tensor::ExtractSliceOp slice) {
   return false;
 }
 
+/// Whether `slice` of `pad`'s result (static, unit strides) reads none of
+/// the pad's source: some dimension of it lies in the padding alone.
+static bool padsOnly(tensor::ExtractSliceOp slice, tensor::PadOp pad) {
+  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
+  ArrayRef<int64_t> sizes = slice.getStaticSizes();
+  ArrayRef<int64_t> low = pad.getStaticLow();
+  if (!pad.getSourceType().hasStaticShape() ||
+      ShapedType::isDynamicShape(offsets) ||
+      ShapedType::isDynamicShape(sizes) || ShapedType::isDynamicShape(low))
+    return false;
+  ArrayRef<int64_t> shape = pad.getSourceType().getShape();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (offsets[d] + sizes[d] <= low[d] || offsets[d] >= low[d] + shape[d])
+      return true;
+  return false;
+}
+
 /// A tile's body clones the group's fills and pads whole, but its tiled ops
 /// read only their part: each extract_slice of one becomes a fill / pad of
 /// that part (upstream's swap patterns) and the whole-size op goes. Without
@@ -92,6 +109,29 @@ static void shrinkInitializersToTile(Block *body) {
   }
   if (slices.empty())
     return;
+  // A slice of a pad's padding alone (a tile of an update beside the part a
+  // placed gradient holds) is a fill of the slice's shape: upstream's swap
+  // would keep the whole pad there.
+  for (Operation *&op : slices) {
+    auto slice = cast<tensor::ExtractSliceOp>(op);
+    auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
+    Value padValue = pad ? pad.getConstantPaddingValue() : Value();
+    if (!padValue || !slice.hasUnitStride() ||
+        !slice.getType().hasStaticShape() ||
+        slice.getType().getRank() != pad.getResultType().getRank() ||
+        !padsOnly(slice, pad))
+      continue;
+    OpBuilder b(slice);
+    Value empty =
+        tensor::EmptyOp::create(b, slice.getLoc(), slice.getType().getShape(),
+                                slice.getType().getElementType());
+    Value fill =
+        linalg::FillOp::create(b, slice.getLoc(), padValue, empty).getResult(0);
+    slice.getResult().replaceAllUsesWith(fill);
+    slice.erase();
+    op = nullptr;
+  }
+  llvm::erase(slices, nullptr);
   MLIRContext *ctx = body->getParentOp()->getContext(); // the scf.if
   RewritePatternSet patterns(ctx);
   linalg::populateSwapExtractSliceWithFillPatterns(patterns);

@@ -245,6 +245,39 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
 
 // -----
 
+// A gradient placed in zeros (a pad read by its update) where device 0's
+// tile of the update covers only the padding: that tile reads a fill of
+// its own shape, not the whole pad cut down (a weight in three parts
+// updated in pieces would otherwise pad the other parts whole per piece).
+// CHECK-LABEL: func.func @placed_part
+// CHECK-NOT: tensor.pad
+// CHECK: scf.if
+// CHECK: %[[ZEROS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[ZEROS]] : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK: scf.if
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %arg0 : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK-NOT: tensor.pad
+// CHECK: return
+#id5 = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @placed_part(%g: tensor<4x4xf32>, %w: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %zero = arith.constant 0.0 : f32
+    %placed = tensor.pad %g low[0, 4] high[0, 0] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %zero : f32
+    } : tensor<4x4xf32> to tensor<4x8xf32>
+    %e = tensor.empty() : tensor<4x8xf32>
+    %r = linalg.generic {indexing_maps = [#id5, #id5, #id5], iterator_types = ["parallel", "parallel"]} ins(%w, %placed : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) attrs = {soap.config = #soap.config<degrees = [1, 2]>} {
+    ^bb0(%p: f32, %d: f32, %o: f32):
+      %n = arith.subf %p, %d : f32
+      linalg.yield %n : f32
+    } -> tensor<4x8xf32>
+    return %r : tensor<4x8xf32>
+  }
+}
+
+// -----
+
 // Two sums over a batch split in two on the same devices (a weight's
 // gradient accumulated over the two time steps that read it): the first
 // sum's partial results are not combined. Each tile of the second starts
