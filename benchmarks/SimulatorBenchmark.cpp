@@ -3,13 +3,13 @@
 //   soap-sim-bench [GRAPH.json ...] [google-benchmark flags]
 //   SOAP_SIM_GRAPHS=a.json:b.json soap-sim-bench
 //
-// Each graph (op graph JSON, e.g. from `soap-opt --soap-dump-graph=json`) is
-// simulated on 16 devices (p100-4x4) and 64 devices (k80-16x4). Without
-// graphs, synthetic ones are used (inception-like, RNN-like, MLP). "full"
-// rebuilds the task graph and simulates from scratch; "delta" changes one
-// random node's config (as the MCMC search does) and re-simulates;
-// "full_dp" re-simulates the data-parallel strategy from scratch. Each
-// simulation is counted in the items/s column; at the end the program
+// Each graph (op graph JSON, e.g. from `soap-opt --soap-import
+// --soap-dump-graph=json`) is simulated on 16 devices (p100-4x4) and 64 devices
+// (k80-16x4). Without graphs, synthetic ones are used (inception-like,
+// RNN-like, MLP). "full" rebuilds the task graph and simulates from scratch;
+// "delta" changes one random node's config (as the MCMC search does) and
+// re-simulates; "full_dp" re-simulates the data-parallel strategy from scratch.
+// Each simulation is counted in the items/s column; at the end the program
 // prints the delta/full ratio per graph and machine. "reject_redo" and
 // "reject_undo" are a rejected proposal from data parallelism: a random
 // node's config changes and is taken back, by a second delta simulation
