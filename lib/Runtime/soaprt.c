@@ -596,36 +596,13 @@ static soaprt_binding_t *bind(soaprt_binding_t *table, int64_t index,
   return b;
 }
 
-void soaprt_input_region(int64_t index, soaprt_unranked_memref_t *regionRef) {
-  if (index < 0 || index >= SOAPRT_MAX_BINDINGS)
-    soaprt_fatal("soaprt_input_region: index %lld out of range",
-                 (long long)index);
-  region_t rv = soaprt_view(regionRef, 8);
-  int64_t n = soaprt_region_elements(&rv);
-  int64_t values[2 * SOAPRT_MAX_RANK];
-  if (n % 2 || n > 2 * SOAPRT_MAX_RANK)
-    soaprt_fatal("soaprt_input_region: input %lld: %lld values (expected "
-                 "the whole sizes, then the offsets)",
-                 (long long)index, (long long)n);
-#ifdef SOAPRT_HAVE_CUDA
-  soaprt_cuda_download(&rv, values, "soaprt_input_region"); /* host or device */
-#else
-  soaprt_copy_region(&rv, (char *)values, 1);
-#endif
-  soaprt_binding_t *b = &gInputs[index];
-  b->hasRegion = 1;
-  for (int64_t d = 0; d < n / 2; ++d) {
-    b->whole[d] = values[d];
-    b->offsets[d] = values[n / 2 + d];
-  }
-  b->rank = n / 2; /* checked against the buffer by soaprt_bind_input */
-}
-
-void soaprt_input_parts(int64_t index, soaprt_unranked_memref_t *partsRef) {
-  const char *who = "soaprt_input_parts";
+/* The i64 list `ref` (host or device memory) that soap_setup passes for
+ * input `index`: a malloc'ed copy, its length in `*count`. */
+static int64_t *inputList(int64_t index, soaprt_unranked_memref_t *ref,
+                          int64_t *count, const char *who) {
   if (index < 0 || index >= SOAPRT_MAX_BINDINGS)
     soaprt_fatal("%s: index %lld out of range", who, (long long)index);
-  region_t rv = soaprt_view(partsRef, 8);
+  region_t rv = soaprt_view(ref, 8);
   int64_t n = soaprt_region_elements(&rv);
   int64_t *values = (int64_t *)malloc(n ? (size_t)n * 8 : 1);
   if (!values)
@@ -635,6 +612,30 @@ void soaprt_input_parts(int64_t index, soaprt_unranked_memref_t *partsRef) {
 #else
   soaprt_copy_region(&rv, (char *)values, 1);
 #endif
+  *count = n;
+  return values;
+}
+
+void soaprt_input_region(int64_t index, soaprt_unranked_memref_t *regionRef) {
+  int64_t n;
+  int64_t *values = inputList(index, regionRef, &n, "soaprt_input_region");
+  if (n % 2 || n > 2 * SOAPRT_MAX_RANK)
+    soaprt_fatal("soaprt_input_region: input %lld: %lld values (expected "
+                 "the whole sizes, then the offsets)",
+                 (long long)index, (long long)n);
+  soaprt_binding_t *b = &gInputs[index];
+  b->hasRegion = 1;
+  for (int64_t d = 0; d < n / 2; ++d) {
+    b->whole[d] = values[d];
+    b->offsets[d] = values[n / 2 + d];
+  }
+  b->rank = n / 2; /* checked against the buffer by soaprt_bind_input */
+  free(values);
+}
+
+void soaprt_input_parts(int64_t index, soaprt_unranked_memref_t *partsRef) {
+  int64_t n;
+  int64_t *values = inputList(index, partsRef, &n, "soaprt_input_parts");
   soaprt_binding_t *b = &gInputs[index];
   free(b->parts);
   b->parts = values;

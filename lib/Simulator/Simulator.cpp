@@ -2244,8 +2244,6 @@ struct Simulator::Impl {
       }
       if (int32_t d = G.scatter[g]; d >= 0) {
         // Each chunk's part from the device that holds it.
-        int32_t NIp =
-            static_cast<int32_t>(graph.nodes[ed.producer].inputs.size());
         const Range *P = gp.region(NIp + ed.output, a, rank);
         const Range *C = gc.region(ed.input, b, rank);
         int64_t lo = std::max(P[d].lo, C[d].lo);

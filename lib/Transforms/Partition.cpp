@@ -53,12 +53,12 @@ struct Layout {
   SmallVector<std::pair<Box, int32_t>, 4> pieces;
 };
 
-/// For upstream's extract_slice(pad) swap: apply it without a guard when
-/// every dimension of the slice reads at least one element of the pad's
-/// source (static shapes), otherwise not at all.
-static std::optional<bool> readsPadSource(tensor::ExtractSliceOp slice) {
-  auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
-  if (!pad || !pad.getSourceType().hasStaticShape() || !slice.hasUnitStride())
+/// Whether `slice` (unit strides) of a pad reads the pad's source in every
+/// dimension (true) or in some dimension only padding (false), from static
+/// offsets, sizes and padding; nullopt where they are not static.
+static std::optional<bool> readsPadSource(tensor::ExtractSliceOp slice,
+                                          tensor::PadOp pad) {
+  if (!pad.getSourceType().hasStaticShape() || !slice.hasUnitStride())
     return std::nullopt;
   ArrayRef<int64_t> offsets = slice.getStaticOffsets();
   ArrayRef<int64_t> sizes = slice.getStaticSizes();
@@ -67,30 +67,21 @@ static std::optional<bool> readsPadSource(tensor::ExtractSliceOp slice) {
   if (ShapedType::isDynamicShape(offsets) || ShapedType::isDynamicShape(sizes) ||
       ShapedType::isDynamicShape(low) || offsets.size() != shape.size())
     return std::nullopt;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    int64_t begin = std::max<int64_t>(offsets[d] - low[d], 0);
-    int64_t end = std::min<int64_t>(offsets[d] - low[d] + sizes[d], shape[d]);
-    if (end <= begin)
-      return std::nullopt;
-  }
-  return false;
-}
-
-/// Whether `slice` of `pad`'s result (static, unit strides) reads none of
-/// the pad's source: some dimension of it lies in the padding alone.
-static bool padsOnly(tensor::ExtractSliceOp slice, tensor::PadOp pad) {
-  ArrayRef<int64_t> offsets = slice.getStaticOffsets();
-  ArrayRef<int64_t> sizes = slice.getStaticSizes();
-  ArrayRef<int64_t> low = pad.getStaticLow();
-  if (!pad.getSourceType().hasStaticShape() ||
-      ShapedType::isDynamicShape(offsets) ||
-      ShapedType::isDynamicShape(sizes) || ShapedType::isDynamicShape(low))
-    return false;
-  ArrayRef<int64_t> shape = pad.getSourceType().getShape();
   for (size_t d = 0; d < shape.size(); ++d)
     if (offsets[d] + sizes[d] <= low[d] || offsets[d] >= low[d] + shape[d])
-      return true;
-  return false;
+      return false;
+  return true;
+}
+
+/// For upstream's extract_slice(pad) swap: apply it without a guard where
+/// the slice reads the pad's source in every dimension, otherwise not at
+/// all (a slice of padding alone is a fill: shrinkInitializersToTile).
+static std::optional<bool> swapWithoutGuard(tensor::ExtractSliceOp slice) {
+  auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
+  std::optional<bool> reads = pad ? readsPadSource(slice, pad) : std::nullopt;
+  if (reads && *reads)
+    return false;
+  return std::nullopt;
 }
 
 /// A tile's body clones the group's fills and pads whole, but its tiled ops
@@ -116,10 +107,9 @@ static void shrinkInitializersToTile(Block *body) {
     auto slice = cast<tensor::ExtractSliceOp>(op);
     auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
     Value padValue = pad ? pad.getConstantPaddingValue() : Value();
-    if (!padValue || !slice.hasUnitStride() ||
-        !slice.getType().hasStaticShape() ||
-        slice.getType().getRank() != pad.getResultType().getRank() ||
-        !padsOnly(slice, pad))
+    std::optional<bool> reads =
+        padValue ? readsPadSource(slice, pad) : std::nullopt;
+    if (!reads || *reads)
       continue;
     OpBuilder b(slice);
     Value empty =
@@ -136,7 +126,7 @@ static void shrinkInitializersToTile(Block *body) {
   RewritePatternSet patterns(ctx);
   linalg::populateSwapExtractSliceWithFillPatterns(patterns);
   patterns.add<linalg::ExtractSliceOfPadTensorSwapPattern>(ctx,
-                                                           readsPadSource);
+                                                           swapWithoutGuard);
   GreedyRewriteConfig config;
   config.setStrictness(GreedyRewriteStrictness::ExistingOps);
   (void)applyOpPatternsGreedily(slices, std::move(patterns), config);

@@ -589,6 +589,28 @@ TEST(Simulator, ATileMovesNoneOfAnInputItDoesNotRead) {
   EXPECT_EQ(sim.communicationBytes(), 2 * 2 * aBytes);
 }
 
+/// Moves node `n` of `sim`, which simulates `s`, to `other` and back:
+/// each delta simulation gives the time and the bytes a full simulation of
+/// its strategy gives, and a valid schedule. Returns the bytes `other`
+/// moves.
+static int64_t expectDeltaAgreesBothWays(Simulator &sim, const OpGraph &g,
+                                         const Machine &m,
+                                         const CostModel &costs,
+                                         const Strategy &s, int32_t n,
+                                         const ParallelConfig &other) {
+  Strategy moved = s;
+  moved.configs[n] = other;
+  Simulator there(g, m, costs), back(g, m, costs);
+  double tMoved = there.simulateFull(moved), tBack = back.simulateFull(s);
+  EXPECT_EQ(sim.simulateDelta(n, other), tMoved);
+  EXPECT_EQ(sim.communicationBytes(), there.communicationBytes());
+  EXPECT_EQ(sim.verifySchedule(), "");
+  EXPECT_EQ(sim.simulateDelta(n, s.configs[n]), tBack);
+  EXPECT_EQ(sim.communicationBytes(), back.communicationBytes());
+  EXPECT_EQ(sim.verifySchedule(), "");
+  return there.communicationBytes();
+}
+
 TEST(Simulator, PartialInputGradientsAreAllReducedWhenThatMovesLess) {
   // fc0 splits its reduction over gpu0-2, fc1 its output columns over the
   // same devices: fc1's three tiles read all of y, and each holds partial
@@ -603,7 +625,7 @@ TEST(Simulator, PartialInputGradientsAreAllReducedWhenThatMovesLess) {
   s.configs.push_back({{1, 1, 3}, {0, 1, 2}}); // fc0: k over 0-2
   s.configs.push_back({{1, 3, 1}, {0, 1, 2}}); // fc1: n over 0-2
   Simulator sim(g, m, costs);
-  double grouped = sim.simulateFull(s);
+  sim.simulateFull(s);
   // fc0's sums all-reduced (read whole on every device of its group), and
   // fc1's partial input gradients all-reduced: no other transfer.
   EXPECT_EQ(sim.report().communicationBytes, 4 * yBytes + 4 * yBytes);
@@ -614,14 +636,8 @@ TEST(Simulator, PartialInputGradientsAreAllReducedWhenThatMovesLess) {
   // fc1 on gpu0 alone: fc0's sums go to it (gpu1's and gpu2's partial
   // sums), and its gradient to fc0's tiles on gpu1 and gpu2. Delta
   // simulation agrees both ways.
-  Strategy single = s;
-  single.configs[1] = {{1, 1, 1}, {0}};
-  Simulator ref(g, m, costs);
-  double alone = ref.simulateFull(single);
-  EXPECT_EQ(ref.report().communicationBytes, 2 * yBytes + 2 * yBytes);
-  EXPECT_EQ(sim.simulateDelta(1, single.configs[1]), alone);
-  EXPECT_EQ(sim.communicationBytes(), 4 * yBytes);
-  EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), grouped);
+  EXPECT_EQ(expectDeltaAgreesBothWays(sim, g, m, costs, s, 1, {{1, 1, 1}, {0}}),
+            2 * yBytes + 2 * yBytes);
   EXPECT_EQ(sim.communicationBytes(), 8 * yBytes);
 }
 
@@ -647,7 +663,7 @@ TEST(Simulator, ReadersPartialInputGradientsOnTheSameDevicesSumOnce) {
     s.configs.push_back({{1, 3, 1}, {0, 1, 2}}); // q, k, v: n over 0-2
   s.configs.push_back({{1, 3}, {0, 1, 2}});      // sum: by columns
   Simulator sim(g, m, costs);
-  double merged = sim.simulateFull(s);
+  sim.simulateFull(s);
   EXPECT_EQ(sim.report().communicationBytes, 4 * yBytes + 4 * yBytes);
   // One ring, listed on each of its 3 links, after all three readers'
   // backward tasks.
@@ -663,24 +679,11 @@ TEST(Simulator, ReadersPartialInputGradientsOnTheSameDevicesSumOnce) {
   for (const ScheduledTask *ring : rings)
     EXPECT_GE(ring->start, lastBackward);
   // v on other devices: q and k still share one ring, v's gradient goes
-  // its own way. Delta simulation agrees both ways.
-  Strategy apart = s;
-  apart.configs[3] = {{1, 1, 1}, {1}};
-  Simulator ref(g, m, costs);
-  double separate = ref.simulateFull(apart);
-  EXPECT_EQ(sim.simulateDelta(3, apart.configs[3]), separate);
-  EXPECT_EQ(sim.communicationBytes(), ref.communicationBytes());
-  EXPECT_EQ(sim.verifySchedule(), "");
-  EXPECT_EQ(sim.simulateDelta(3, s.configs[3]), merged);
+  // its own way; and the first reader (q) away. Delta simulation agrees
+  // both ways.
+  expectDeltaAgreesBothWays(sim, g, m, costs, s, 3, {{1, 1, 1}, {1}});
   EXPECT_EQ(sim.communicationBytes(), 8 * yBytes);
-  // And moving the first reader (q) away and back.
-  Strategy qApart = s;
-  qApart.configs[1] = {{1, 1, 1}, {2}};
-  Simulator ref2(g, m, costs);
-  double qSeparate = ref2.simulateFull(qApart);
-  EXPECT_EQ(sim.simulateDelta(1, qApart.configs[1]), qSeparate);
-  EXPECT_EQ(sim.communicationBytes(), ref2.communicationBytes());
-  EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), merged);
+  expectDeltaAgreesBothWays(sim, g, m, costs, s, 1, {{1, 1, 1}, {2}});
 }
 
 /// fc0: x[64, 96] w0[96, 256] -> y (65536 B), read by three elementwise
@@ -706,7 +709,7 @@ TEST(Simulator, ReadersGradientOfReduceScatteredSumsIsSentOnce) {
   for (int i = 0; i < 4; ++i)
     s.configs.push_back({{2, 1}, {0, 1}}); // readers and out: rows
   Simulator sim(g, m, costs);
-  double once = sim.simulateFull(s);
+  sim.simulateFull(s);
   EXPECT_EQ(sim.verifySchedule(), "");
   int64_t gradientBytes = 0;
   std::set<int32_t> senders;
@@ -722,14 +725,7 @@ TEST(Simulator, ReadersGradientOfReduceScatteredSumsIsSentOnce) {
   EXPECT_EQ(sim.communicationBytes(), 2 * yBytes);
   // The first reader on other devices: the second sends for the third.
   // Delta simulation agrees both ways.
-  Strategy apart = s;
-  apart.configs[1] = {{1, 1}, {1}};
-  Simulator ref(g, m, costs);
-  double separate = ref.simulateFull(apart);
-  EXPECT_EQ(sim.simulateDelta(1, apart.configs[1]), separate);
-  EXPECT_EQ(sim.communicationBytes(), ref.communicationBytes());
-  EXPECT_EQ(sim.verifySchedule(), "");
-  EXPECT_EQ(sim.simulateDelta(1, s.configs[1]), once);
+  expectDeltaAgreesBothWays(sim, g, m, costs, s, 1, {{1, 1}, {1}});
   EXPECT_EQ(sim.communicationBytes(), 2 * yBytes);
 }
 
