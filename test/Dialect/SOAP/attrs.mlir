@@ -63,3 +63,12 @@ func.func @random_ranges(%w: tensor<3x4xf32> {soap.random_range = array<f64: -0.
 func.func @held_parts(%w: tensor<4x8xf32>) -> (tensor<4x8xf32> {soap.updates_input = 0 : i64, soap.held_parts = array<i64: 0, 0, 0, 4, 2, 0, 0, 4, 4, 2, 1, 0, 2, 4, 2, 1, 0, 6, 4, 2>}) {
   return %w : tensor<4x8xf32>
 }
+
+// A rank function's update may be the rank's part of the argument
+// (soap-compact-tensors: columns 4-7 here); its held parts stay in the
+// whole argument's coordinates.
+// CHECK-LABEL: func.func @held_parts_of_a_part
+// CHECK-SAME: soap.held_parts = array<i64: 1, 0, 4, 4, 2, 1, 0, 6, 4, 2>
+func.func @held_parts_of_a_part(%w: tensor<4x4xf32>) -> (tensor<4x4xf32> {soap.updates_input = 0 : i64, soap.held_parts = array<i64: 1, 0, 4, 4, 2, 1, 0, 6, 4, 2>}) attributes {soap.rank_function = 1 : i64} {
+  return %w : tensor<4x4xf32>
+}
