@@ -251,6 +251,10 @@ private:
   // Parameters.
   void findParameters();
   void markWeightSources(Value value, unsigned depth = 0);
+  /// Into `arguments`: the function arguments `value` is a view of (through
+  /// reshapes and one-input elementwise ops such as transposes).
+  void findViewedArguments(Value value, llvm::DenseSet<Value> &arguments,
+                           unsigned depth = 0);
   bool isParameter(Value value) const { return parameters.contains(value); }
 
   // Tensors and nodes.
@@ -290,6 +294,8 @@ private:
   ExtractedOpGraph result;
   llvm::DenseMap<Value, int32_t> tensorOf;
   llvm::DenseSet<Value> parameters;
+  /// Values markWeightSources went through: weights and their views.
+  llvm::DenseSet<Value> weightViews;
   /// Values that are the current output of a node, which a following
   /// elementwise op or insert_slice may extend.
   llvm::DenseMap<Value, int32_t> openOutput;
@@ -420,6 +426,7 @@ bool Extractor::isFoldableFill(Operation *op) const {
 void Extractor::markWeightSources(Value value, unsigned depth) {
   if (depth > 8)
     return;
+  weightViews.insert(value);
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (arg.getOwner()->getParentOp() == func.getOperation())
       parameters.insert(arg);
@@ -448,6 +455,31 @@ void Extractor::markWeightSources(Value value, unsigned depth) {
   }
 }
 
+void Extractor::findViewedArguments(Value value,
+                                    llvm::DenseSet<Value> &arguments,
+                                    unsigned depth) {
+  if (depth > 8)
+    return;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    if (arg.getOwner()->getParentOp() == func.getOperation())
+      arguments.insert(arg);
+    return;
+  }
+  Operation *def = value.getDefiningOp();
+  if (!def || isa<tensor::EmptyOp, linalg::FillOp>(def))
+    return;
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def)) {
+    // Only through views (a transpose, a broadcast, a copy): one input,
+    // every loop parallel.
+    if (linalgOp.getNumDpsInputs() != 1 || linalgOp.getNumReductionLoops() != 0)
+      return;
+    findViewedArguments(linalgOp.getDpsInputOperand(0)->get(), arguments,
+                        depth + 1);
+  } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+    findViewedArguments(def->getOperand(0), arguments, depth + 1);
+  }
+}
+
 void Extractor::findParameters() {
   Block &body = func.getBody().front();
   bool anyMarked = false;
@@ -467,6 +499,30 @@ void Extractor::findParameters() {
         if (space->isParameterOperand[i])
           markWeightSources(in->get());
     });
+    // Where that leaves no argument data, one that a layer also reads as
+    // its data (x in x^T x, read through the transpose at a matmul's data
+    // side and directly at its weight side) is data: else every op would
+    // compute from weights only and the model would have no layer. (Not
+    // otherwise: a position embedding added through a broadcast is read at
+    // the add's data side too.)
+    bool anyData = llvm::any_of(body.getArguments(), [&](BlockArgument arg) {
+      return !arg.use_empty() && !isParameter(arg);
+    });
+    llvm::DenseSet<Value> dataArguments;
+    if (!anyData)
+      func.walk([&](linalg::LinalgOp op) {
+        if (llvm::any_of(op->getResults(),
+                         [&](Value v) { return weightViews.contains(v); }))
+          return; // a view of a weight (a transposed filter), not a layer
+        FailureOr<IterationSpace> space = getIterationSpace(op);
+        if (failed(space))
+          return;
+        for (auto [i, in] : llvm::enumerate(op.getDpsInputOperands()))
+          if (!space->isParameterOperand[i])
+            findViewedArguments(in->get(), dataArguments);
+      });
+    for (Value arg : dataArguments)
+      parameters.erase(arg);
     // Vectors (biases, scales) beside higher-rank data arguments are
     // weights too.
     bool hasMatrixData = llvm::any_of(body.getArguments(), [&](Value arg) {

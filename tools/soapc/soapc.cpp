@@ -650,6 +650,17 @@ int main(int argc, char **argv) {
       mlir::soap::extractOpGraph(*func, extractOptions);
   if (failed(extracted))
     return 1;
+  // The training step differentiates layers; with none (every op computes
+  // from parameters and constants alone, or there is no op) it has nothing
+  // to build.
+  if (train && extracted->graph.nodes.empty()) {
+    func->emitError() << "--train: function '" << func->getSymName()
+                      << "' has no layer to train: no op reads its data "
+                         "arguments (each reads only parameters and "
+                         "constants; mark the arguments that are weights "
+                         "with {soap.parameter} to say which are data)";
+    return 1;
+  }
   if (!splitReductions)
     for (::soap::Node &node : extracted->graph.nodes)
       node.reductionSplittable = false;
