@@ -1039,12 +1039,18 @@ LogicalResult Extractor::visitPad(tensor::PadOp op) {
 /// The chain becomes one node over the result; each source is read at
 /// `loop - offset` (reads outside a source's extent are empty).
 LogicalResult Extractor::visitInsertSlice(tensor::InsertSliceOp op) {
-  if (!op.hasUnitStride() || op.getSourceType().getRank() != op.getType().getRank() ||
-      llvm::any_of(op.getStaticOffsets(), ShapedType::isDynamic) ||
+  if (llvm::any_of(op.getStaticOffsets(), ShapedType::isDynamic) ||
       !hasStaticShape(op.getResult()))
-    return op.emitError()
-           << "'tensor.insert_slice' with dynamic offsets, strides or a "
-              "rank-reducing source cannot be partitioned";
+    return op.emitError() << "'tensor.insert_slice' with dynamic offsets or "
+                             "shape cannot be partitioned";
+  if (op.getSourceType().getRank() != op.getType().getRank())
+    return op.emitError() << "'tensor.insert_slice' of a rank-reducing "
+                             "source cannot be partitioned";
+  // soap-spread-strided-inserts (soap-import) rewrites those into a splat.
+  if (!op.hasUnitStride())
+    return op.emitError() << "'tensor.insert_slice' with strides > 1 into "
+                             "a tensor other than a splat (a fill or a splat "
+                             "constant) cannot be partitioned";
   SmallVector<DimAccess> in;
   for (auto [d, offset] : llvm::enumerate(op.getStaticOffsets()))
     in.push_back(loopAccess(d, -offset));

@@ -128,3 +128,29 @@ func.func @no_result(%t: tensor<8xf32>, %m: memref<8xf32>) {
   bufferization.materialize_in_destination %t in restrict writable %m : (tensor<8xf32>, memref<8xf32>) -> ()
   return
 }
+
+// -----
+
+// A strided insertion into a tensor that is not a splat (into one,
+// soap-spread-strided-inserts rewrites it into reshapes and pads).
+func.func @strided_insert(%x: tensor<8x16xf32>, %y: tensor<8x8xf32>) -> tensor<8x16xf32> {
+  // expected-error @below {{'tensor.insert_slice' with strides > 1 into a tensor other than a splat (a fill or a splat constant) cannot be partitioned}}
+  %r = tensor.insert_slice %y into %x[0, 1] [8, 8] [1, 2] : tensor<8x8xf32> into tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @rank_reducing_insert(%x: tensor<8x16xf32>, %y: tensor<16xf32>) -> tensor<8x16xf32> {
+  // expected-error @below {{'tensor.insert_slice' of a rank-reducing source cannot be partitioned}}
+  %r = tensor.insert_slice %y into %x[3, 0] [1, 16] [1, 1] : tensor<16xf32> into tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// -----
+
+func.func @dynamic_insert(%x: tensor<8x16xf32>, %y: tensor<1x16xf32>, %i: index) -> tensor<8x16xf32> {
+  // expected-error @below {{'tensor.insert_slice' with dynamic offsets or shape cannot be partitioned}}
+  %r = tensor.insert_slice %y into %x[%i, 0] [1, 16] [1, 1] : tensor<1x16xf32> into tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
