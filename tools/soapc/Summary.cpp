@@ -236,21 +236,28 @@ llvm::json::Object soapc::buildReport(const SummaryInputs &in,
 }
 
 static bool progressShown = false;
+static double lastLoggedSeconds = 0;
 
 void soapc::printProgress(const soap::SearchProgress &p) {
-  // One line, rewritten in place; only for searches longer than a second.
+  // On a terminal one line, rewritten in place; in a log (a pipe, a file)
+  // a line every 5 s. Only for searches longer than a second.
   if (p.elapsedSeconds < 1.0 && !progressShown)
     return;
+  bool terminal = llvm::errs().is_displayed();
+  if (!terminal && progressShown && p.elapsedSeconds < lastLoggedSeconds + 5)
+    return;
   progressShown = true;
+  lastLoggedSeconds = p.elapsedSeconds;
   llvm::errs() << llvm::formatv(
-      "\rsearch: {0,5:f1} s  {1,9} proposals  {2,7:f0} proposals/s  best "
-      "{3:f3} ms  speedup {4:f2}x   ",
+      "{5}search: {0,5:f1} s  {1,9} proposals  {2,7:f0} proposals/s  best "
+      "{3:f3} ms  speedup {4:f2}x{6}",
       p.elapsedSeconds, p.proposals, p.proposalsPerSecond, p.bestSeconds * 1e3,
-      p.speedup);
+      p.speedup, terminal ? "\r" : "", terminal ? "   " : "\n");
 }
 
 void soapc::endProgress() {
-  if (progressShown)
+  if (progressShown && llvm::errs().is_displayed())
     llvm::errs() << "\n";
   progressShown = false;
+  lastLoggedSeconds = 0;
 }
