@@ -12,6 +12,7 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/PassManager.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/CodeGen.h"
@@ -23,6 +24,24 @@
 #include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
+
+std::optional<std::string> mlir::soap::checkCPUName(StringRef cpu) {
+  if (cpu == "host" || cpu == "generic")
+    return std::nullopt;
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return "no LLVM target for " + triple.str() + ": " + error;
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (info && info->isCPUStringValid(cpu))
+    return std::nullopt;
+  return "'" + cpu.str() + "' is no CPU LLVM knows for " + triple.str() +
+         " (host, generic or a name such as x86-64-v3 or skylake-avx512)";
+}
 
 LogicalResult mlir::soap::emitObjectFile(ModuleOp module,
                                          llvm::raw_pwrite_stream &os,
@@ -43,6 +62,8 @@ LogicalResult mlir::soap::emitObjectFile(ModuleOp module,
   if (!target)
     return module.emitError() << "no LLVM target for " << triple.str() << ": "
                               << error;
+  if (std::optional<std::string> problem = checkCPUName(cpu))
+    return module.emitError() << "--mcpu: " << *problem;
   std::string cpuName = cpu.str();
   std::string features;
   if (cpu == "host") {

@@ -38,7 +38,9 @@ double secondsSince(Clock::time_point t0) {
 
 /// `seconds` after t0; the end of time when `seconds` <= 0 (no budget).
 Clock::time_point budgetEnd(Clock::time_point t0, double seconds) {
-  if (seconds <= 0)
+  // Past what the clock can count (it counts nanoseconds in 64 bits, about
+  // 292 years), no end: converting such a budget would overflow.
+  if (seconds <= 0 || seconds >= 1e9)
     return Clock::time_point::max();
   return t0 + std::chrono::duration_cast<Clock::duration>(
                   std::chrono::duration<double>(seconds));

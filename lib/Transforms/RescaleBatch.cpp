@@ -307,6 +307,11 @@ LogicalResult RescaleBatchPass::rescale(func::FuncOp func) {
              << "); mark the weights with {soap.parameter}";
   if (oldBatch == batch)
     return success();
+  if (oldBatch == 0)
+    return func.emitError()
+           << "cannot rescale the batch: argument #"
+           << data.front().getArgNumber() << " has an empty leading dimension ("
+           << data.front().getType() << ")";
 
   BatchPropagation propagation(func);
   for (BlockArgument arg : data)

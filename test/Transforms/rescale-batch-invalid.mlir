@@ -54,3 +54,15 @@ func.func @partial_slice(%x: tensor<4x4xf32>) -> tensor<2x4xf32> {
   %s = tensor.extract_slice %x[0, 0] [2, 4] [1, 1] : tensor<4x4xf32> to tensor<2x4xf32>
   return %s : tensor<2x4xf32>
 }
+
+// -----
+
+// An empty batch cannot be scaled (it was a division by zero).
+// expected-error @below {{cannot rescale the batch: argument #0 has an empty leading dimension ('tensor<0x16xf32>')}}
+func.func @empty_batch(%a: tensor<0x16xf32>, %b: tensor<16x8xf32>) -> tensor<0x8xf32> {
+  %e = tensor.empty() : tensor<0x8xf32>
+  %cst = arith.constant 0.0 : f32
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<0x8xf32>) -> tensor<0x8xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<0x16xf32>, tensor<16x8xf32>) outs(%f : tensor<0x8xf32>) -> tensor<0x8xf32>
+  return %r : tensor<0x8xf32>
+}

@@ -532,6 +532,9 @@ int main(int argc, char **argv) {
     return fail("--target=cuda --emit=exe needs libsoaprt_cuda, and this "
                 "soapc was built without the CUDA toolkit, cuDNN and NCCL "
                 "(--emit=obj works)");
+  if (mcpu.getNumOccurrences())
+    if (std::optional<std::string> problem = mlir::soap::checkCPUName(mcpu))
+      return fail("--mcpu: " + *problem);
   if (trainReturns != "parameters" && trainReturns != "gradients" &&
       trainReturns != "outputs")
     return fail("unknown --train-returns='" + trainReturns +

@@ -103,6 +103,10 @@ void registerLowerToCPUDependencies(DialectRegistry &registry);
 LogicalResult emitObjectFile(ModuleOp module, llvm::raw_pwrite_stream &os,
                              StringRef cpu = "host", unsigned optLevel = 2);
 
+/// Whether the host's LLVM target knows CPU `cpu` ("host" and "generic"
+/// always); else the reason, for a diagnostic.
+std::optional<std::string> checkCPUName(StringRef cpu);
+
 } // namespace soap
 } // namespace mlir
 
