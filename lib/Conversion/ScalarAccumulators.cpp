@@ -104,13 +104,17 @@ static bool promote(scf::ForOp loop, RewriterBase &rewriter) {
   Block *newBody = newLoop.getBody();
   // Move the old body (and its terminator) over: the body builder above
   // left the new block empty.
-  SmallVector<Value> stored;
   for (auto [i, a] : llvm::enumerate(accumulators)) {
-    stored.push_back(a.store.getValueToStore());
     rewriter.replaceAllUsesWith(a.load.getResult(),
                                 newBody->getArgument(1 + i));
     rewriter.eraseOp(a.load);
   }
+  // What each iteration stores, read after the loads became the iteration's
+  // values (a store of a load's value as it is, or of another accumulator's,
+  // stores that value).
+  SmallVector<Value> stored;
+  for (Accumulator &a : accumulators)
+    stored.push_back(a.store.getValueToStore());
   rewriter.setInsertionPointAfter(newLoop);
   for (auto [i, a] : llvm::enumerate(accumulators)) {
     memref::StoreOp::create(rewriter, loc, newLoop.getResult(i),

@@ -106,3 +106,37 @@ func.func @not_accumulators(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf
   }
   return
 }
+
+// -----
+
+// A loop that stores an accumulator's value as it loaded it (a reduction
+// whose body yields its accumulator: it crashed, the yield read the erased
+// load), or two that swap their values: each iteration yields the
+// iteration's values.
+// CHECK-LABEL: func @stores_loaded_values
+// CHECK: %[[A0:.*]] = memref.load %[[X:.*]][%[[C0:.*]]]
+// CHECK: %[[R:.*]] = scf.for {{.*}} iter_args(%[[A:.*]] = %[[A0]]) -> (f32) {
+// CHECK-NEXT:   scf.yield %[[A]] : f32
+// CHECK: memref.store %[[R]], %[[X]][%[[C0]]]
+// CHECK: %[[P0:.*]] = memref.load %[[X]][%[[C0]]]
+// CHECK: %[[Q0:.*]] = memref.load %[[Y:.*]][%[[C0]]]
+// CHECK: %[[S:.*]]:2 = scf.for {{.*}} iter_args(%[[P:.*]] = %[[P0]], %[[Q:.*]] = %[[Q0]]) -> (f32, f32) {
+// CHECK-NEXT:   scf.yield %[[Q]], %[[P]] : f32, f32
+// CHECK: memref.store %[[S]]#0, %[[X]][%[[C0]]]
+// CHECK: memref.store %[[S]]#1, %[[Y]][%[[C0]]]
+func.func @stores_loaded_values(%x: memref<4xf32>, %y: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %x[%c0] : memref<4xf32>
+    memref.store %v, %x[%c0] : memref<4xf32>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %p = memref.load %x[%c0] : memref<4xf32>
+    %q = memref.load %y[%c0] : memref<4xf32>
+    memref.store %q, %x[%c0] : memref<4xf32>
+    memref.store %p, %y[%c0] : memref<4xf32>
+  }
+  return
+}
