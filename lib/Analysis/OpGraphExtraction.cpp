@@ -18,6 +18,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::soap;
@@ -306,6 +307,16 @@ private:
 };
 
 } // namespace
+
+/// Whether `scale` times the product of `extents` is at most 2^`bits`.
+static bool fitsCount(ArrayRef<int64_t> extents, int64_t scale, unsigned bits) {
+  const int64_t kLimit = int64_t(1) << bits;
+  int64_t count = scale;
+  for (int64_t extent : extents)
+    if (extent < 0 || llvm::MulOverflow(count, extent, count) || count > kLimit)
+      return false;
+  return true;
+}
 
 bool Extractor::hasStaticShape(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -624,6 +635,12 @@ FailureOr<int32_t> Extractor::getTensor(Value value, Operation *user) {
   // index: 64 bits, as both targets lower it.
   unsigned bits = element.isIndex() ? 64 : element.getIntOrFloatBitWidth();
   tensor.elementBytes = std::max<int32_t>(1, (bits + 7) / 8);
+  // Sizes in bytes are counted in 64 bits and as doubles (exact to 2^53).
+  if (!fitsCount(tensor.shape, tensor.elementBytes, 52))
+    return user->emitError()
+           << "'" << user->getName() << "' uses a tensor of " << type
+           << ", more than 2^52 bytes; SOAP "
+              "cannot model it";
   // Integer constants (a model's position ids, masks) are data: no
   // gradient, nothing to synchronize.
   tensor.isParameter = isParameter(value) && isa<FloatType>(element);
@@ -963,6 +980,11 @@ LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
   if (failed(space))
     return op->emitError() << "cannot compute the iteration space of '"
                            << op->getName() << "'";
+  // Iteration counts: 64 bits.
+  if (!fitsCount(space->extents, 1, 62))
+    return op->emitError() << "'" << op->getName()
+                           << "' has more than 2^62 iterations; SOAP cannot "
+                              "model it";
   int32_t node = newNode(op, op->getName().getStringRef());
   Node &n = result.graph.nodes[node];
   n.extents.assign(space->extents.begin(), space->extents.end());

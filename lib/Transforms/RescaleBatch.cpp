@@ -18,10 +18,13 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir {
 namespace soap {
@@ -68,7 +71,9 @@ public:
     }
   }
 
-  llvm::DenseMap<Value, SmallVector<bool>> batchDims;
+  /// In the order found (a deterministic walk: diagnostics name the same
+  /// value on every run).
+  llvm::MapVector<Value, SmallVector<bool>> batchDims;
   /// Generic ops whose broadcast map (constant 0 at a batch position) must
   /// index the batch loop instead: (op, operand number, result position,
   /// loop).
@@ -313,11 +318,26 @@ LogicalResult RescaleBatchPass::rescale(func::FuncOp func) {
            << data.front().getArgNumber() << " has an empty leading dimension ("
            << data.front().getType() << ")";
 
+  // The propagation follows values through ops on tensors; a loop's or a
+  // branch's region (scf.for, scf.if, scf.while) carries them past it.
+  WalkResult regions = func.walk([&](Operation *op) {
+    if (!isa<RegionBranchOpInterface>(op) ||
+        op->getParentOp() != func.getOperation())
+      return WalkResult::advance();
+    op->emitError() << "cannot rescale the batch through '" << op->getName()
+                    << "' (its regions); SOAP partitions straight-line "
+                       "tensor programs";
+    return WalkResult::interrupt();
+  });
+  if (regions.wasInterrupted())
+    return failure();
+
   BatchPropagation propagation(func);
   for (BlockArgument arg : data)
     propagation.mark(arg, 0);
   propagation.run();
 
+  bool tooLarge = false;
   auto newShape = [&](Value value, SmallVector<int64_t> &shape) -> LogicalResult {
     auto type = cast<RankedTensorType>(value.getType());
     shape.assign(type.getShape().begin(), type.getShape().end());
@@ -327,7 +347,11 @@ LogicalResult RescaleBatchPass::rescale(func::FuncOp func) {
         continue;
       if (shape[d] % oldBatch != 0)
         return failure();
-      shape[d] = shape[d] / oldBatch * batch;
+      if (llvm::MulOverflow(shape[d] / oldBatch, int64_t(batch), shape[d]) ||
+          shape[d] >= (int64_t(1) << 52)) {
+        tooLarge = true;
+        return failure();
+      }
     }
     return success();
   };
@@ -351,7 +375,9 @@ LogicalResult RescaleBatchPass::rescale(func::FuncOp func) {
     if (failed(newShape(value, shape)))
       return (owner ? owner->emitError() : func.emitError())
              << "cannot rescale the batch: a dimension of " << value.getType()
-             << " is not a multiple of the batch " << oldBatch;
+             << (tooLarge ? " would exceed 2^52 at batch "
+                          : " is not a multiple of the batch ")
+             << (tooLarge ? int64_t(batch) : oldBatch);
     auto type = cast<RankedTensorType>(value.getType());
     retypes.push_back({value, type.clone(shape)});
   }
@@ -416,7 +442,7 @@ LogicalResult RescaleBatchPass::rescale(func::FuncOp func) {
       body.getArgumentTypes(),
       body.getTerminator()->getOperandTypes()));
   if (failed(verify(func)))
-    return func.emitError() << "rescaling the batch from " << oldBatch
-                            << " to " << batch << " produced invalid IR";
+    return func.emitError() << "rescaling the batch from " << oldBatch << " to "
+                            << int64_t(batch) << " produced invalid IR";
   return success();
 }

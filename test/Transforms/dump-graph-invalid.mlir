@@ -154,3 +154,23 @@ func.func @dynamic_insert(%x: tensor<8x16xf32>, %y: tensor<1x16xf32>, %i: index)
   %r = tensor.insert_slice %y into %x[%i, 0] [1, 16] [1, 1] : tensor<1x16xf32> into tensor<8x16xf32>
   return %r : tensor<8x16xf32>
 }
+
+// -----
+
+// Sizes past what the simulator counts (bytes as doubles, iterations in 64
+// bits; they overflowed: "0 parameters", "peak memory 0.0 B").
+func.func @huge_tensor(%x: tensor<2251799813685248x4xf32>) -> tensor<2251799813685248x4xf32> {
+  %e = tensor.empty() : tensor<2251799813685248x4xf32>
+  // expected-error @below {{'linalg.map' uses a tensor of 'tensor<2251799813685248x4xf32>', more than 2^52 bytes; SOAP cannot model it}}
+  %r = linalg.map { math.exp } ins(%x : tensor<2251799813685248x4xf32>) outs(%e : tensor<2251799813685248x4xf32>)
+  return %r : tensor<2251799813685248x4xf32>
+}
+
+// -----
+
+func.func @huge_loops(%a: tensor<4194304x4194304xf32>, %b: tensor<4194304x4194304xf32>) -> tensor<4194304x4194304xf32> {
+  %e = tensor.empty() : tensor<4194304x4194304xf32>
+  // expected-error @below {{'linalg.matmul' has more than 2^62 iterations; SOAP cannot model it}}
+  %r = linalg.matmul ins(%a, %b : tensor<4194304x4194304xf32>, tensor<4194304x4194304xf32>) outs(%e : tensor<4194304x4194304xf32>) -> tensor<4194304x4194304xf32>
+  return %r : tensor<4194304x4194304xf32>
+}

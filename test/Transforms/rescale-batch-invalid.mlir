@@ -66,3 +66,20 @@ func.func @empty_batch(%a: tensor<0x16xf32>, %b: tensor<16x8xf32>) -> tensor<0x8
   %r = linalg.matmul ins(%a, %b : tensor<0x16xf32>, tensor<16x8xf32>) outs(%f : tensor<0x8xf32>) -> tensor<0x8xf32>
   return %r : tensor<0x8xf32>
 }
+
+// -----
+
+// A loop carries the batch past its region: refused before rescaling (the
+// rescaled IR did not verify).
+func.func @loop(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c10 = arith.constant 10 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{cannot rescale the batch through 'scf.for' (its regions); SOAP partitions straight-line tensor programs}}
+  %r = scf.for %i = %c0 to %c10 step %c1 iter_args(%t = %a) -> tensor<4x8xf32> {
+    %e = tensor.empty() : tensor<4x8xf32>
+    %n = linalg.add ins(%t, %t : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+    scf.yield %n : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
