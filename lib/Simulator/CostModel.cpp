@@ -134,8 +134,13 @@ llvm::Expected<ProfileTable> soap::readProfileTableJSON(StringRef text) {
       return r.takeError("profile table");
     for (size_t k = 0; k < extents->size(); ++k) {
       int64_t v;
-      if (!r.asInt((*extents)[k], indexPath(keyPath(path, "extents"), k), v))
+      std::string at = indexPath(keyPath(path, "extents"), k);
+      if (!r.asInt((*extents)[k], at, v))
         return r.takeError("profile table");
+      if (v < 1) {
+        r.fail(at, "must be positive (a loop's extent)");
+        return r.takeError("profile table");
+      }
       e.extents.push_back(v);
     }
     if (eb < 1 || eb > 64) {

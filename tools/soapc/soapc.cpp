@@ -544,8 +544,10 @@ int main(int argc, char **argv) {
     return fail("--train-returns and --learning-rate need --train");
   if (train && emit == "none")
     return fail("--train needs --emit (the training step is generated code)");
-  if (!std::isfinite(learningRate.getValue()))
-    return fail("--learning-rate must be a finite number");
+  if (!std::isfinite(learningRate.getValue()) || learningRate < 0)
+    return fail("--learning-rate must be a finite number, not negative");
+  if (searchProposals < 0)
+    return fail("--search-proposals must not be negative (0: no limit)");
   if (codegen && outputFile == "-" && (emit == "obj" || emit == "exe"))
     return fail("--emit=" + emit + " needs an output file (-o OUT)");
   if (!strategyIn.empty()) {

@@ -1070,6 +1070,12 @@ TEST(Simulator, ProfileTableErrors) {
   EXPECT_NE(llvm::toString(bad.takeError())
                 .find("entries[0]: missing field 'backward_us'"),
             std::string::npos);
+  auto empty = readProfileTableJSON(R"({"entries":[{"kind":"k","extents":[4, 0],
+      "element_bytes":4,"device":"d","forward_us":1,"backward_us":1}]})");
+  ASSERT_FALSE(static_cast<bool>(empty));
+  EXPECT_NE(llvm::toString(empty.takeError())
+                .find("entries[0].extents[1]: must be positive"),
+            std::string::npos);
   ProfileTable t;
   t.add({"linalg.matmul", {2, 3}, 4, "G", 1e-6, 2e-6});
   auto back = readProfileTableJSON(writeProfileTableJSON(t));
