@@ -40,7 +40,6 @@
 #include "soap/Transforms/StrategyAttributes.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/Support/Format.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -52,12 +51,14 @@
 #include "mlir/Support/Timing.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
@@ -532,6 +533,13 @@ int main(int argc, char **argv) {
     return fail("--target=cuda --emit=exe needs libsoaprt_cuda, and this "
                 "soapc was built without the CUDA toolkit, cuDNN and NCCL "
                 "(--emit=obj works)");
+  // An NVIDIA architecture as NVPTX names it: sm_<major><minor>, with an
+  // optional a / f (architecture- or family-specific features).
+  if (cudaChip.getNumOccurrences() &&
+      !llvm::Regex("^sm_[1-9][0-9]{1,2}[af]?$").match(cudaChip))
+    return fail("--cuda-chip: '" + cudaChip +
+                "' is no GPU architecture (sm_<major><minor>, e.g. sm_90, "
+                "sm_90a, sm_100)");
   if (mcpu.getNumOccurrences())
     if (std::optional<std::string> problem = mlir::soap::checkCPUName(mcpu))
       return fail("--mcpu: " + *problem);
@@ -658,6 +666,12 @@ int main(int argc, char **argv) {
   // The training step differentiates layers; with none (every op computes
   // from parameters and constants alone, or there is no op) it has nothing
   // to build.
+  if (train && func->getNumResults() == 0) {
+    func->emitError() << "--train: function '" << func->getSymName()
+                      << "' returns nothing, so there is no loss to "
+                         "differentiate";
+    return 1;
+  }
   if (train && extracted->graph.nodes.empty()) {
     func->emitError() << "--train: function '" << func->getSymName()
                       << "' has no layer to train: no op reads its data "
