@@ -882,8 +882,14 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
   // what a later node makes (a residual add whose other input is also read
   // elsewhere, so it is no candidate; an RNN step's cell update reading the
   // previous step's cell state and its own gates).
+  // (A pad folded into its readers is read as its source: the zero-padded
+  // slice gradient of a tensor read whole and in part, such as rotary
+  // embedding's rotate_half of q beside q.)
   for (OpOperand &in : op->getOpOperands()) {
-    auto t = tensorOf.find(in.get());
+    Value v = in.get();
+    if (auto pad = foldedPads.find(v); pad != foldedPads.end())
+      v = pad->second.source;
+    auto t = tensorOf.find(v);
     if (&in != main && t != tensorOf.end() &&
         result.graph.tensors[t->second].producer > node)
       return false;
