@@ -252,6 +252,9 @@ private:
   // Parameters.
   void findParameters();
   void markWeightSources(Value value, unsigned depth = 0);
+  /// Whether every reader of `value` (through reshapes and transposes)
+  /// broadcasts it over its leading dim (broadcastsOverLeadingDim).
+  bool broadcastSamplesOnly(Value value, unsigned depth = 0) const;
   /// Into `arguments`: the function arguments `value` is a view of (through
   /// reshapes and one-input elementwise ops such as transposes).
   void findViewedArguments(Value value, llvm::DenseSet<Value> &arguments,
@@ -452,7 +455,10 @@ void Extractor::markWeightSources(Value value, unsigned depth) {
     for (OpOperand *in : linalgOp.getDpsInputOperands())
       if (isa<ShapedType>(in->get().getType()))
         sources.push_back(in->get());
-  } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+  } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                 tensor::ExtractSliceOp>(def)) {
+    // A slice: a part of a fused projection's weight
+    // (soap-split-fused-projections).
     sources.push_back(def->getOperand(0));
   }
   for (Value source : sources) {
@@ -460,7 +466,8 @@ void Extractor::markWeightSources(Value value, unsigned depth) {
       (void)arg;
     else if (!source.getDefiningOp() ||
              !isa<arith::ConstantOp, linalg::LinalgOp, tensor::ExpandShapeOp,
-                  tensor::CollapseShapeOp>(source.getDefiningOp()))
+                  tensor::CollapseShapeOp, tensor::ExtractSliceOp>(
+                 source.getDefiningOp()))
       continue;
     markWeightSources(source, depth + 1);
   }
@@ -489,6 +496,57 @@ void Extractor::findViewedArguments(Value value,
   } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
     findViewedArguments(def->getOperand(0), arguments, depth + 1);
   }
+}
+
+/// Whether `use` reads its value the same for every index of the reader's
+/// leading dim, which has more than one: a linalg.broadcast that adds
+/// that dim, or a linalg op that reads it at a constant 0 there.
+static bool broadcastsOverLeadingDim(OpOperand &use) {
+  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(use.getOwner()))
+    return &use == broadcast.getDpsInputOperand(0) &&
+           llvm::is_contained(broadcast.getDimensions(), 0) &&
+           broadcast.getInit().getType().getDimSize(0) > 1;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+  if (!linalgOp || !linalgOp.isDpsInput(&use) || linalgOp.getNumDpsInits() != 1)
+    return false;
+  AffineMap map = linalgOp.getMatchingIndexingMap(&use);
+  AffineMap out =
+      linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0));
+  auto type = dyn_cast<RankedTensorType>(use.get().getType());
+  auto outType = dyn_cast<RankedTensorType>(
+      linalgOp.getDpsInitOperand(0)->get().getType());
+  if (!type || !outType || type.getRank() == 0 || outType.getRank() == 0 ||
+      map.getNumResults() == 0 || out.getNumResults() == 0)
+    return false;
+  auto constant = dyn_cast<AffineConstantExpr>(map.getResult(0));
+  return constant && constant.getValue() == 0 && type.getDimSize(0) == 1 &&
+         isa<AffineDimExpr>(out.getResult(0)) && outType.getDimSize(0) > 1;
+}
+
+bool Extractor::broadcastSamplesOnly(Value value, unsigned depth) const {
+  if (depth > 8 || value.use_empty())
+    return false;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+      if (!broadcastSamplesOnly(user->getResult(0), depth + 1))
+        return false;
+      continue;
+    }
+    if (broadcastsOverLeadingDim(use))
+      continue;
+    // Through a transpose (a one-input op that permutes the dims).
+    auto permute = dyn_cast<linalg::LinalgOp>(user);
+    if (!permute || permute.getNumDpsInputs() != 1 ||
+        permute.getNumDpsInits() != 1 || !permute.isDpsInput(&use) ||
+        permute.getNumReductionLoops() != 0 ||
+        !permute.getMatchingIndexingMap(&use).isPermutation() ||
+        !permute.getIndexingMapMatchingResult(permute->getResult(0))
+             .isPermutation() ||
+        !broadcastSamplesOnly(permute->getResult(0), depth + 1))
+      return false;
+  }
+  return true;
 }
 
 void Extractor::findParameters() {
@@ -534,6 +592,15 @@ void Extractor::findParameters() {
       });
     for (Value arg : dataArguments)
       parameters.erase(arg);
+    // An argument that every reader broadcasts over the leading (sample)
+    // dim has no sample dim: a weight (a learned position embedding
+    // [1, S, D] added to every sample, a class token expanded over the
+    // batch, a weight broadcast for torch-mlir's batch_matmul of a 3-D
+    // input by a 2-D weight).
+    for (BlockArgument arg : body.getArguments())
+      if (!isParameter(arg) && isa<FloatType>(getElementTypeOrSelf(arg)) &&
+          broadcastSamplesOnly(arg))
+        parameters.insert(arg);
     // Vectors (biases, scales) beside higher-rank data arguments are
     // weights too.
     bool hasMatrixData = llvm::any_of(body.getArguments(), [&](Value arg) {

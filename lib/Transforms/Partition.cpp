@@ -1316,10 +1316,22 @@ Partitioner::scatterDimension(int32_t nodeIndex, const Box &region,
 
 void Partitioner::setHeldParts(unsigned result,
                                ArrayRef<std::pair<int32_t, Box>> parts) {
+  // Needed where a rank's buffer holds elements it did not update that
+  // another rank did: a device with pieces apart (stale between them), or
+  // devices with different pieces, since a rank's buffer covers whatever it
+  // touches (an op that reads the whole argument on every device, such as
+  // a concatenation that runs whole, while the update is split): the exit
+  // gather then places each rank's pieces, not its whole buffer. Not for
+  // the same piece everywhere (data parallelism's replicated update).
   llvm::SmallDenseMap<int32_t, int> perDevice;
   for (auto &[device, box] : parts)
     ++perDevice[device];
-  if (llvm::all_of(perDevice, [](auto &entry) { return entry.second < 2; }))
+  bool apart =
+      llvm::any_of(perDevice, [](auto &entry) { return entry.second > 1; });
+  bool different = llvm::any_of(parts, [&](auto &part) {
+    return !(part.second == parts.front().second);
+  });
+  if (!apart && !different)
     return;
   SmallVector<int64_t> values;
   for (auto &[device, box] : parts) {

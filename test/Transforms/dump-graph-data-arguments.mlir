@@ -39,3 +39,60 @@ func.func @weights(%x: tensor<8x16xf32>, %w: tensor<4x16xf32>) -> tensor<8x4xf32
   %m = linalg.matmul ins(%x, %t : tensor<8x16xf32>, tensor<16x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
   return %m : tensor<8x4xf32>
 }
+
+// -----
+
+// An argument that every reader broadcasts over the leading (sample) dim
+// is a weight: a position embedding [1, S, D] added to every sample, a
+// class token expanded over the batch and concatenated in front of the
+// tokens, a weight transposed and broadcast for a batch_matmul (torch-mlir's
+// aten.matmul of a 3-D input by a 2-D weight). They were data, so a
+// training step never updated them.
+// CHECK-LABEL: graph @broadcast_weights: 2 nodes
+// CHECK: node 0 "concat_0" tensor.concat
+// CHECK-NEXT:   in param0 [8] param (d2)
+// CHECK-NEXT:   in arg0 [2x4x8] input (d0, d1 - 1, d2)
+// CHECK-NEXT:   in arg2 [1x5x8] param (0, d1, d2)
+// CHECK: node 1 "batch_matmul_0" linalg.batch_matmul
+// CHECK-NEXT:   in concat_0 [2x5x8] from 0
+// CHECK-NEXT:   in arg3 [6x8] param (d2, d3)
+func.func @broadcast_weights(%x: tensor<2x4x8xf32>, %cls: tensor<1x1x8xf32>, %pos: tensor<1x5x8xf32>, %w: tensor<6x8xf32>) -> tensor<2x5x6xf32> {
+  %c = tensor.collapse_shape %cls [[0, 1, 2]] : tensor<1x1x8xf32> into tensor<8xf32>
+  %e = tensor.empty() : tensor<2x1x8xf32>
+  %b = linalg.broadcast ins(%c : tensor<8xf32>) outs(%e : tensor<2x1x8xf32>) dimensions = [0, 1]
+  %y = tensor.concat dim(1) %b, %x : (tensor<2x1x8xf32>, tensor<2x4x8xf32>) -> tensor<2x5x8xf32>
+  %e5 = tensor.empty() : tensor<2x5x8xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%y, %pos : tensor<2x5x8xf32>, tensor<1x5x8xf32>) outs(%e5 : tensor<2x5x8xf32>) {
+  ^bb0(%i: f32, %p: f32, %o: f32):
+    %a = arith.addf %i, %p : f32
+    linalg.yield %a : f32
+  } -> tensor<2x5x8xf32>
+  %et = tensor.empty() : tensor<8x6xf32>
+  %t = linalg.transpose ins(%w : tensor<6x8xf32>) outs(%et : tensor<8x6xf32>) permutation = [1, 0]
+  %eb = tensor.empty() : tensor<2x8x6xf32>
+  %wb = linalg.broadcast ins(%t : tensor<8x6xf32>) outs(%eb : tensor<2x8x6xf32>) dimensions = [0]
+  %zero = arith.constant 0.0 : f32
+  %eo = tensor.empty() : tensor<2x5x6xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x5x6xf32>) -> tensor<2x5x6xf32>
+  %r = linalg.batch_matmul ins(%z, %wb : tensor<2x5x8xf32>, tensor<2x8x6xf32>) outs(%f : tensor<2x5x6xf32>) -> tensor<2x5x6xf32>
+  return %r : tensor<2x5x6xf32>
+}
+
+// -----
+
+// A fused projection's weight, split into one matmul per part by
+// soap-split-fused-projections, is read through slices: still a weight.
+// CHECK-LABEL: graph @fused_parts
+// CHECK: linalg.matmul
+// CHECK-NEXT:   in arg0 [4x8] input
+// CHECK-NEXT:   in param0 [8x8] param
+func.func @fused_parts(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %w0 = tensor.extract_slice %w[0, 0] [8, 8] [1, 1] : tensor<8x16xf32> to tensor<8x8xf32>
+  %w1 = tensor.extract_slice %w[0, 8] [8, 8] [1, 1] : tensor<8x16xf32> to tensor<8x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = linalg.matmul ins(%x, %w0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b = linalg.matmul ins(%x, %w1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -199,6 +199,35 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
 
 // -----
 
+// A weight split by its columns over devices 0 and 1, one part each: the
+// result still says where the parts are. A rank's buffer covers what it
+// touches, which can be more than its part (an op that runs whole on every
+// device, such as a concatenation, reading the weight), so the exit gather
+// must place each rank's part rather than its whole buffer (it did not: a
+// ViT's position embedding came back with another rank's stale half).
+// CHECK-LABEL: func.func @sgd_split_weight
+// CHECK-SAME: soap.held_parts = array<i64: 0, 0, 0, 4, 4, 1, 0, 4, 4, 4>
+#idw = affine_map<(d0, d1) -> (d0, d1)>
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @sgd_split_weight(%x: tensor<8x4xf32>, %w: tensor<4x8xf32> {soap.parameter}, %dw: tensor<4x8xf32>) -> (tensor<8x8xf32>, tensor<4x8xf32> {soap.updates_input = 1 : i64}) {
+    %zero = arith.constant 0.0 : f32
+    %half = arith.constant 0.5 : f32
+    %e = tensor.empty() : tensor<8x8xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+    %y = linalg.matmul {soap.config = #soap.config<degrees = [1, 2, 1]>} ins(%x, %w : tensor<8x4xf32>, tensor<4x8xf32>) outs(%f : tensor<8x8xf32>) -> tensor<8x8xf32>
+    %ew = tensor.empty() : tensor<4x8xf32>
+    %nw = linalg.generic {indexing_maps = [#idw, #idw, #idw], iterator_types = ["parallel", "parallel"]} ins(%w, %dw : tensor<4x8xf32>, tensor<4x8xf32>) outs(%ew : tensor<4x8xf32>) attrs = {soap.config = #soap.config<degrees = [1, 1]>} {
+    ^bb0(%p: f32, %g: f32, %o: f32):
+      %s = arith.mulf %half, %g : f32
+      %n = arith.subf %p, %s : f32
+      linalg.yield %n : f32
+    } -> tensor<4x8xf32>
+    return %y, %nw : tensor<8x8xf32>, tensor<4x8xf32>
+  }
+}
+
+// -----
+
 // A weight read in two slices (q's and k's columns of a fused projection),
 // each split by its columns over devices 0 and 1: each device updates the
 // columns it read, two parts each, the second written into the first's
