@@ -1027,9 +1027,39 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
   return true;
 }
 
+/// Whether `expr` decreases in some loop (a term with a negative
+/// coefficient: a flip, x[-d0 + 3]).
+static bool decreasesInALoop(AffineExpr expr) {
+  bool decreasing = false;
+  expr.walk([&](AffineExpr e) {
+    if (auto mul = dyn_cast<AffineBinaryOpExpr>(e);
+        mul && mul.getKind() == AffineExprKind::Mul)
+      if (auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
+          c && c.getValue() < 0)
+        decreasing = true;
+  });
+  return decreasing;
+}
+
 LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
   if (isFoldableFill(op.getOperation()))
     return success(); // joins its consumer (recorded there)
+  // Upstream tiling (TilingInterface) sizes an operand's slice from its map
+  // at a tile's first and last iterations, which a decreasing map gets
+  // wrong (the slice of a flipped read came out one element long).
+  for (OpOperand &operand : op->getOpOperands())
+    if (isa<RankedTensorType>(operand.get().getType()))
+      for (AffineExpr result : op.getMatchingIndexingMap(&operand).getResults())
+        if (decreasesInALoop(result)) {
+          std::string text;
+          llvm::raw_string_ostream os(text);
+          result.print(os);
+          return op->emitError() << "'" << op->getName() << "' reads operand #"
+                                 << operand.getOperandNumber()
+                                 << " at decreasing indices (" << text
+                                 << "); SOAP tiles ops whose indices grow with "
+                                    "their loops";
+        }
   for (Value res : op->getResults())
     if (!hasStaticShape(res))
       return op->emitError()
