@@ -455,11 +455,17 @@ void Extractor::markWeightSources(Value value, unsigned depth) {
     for (OpOperand *in : linalgOp.getDpsInputOperands())
       if (isa<ShapedType>(in->get().getType()))
         sources.push_back(in->get());
-  } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
-                 tensor::ExtractSliceOp>(def)) {
-    // A slice: a part of a fused projection's weight
-    // (soap-split-fused-projections).
+  } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
     sources.push_back(def->getOperand(0));
+  } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    // A part of a fused projection's weight (soap-split-fused-projections
+    // slices the argument, its transpose or a constant). Not a slice of a
+    // computed value (a key sliced from a fused projection's output, read
+    // at a matmul's weight side, is data).
+    llvm::DenseSet<Value> viewed;
+    findViewedArguments(slice.getSource(), viewed);
+    if (!viewed.empty() || slice.getSource().getDefiningOp<arith::ConstantOp>())
+      sources.push_back(slice.getSource());
   }
   for (Value source : sources) {
     if (auto arg = dyn_cast<BlockArgument>(source))

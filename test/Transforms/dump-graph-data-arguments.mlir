@@ -96,3 +96,28 @@ func.func @fused_parts(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> (tensor<4x8
   %b = linalg.matmul ins(%x, %w1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// But a slice of a computed value read at a matmul's weight side (a key cut
+// from a fused projection's output, transposed, for single-sequence
+// attention) leads back to data: x stays an input, the weight w a weight.
+// CHECK-LABEL: graph @sliced_key
+// CHECK: node 0 "matmul_0" linalg.matmul
+// CHECK-NEXT:   in arg0 [4x8] input
+// CHECK-NEXT:   in arg1 [8x16] param
+func.func @sliced_key(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %bias: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %p = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %q = tensor.extract_slice %p[0, 0] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
+  %k = tensor.extract_slice %p[0, 8] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
+  %et = tensor.empty() : tensor<8x4xf32>
+  %kt = linalg.transpose ins(%k : tensor<4x8xf32>) outs(%et : tensor<8x4xf32>) permutation = [1, 0]
+  %es = tensor.empty() : tensor<4x4xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<4x8xf32>, tensor<8x4xf32>) outs(%fs : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = linalg.map { arith.addf } ins(%s, %bias : tensor<4x4xf32>, tensor<4x4xf32>) outs(%es : tensor<4x4xf32>)
+  return %r : tensor<4x4xf32>
+}
