@@ -260,6 +260,16 @@ private:
   void findViewedArguments(Value value, llvm::DenseSet<Value> &arguments,
                            unsigned depth = 0);
   bool isParameter(Value value) const { return parameters.contains(value); }
+  /// What reading `value` reads: a pad folded into its readers' source.
+  Value readValue(Value value) const {
+    auto pad = foldedPads.find(value);
+    return pad == foldedPads.end() ? value : pad->second.source;
+  }
+  /// Whether `value` is an argument of the function (not of a region in it).
+  bool isFunctionArgument(Value value) const {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return arg && arg.getOwner()->getParentOp() == func;
+  }
 
   // Tensors and nodes.
   FailureOr<int32_t> getTensor(Value value, Operation *user);
@@ -441,13 +451,13 @@ void Extractor::markWeightSources(Value value, unsigned depth) {
   if (depth > 8)
     return;
   weightViews.insert(value);
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    if (arg.getOwner()->getParentOp() == func.getOperation())
-      parameters.insert(arg);
+  if (isa<BlockArgument>(value)) {
+    if (isFunctionArgument(value))
+      parameters.insert(value);
     return;
   }
   Operation *def = value.getDefiningOp();
-  if (!def || isa<tensor::EmptyOp, linalg::FillOp>(def))
+  if (isa<tensor::EmptyOp, linalg::FillOp>(def))
     return;
   // Follow layout ops on weights (transpose, broadcast, reshape, scaling).
   SmallVector<Value> sources;
@@ -484,49 +494,49 @@ void Extractor::findViewedArguments(Value value,
                                     unsigned depth) {
   if (depth > 8)
     return;
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    if (arg.getOwner()->getParentOp() == func.getOperation())
-      arguments.insert(arg);
+  if (isFunctionArgument(value)) {
+    arguments.insert(value);
     return;
   }
   Operation *def = value.getDefiningOp();
-  if (!def || isa<tensor::EmptyOp, linalg::FillOp>(def))
-    return;
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def)) {
+  if (auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(def)) {
     // Only through views (a transpose, a broadcast, a copy): one input,
     // every loop parallel.
     if (linalgOp.getNumDpsInputs() != 1 || linalgOp.getNumReductionLoops() != 0)
       return;
     findViewedArguments(linalgOp.getDpsInputOperand(0)->get(), arguments,
                         depth + 1);
-  } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+  } else if (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+                 def)) {
     findViewedArguments(def->getOperand(0), arguments, depth + 1);
   }
 }
 
 /// Whether `use` reads its value the same for every index of the reader's
-/// leading dim, which has more than one: a linalg.broadcast that adds
-/// that dim, or a linalg op that reads it at a constant 0 there.
+/// leading dim, which has more than one: its indexing map does not use the
+/// loop that indexes the reader's output's dim 0 (a linalg.broadcast that
+/// adds that dim, a generic that reads it at a constant 0).
 static bool broadcastsOverLeadingDim(OpOperand &use) {
-  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(use.getOwner()))
-    return &use == broadcast.getDpsInputOperand(0) &&
-           llvm::is_contained(broadcast.getDimensions(), 0) &&
-           broadcast.getInit().getType().getDimSize(0) > 1;
   auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
   if (!linalgOp || !linalgOp.isDpsInput(&use) || linalgOp.getNumDpsInits() != 1)
     return false;
-  AffineMap map = linalgOp.getMatchingIndexingMap(&use);
-  AffineMap out =
-      linalgOp.getMatchingIndexingMap(linalgOp.getDpsInitOperand(0));
-  auto type = dyn_cast<RankedTensorType>(use.get().getType());
-  auto outType = dyn_cast<RankedTensorType>(
-      linalgOp.getDpsInitOperand(0)->get().getType());
-  if (!type || !outType || type.getRank() == 0 || outType.getRank() == 0 ||
-      map.getNumResults() == 0 || out.getNumResults() == 0)
+  OpOperand *init = linalgOp.getDpsInitOperand(0);
+  AffineMap out = linalgOp.getMatchingIndexingMap(init);
+  auto outType = dyn_cast<RankedTensorType>(init->get().getType());
+  if (!outType || outType.getRank() == 0 || outType.getDimSize(0) < 2)
     return false;
-  auto constant = dyn_cast<AffineConstantExpr>(map.getResult(0));
-  return constant && constant.getValue() == 0 && type.getDimSize(0) == 1 &&
-         isa<AffineDimExpr>(out.getResult(0)) && outType.getDimSize(0) > 1;
+  auto sample = dyn_cast<AffineDimExpr>(out.getResult(0));
+  return sample && !linalgOp.getMatchingIndexingMap(&use).isFunctionOfDim(
+                       sample.getPosition());
+}
+
+/// Whether `op` only moves one input's elements (a transpose, a copy):
+/// one input, one output, both read through permutations.
+static bool isPermutation(linalg::LinalgOp op) {
+  return op.getNumDpsInputs() == 1 && op.getNumDpsInits() == 1 &&
+         op.getNumReductionLoops() == 0 &&
+         llvm::all_of(op.getIndexingMapsArray(),
+                      [](AffineMap map) { return map.isPermutation(); });
 }
 
 bool Extractor::broadcastSamplesOnly(Value value, unsigned depth) const {
@@ -541,14 +551,9 @@ bool Extractor::broadcastSamplesOnly(Value value, unsigned depth) const {
     }
     if (broadcastsOverLeadingDim(use))
       continue;
-    // Through a transpose (a one-input op that permutes the dims).
+    // Through a transpose.
     auto permute = dyn_cast<linalg::LinalgOp>(user);
-    if (!permute || permute.getNumDpsInputs() != 1 ||
-        permute.getNumDpsInits() != 1 || !permute.isDpsInput(&use) ||
-        permute.getNumReductionLoops() != 0 ||
-        !permute.getMatchingIndexingMap(&use).isPermutation() ||
-        !permute.getIndexingMapMatchingResult(permute->getResult(0))
-             .isPermutation() ||
+    if (!permute || !permute.isDpsInput(&use) || !isPermutation(permute) ||
         !broadcastSamplesOnly(permute->getResult(0), depth + 1))
       return false;
   }
@@ -959,10 +964,7 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
   // slice gradient of a tensor read whole and in part, such as rotary
   // embedding's rotate_half of q beside q.)
   for (OpOperand &in : op->getOpOperands()) {
-    Value v = in.get();
-    if (auto pad = foldedPads.find(v); pad != foldedPads.end())
-      v = pad->second.source;
-    auto t = tensorOf.find(v);
+    auto t = tensorOf.find(readValue(in.get()));
     if (&in != main && t != tensorOf.end() &&
         result.graph.tensors[t->second].producer > node)
       return false;
@@ -1033,39 +1035,9 @@ FailureOr<bool> Extractor::tryFuseElementwise(linalg::LinalgOp op) {
   return true;
 }
 
-/// Whether `expr` decreases in some loop (a term with a negative
-/// coefficient: a flip, x[-d0 + 3]).
-static bool decreasesInALoop(AffineExpr expr) {
-  bool decreasing = false;
-  expr.walk([&](AffineExpr e) {
-    if (auto mul = dyn_cast<AffineBinaryOpExpr>(e);
-        mul && mul.getKind() == AffineExprKind::Mul)
-      if (auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
-          c && c.getValue() < 0)
-        decreasing = true;
-  });
-  return decreasing;
-}
-
 LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
   if (isFoldableFill(op.getOperation()))
     return success(); // joins its consumer (recorded there)
-  // Upstream tiling (TilingInterface) sizes an operand's slice from its map
-  // at a tile's first and last iterations, which a decreasing map gets
-  // wrong (the slice of a flipped read came out one element long).
-  for (OpOperand &operand : op->getOpOperands())
-    if (isa<RankedTensorType>(operand.get().getType()))
-      for (AffineExpr result : op.getMatchingIndexingMap(&operand).getResults())
-        if (decreasesInALoop(result)) {
-          std::string text;
-          llvm::raw_string_ostream os(text);
-          result.print(os);
-          return op->emitError() << "'" << op->getName() << "' reads operand #"
-                                 << operand.getOperandNumber()
-                                 << " at decreasing indices (" << text
-                                 << "); SOAP tiles ops whose indices grow with "
-                                    "their loops";
-        }
   for (Value res : op->getResults())
     if (!hasStaticShape(res))
       return op->emitError()
@@ -1080,11 +1052,7 @@ LogicalResult Extractor::visitLinalg(linalg::LinalgOp op) {
 
   FailureOr<IterationSpace> space =
       getIterationSpace(op, IsParameterFn([&](OpOperand &operand) {
-                          Value v = operand.get();
-                          auto pad = foldedPads.find(v);
-                          if (pad != foldedPads.end())
-                            v = pad->second.source;
-                          return isParameter(v);
+                          return isParameter(readValue(operand.get()));
                         }));
   if (failed(space))
     return op->emitError() << "cannot compute the iteration space of '"

@@ -1345,6 +1345,38 @@ void Partitioner::setHeldParts(unsigned result,
                      builder.getDenseI64ArrayAttr(values));
 }
 
+/// Upstream tiling (TilingInterface) sizes an operand's slice from its map
+/// at a tile's first and last iterations, which a map that decreases in a
+/// loop (a flip, x[-d1 + 3]) gets wrong: the slice of a flipped read came
+/// out one element long, even for one tile. The simulator's regions handle
+/// such maps; the partitioner refuses them.
+static LogicalResult checkIncreasingMaps(linalg::LinalgOp op) {
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      continue;
+    for (AffineExpr result : op.getMatchingIndexingMap(&operand).getResults()) {
+      bool decreasing = false;
+      result.walk([&](AffineExpr e) {
+        auto mul = dyn_cast<AffineBinaryOpExpr>(e);
+        auto c = mul && mul.getKind() == AffineExprKind::Mul
+                     ? dyn_cast<AffineConstantExpr>(mul.getRHS())
+                     : AffineConstantExpr();
+        decreasing |= c && c.getValue() < 0;
+      });
+      if (!decreasing)
+        continue;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      result.print(os);
+      return op->emitError()
+             << "'" << op->getName() << "' reads operand #"
+             << operand.getOperandNumber() << " at decreasing indices (" << text
+             << "); SOAP tiles ops whose indices grow with their loops";
+    }
+  }
+  return success();
+}
+
 LogicalResult Partitioner::partitionUpdate(int32_t nodeIndex, int64_t arg) {
   const ::soap::OpGraph &graph = extracted.graph;
   const ::soap::Node &node = graph.nodes[nodeIndex];
@@ -1425,6 +1457,12 @@ LogicalResult Partitioner::run() {
   std::string untileable = ::soap::validateForTiling(extracted.graph);
   if (!untileable.empty())
     return func.emitError() << untileable;
+  // Each layer's anchor (the views of weights a node folds in, such as a
+  // training step's flipped filter, run whole and are not tiled).
+  for (ArrayRef<Operation *> ops : extracted.nodeOps)
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(ops.front());
+        linalgOp && failed(checkIncreasingMaps(linalgOp)))
+      return failure();
 
   // Each node is emitted where its last op stood (all its inputs exist).
   Block &body = func.getBody().front();

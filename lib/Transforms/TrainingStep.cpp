@@ -1920,10 +1920,10 @@ struct TrainingStep
           << returns << "'";
       return signalPassFailure();
     }
-    if (!std::isfinite(learningRate.getValue())) {
-      getOperation().emitError()
-          << "soap-training-step: learning-rate must be a finite number, not "
-          << learningRate.getValue();
+    if (!std::isfinite(learningRate.getValue()) || learningRate < 0) {
+      getOperation().emitError() << "soap-training-step: learning-rate must "
+                                    "be a finite number, not negative: "
+                                 << learningRate.getValue();
       return signalPassFailure();
     }
     FailureOr<func::FuncOp> func = findEntryFunction(getOperation(), entry);

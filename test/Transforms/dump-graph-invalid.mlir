@@ -174,20 +174,3 @@ func.func @huge_loops(%a: tensor<4194304x4194304xf32>, %b: tensor<4194304x419430
   %r = linalg.matmul ins(%a, %b : tensor<4194304x4194304xf32>, tensor<4194304x4194304xf32>) outs(%e : tensor<4194304x4194304xf32>) -> tensor<4194304x4194304xf32>
   return %r : tensor<4194304x4194304xf32>
 }
-
-// -----
-
-// A layer reading an operand at decreasing indices: upstream tiling sizes
-// the operand's slice from the map at a tile's first and last iterations,
-// so the tile read one element of the four (a verifier error after
-// partitioning, even on one device).
-func.func @flipped_read(%x: tensor<2x4xf32>, %w: tensor<4xf32>) -> tensor<2x4xf32> {
-  %e = tensor.empty() : tensor<2x4xf32>
-  // expected-error @below {{'linalg.generic' reads operand #1 at decreasing indices (-d1 + 3); SOAP tiles ops whose indices grow with their loops}}
-  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (-d1 + 3)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %w : tensor<2x4xf32>, tensor<4xf32>) outs(%e : tensor<2x4xf32>) {
-  ^bb0(%a: f32, %b: f32, %o: f32):
-    %m = arith.mulf %a, %b : f32
-    linalg.yield %m : f32
-  } -> tensor<2x4xf32>
-  return %y : tensor<2x4xf32>
-}

@@ -98,3 +98,23 @@ module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2,
     return %0, %p : tensor<2x4xf32>, tensor<4x4xf32>
   }
 }
+
+// -----
+
+// A layer reading an operand at decreasing indices: upstream tiling sizes
+// the operand's slice from the map at a tile's first and last iterations,
+// so the tile read one element of the four (a verifier error after
+// partitioning, even on one device). The op graph and the simulator take
+// it; the partitioner refuses it at the op.
+module attributes {soap.machine = #soap.machine<nodes = 1, devices_per_node = 2, peak_tflops = 10, memory_gbps = 1000, memory_gib = 16, intra_gbps = 2, intra_latency_us = 1, inter_gbps = 2, inter_latency_us = 1>} {
+  func.func @flipped_read(%x: tensor<2x4xf32>, %w: tensor<4xf32>) -> tensor<2x4xf32> {
+    %e = tensor.empty() : tensor<2x4xf32>
+    // expected-error @below {{'linalg.generic' reads operand #1 at decreasing indices (-d1 + 3); SOAP tiles ops whose indices grow with their loops}}
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (-d1 + 3)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %w : tensor<2x4xf32>, tensor<4xf32>) outs(%e : tensor<2x4xf32>) attrs = {soap.config = #soap.config<degrees = [2, 1]>} {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      linalg.yield %m : f32
+    } -> tensor<2x4xf32>
+    return %y : tensor<2x4xf32>
+  }
+}

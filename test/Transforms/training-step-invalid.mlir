@@ -3,7 +3,9 @@
 
 // OPTION: soap-training-step: returns must be 'parameters', 'gradients' or 'outputs', not 'weights'
 // RUN: not soap-opt %s -split-input-file --soap-training-step="learning-rate=inf" 2>&1 | FileCheck %s --check-prefix=RATE
-// RATE: soap-training-step: learning-rate must be a finite number, not INF
+// RATE: soap-training-step: learning-rate must be a finite number, not negative: INF
+// RUN: not soap-opt %s -split-input-file --soap-training-step="learning-rate=-0.5" 2>&1 | FileCheck %s --check-prefix=NEGRATE
+// NEGRATE: soap-training-step: learning-rate must be a finite number, not negative: -5.000000e-01
 
 // expected-error @below {{training step: 'scale' has no parameters to train (mark them with 'soap.parameter')}}
 func.func @scale(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
